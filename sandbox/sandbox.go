@@ -1,0 +1,362 @@
+// Package sandbox starts throwaway mariadbd instances in temporary
+// directories on free ports, for tests, the demo and the benchmark.
+//
+// A data directory is created once per process with mariadb-install-db
+// and copied for each instance, so an instance starts in about a second.
+package sandbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// ErrNoServer is returned when mariadbd or mariadb-install-db is not installed.
+var ErrNoServer = errors.New("mariadbd not found: install it with `apt-get install -y mariadb-server` (or run `make deps`)")
+
+// Options configure one instance. The zero value is a server with the binlog
+// off and the server's default durability.
+type Options struct {
+	ServerID        uint32 // default 1
+	Binlog          bool   // log_bin with binlog_format=ROW
+	LogSlaveUpdates bool
+	GTIDDomain      uint32
+	// BinlogFormat overrides ROW (e.g. "STATEMENT" to test refusal).
+	BinlogFormat string
+	// BinlogRowMetadata: "", "NO_LOG", "MINIMAL" or "FULL"; "" keeps the server default.
+	BinlogRowMetadata string
+	// BinlogRowImage: "", "FULL", "MINIMAL", "NOBLOB".
+	BinlogRowImage string
+	// Durability; -1 keeps the server default.
+	SyncBinlog          int
+	FlushLogAtTrxCommit int
+	CommitWaitCount     int // binlog_commit_wait_count
+	CommitWaitUsec      int // binlog_commit_wait_usec
+	// FromDataDir copies this data directory instead of a fresh one (a
+	// snapshot taken with Server.CopyDataDir).
+	FromDataDir string
+	// Flags are extra mariadbd flags, e.g. "--max-connections=500".
+	Flags []string
+}
+
+// Defaults returns Options with durability left at the server's defaults.
+func Defaults() Options { return Options{SyncBinlog: -1, FlushLogAtTrxCommit: -1} }
+
+// Server is a running (or stopped) sandbox instance.
+type Server struct {
+	Dir     string // holds data/, the socket, the logs
+	Port    int
+	Socket  string
+	opts    Options
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+}
+
+// DataDir is the instance's data directory.
+func (s *Server) DataDir() string { return filepath.Join(s.Dir, "data") }
+
+// BinlogDir is where binlog files are written.
+func (s *Server) BinlogDir() string { return filepath.Join(s.Dir, "binlog") }
+
+// Addr is host:port for TCP clients.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+// URL is the prepl connection URL of the instance, as root.
+func (s *Server) URL() string { return "mysql://root@" + s.Addr() }
+
+// DSN is a go-sql-driver DSN for the instance and database db.
+func (s *Server) DSN(db string) string {
+	c := mysql.NewConfig()
+	c.User = "root"
+	c.Net = "tcp"
+	c.Addr = s.Addr()
+	c.DBName = db
+	c.MultiStatements = true
+	c.InterpolateParams = true
+	return c.FormatDSN()
+}
+
+// Open returns a *sql.DB on database db.
+func (s *Server) Open(db string) (*sql.DB, error) { return sql.Open("mysql", s.DSN(db)) }
+
+// Start creates and starts an instance.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	if _, err := exec.LookPath(mariadbd()); err != nil {
+		return nil, ErrNoServer
+	}
+	if opts.ServerID == 0 {
+		opts.ServerID = 1
+	}
+	dir, err := os.MkdirTemp("", "prepl-sb-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	s := &Server{Dir: dir, Socket: filepath.Join(dir, "mysql.sock"), opts: opts}
+	src := opts.FromDataDir
+	if src == "" {
+		if src, err = template(ctx); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if err := copyDir(src, s.DataDir()); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("sandbox: copy data dir: %w", err)
+	}
+	if err := os.MkdirAll(s.BinlogDir(), 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := s.Restart(ctx); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Restart starts a stopped or killed instance on its data directory, on a
+// fresh free port if the old one is taken.
+func (s *Server) Restart(ctx context.Context) error {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		if s.Port == 0 || attempt > 0 {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			s.Port = p
+		}
+		if lastErr = s.launch(ctx); lastErr == nil {
+			return nil
+		}
+		if !strings.Contains(lastErr.Error(), "already in use") {
+			return lastErr
+		}
+	}
+	return lastErr
+}
+
+func (s *Server) args() []string {
+	o := s.opts
+	a := []string{
+		"--no-defaults",
+		"--datadir=" + s.DataDir(),
+		"--socket=" + s.Socket,
+		"--port=" + strconv.Itoa(s.Port),
+		"--bind-address=127.0.0.1",
+		"--pid-file=" + filepath.Join(s.Dir, "mariadbd.pid"),
+		"--log-error=" + filepath.Join(s.Dir, "error.log"),
+		"--user=root",
+		"--skip-name-resolve",
+		"--max-connections=1000",
+		"--innodb-buffer-pool-size=256M",
+		"--innodb-log-file-size=256M",
+		"--character-set-server=utf8mb4",
+		"--collation-server=utf8mb4_general_ci",
+		"--server-id=" + strconv.FormatUint(uint64(o.ServerID), 10),
+		"--gtid-domain-id=" + strconv.FormatUint(uint64(o.GTIDDomain), 10),
+		"--skip-slave-start",
+	}
+	if o.Binlog {
+		format := o.BinlogFormat
+		if format == "" {
+			format = "ROW"
+		}
+		a = append(a, "--log-bin="+filepath.Join(s.BinlogDir(), "binlog"), "--binlog-format="+format)
+		if o.LogSlaveUpdates {
+			a = append(a, "--log-slave-updates")
+		}
+		if o.BinlogRowMetadata != "" {
+			a = append(a, "--binlog-row-metadata="+o.BinlogRowMetadata)
+		}
+		if o.BinlogRowImage != "" {
+			a = append(a, "--binlog-row-image="+o.BinlogRowImage)
+		}
+		if o.SyncBinlog >= 0 {
+			a = append(a, "--sync-binlog="+strconv.Itoa(o.SyncBinlog))
+		}
+		a = append(a, "--binlog-commit-wait-count="+strconv.Itoa(o.CommitWaitCount),
+			"--binlog-commit-wait-usec="+strconv.Itoa(o.CommitWaitUsec))
+	} else {
+		a = append(a, "--skip-log-bin")
+	}
+	if o.FlushLogAtTrxCommit >= 0 {
+		a = append(a, "--innodb-flush-log-at-trx-commit="+strconv.Itoa(o.FlushLogAtTrxCommit))
+	}
+	return append(a, o.Flags...)
+}
+
+func (s *Server) launch(ctx context.Context) error {
+	cmd := exec.Command(mariadbd(), s.args()...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("sandbox: start mariadbd: %w", err)
+	}
+	s.cmd = cmd
+	s.exited = make(chan struct{})
+	go func(exited chan struct{}) {
+		s.waitErr = cmd.Wait()
+		close(exited)
+	}(s.exited)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		db, err := s.Open("")
+		if err == nil {
+			err = db.PingContext(ctx)
+			db.Close()
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("sandbox: mariadbd exited during start-up (%v): %s", s.waitErr, s.logTail())
+		case <-ctx.Done():
+			s.Kill()
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.Kill()
+			return fmt.Errorf("sandbox: mariadbd not ready after 60s: %s", s.logTail())
+		}
+	}
+}
+
+func (s *Server) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "error.log"))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 8 {
+		lines = lines[len(lines)-8:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Running reports whether the server process is alive.
+func (s *Server) Running() bool {
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Kill stops the server with SIGKILL, as a crash would.
+func (s *Server) Kill() {
+	if !s.Running() {
+		return
+	}
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// Stop shuts the server down cleanly (SIGTERM, then SIGKILL after 60s).
+func (s *Server) Stop() {
+	if !s.Running() {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(60 * time.Second):
+		s.Kill()
+	}
+}
+
+// Close stops the server and removes its directory.
+func (s *Server) Close() {
+	s.Kill()
+	os.RemoveAll(s.Dir)
+}
+
+// CopyDataDir copies the (stopped) server's data directory to dst, to be
+// started again with Options.FromDataDir.
+func (s *Server) CopyDataDir(dst string) error {
+	if s.Running() {
+		return errors.New("sandbox: stop the server before copying its data directory")
+	}
+	return copyDir(s.DataDir(), dst)
+}
+
+// BinlogFiles lists the instance's binlog files in order.
+func (s *Server) BinlogFiles() ([]string, error) {
+	m, err := filepath.Glob(filepath.Join(s.BinlogDir(), "binlog.[0-9]*"))
+	return m, err
+}
+
+func mariadbd() string {
+	if p := os.Getenv("PREPL_MARIADBD"); p != "" {
+		return p
+	}
+	for _, p := range []string{"mariadbd", "/usr/sbin/mariadbd"} {
+		if _, err := exec.LookPath(p); err == nil {
+			return p
+		}
+	}
+	return "mariadbd"
+}
+
+var (
+	templateOnce sync.Once
+	templateDir  string
+	templateErr  error
+)
+
+// template creates a fresh data directory once per process.
+func template(ctx context.Context) (string, error) {
+	templateOnce.Do(func() {
+		installDB, err := exec.LookPath("mariadb-install-db")
+		if err != nil {
+			templateErr = ErrNoServer
+			return
+		}
+		dir, err := os.MkdirTemp("", "prepl-sb-template-")
+		if err != nil {
+			templateErr = err
+			return
+		}
+		out, err := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+dir,
+			"--user=root", "--auth-root-authentication-method=normal", "--skip-test-db",
+			"--skip-name-resolve").CombinedOutput()
+		if err != nil {
+			templateErr = fmt.Errorf("sandbox: mariadb-install-db: %v: %s", err, out)
+			return
+		}
+		templateDir = dir
+	})
+	return templateDir, templateErr
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func copyDir(src, dst string) error {
+	out, err := exec.Command("cp", "-a", src, dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cp -a %s %s: %v: %s", src, dst, err, out)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package txn
+
+// TableDef is a table's definition as the target (or the source) declares
+// it: what the binlog does not carry, or carries only with full row
+// metadata. The applier loads it from the target's information_schema;
+// dependency tracking reads keys, collations and foreign keys from it.
+//
+// Invariant: Columns are in ordinal order, the same order as the columns of
+// the binlog's row images; index and foreign key column lists are indexes
+// into Columns.
+type TableDef struct {
+	Schema  string
+	Name    string
+	Columns []ColumnDef
+	Indexes []IndexDef // PRIMARY first when present
+	// ForeignKeys this table declares (it is the child).
+	ForeignKeys []ForeignKeyDef
+	// Referenced is true when some foreign key references this table (it
+	// is a parent: changes to it may cascade).
+	Referenced    bool
+	Transactional bool // engine supports transactions (InnoDB)
+	HasTriggers   bool
+}
+
+// ColumnDef is one column.
+type ColumnDef struct {
+	Name      string
+	DataType  string // information_schema DATA_TYPE, lower case ("int", "varchar")
+	Unsigned  bool
+	Nullable  bool
+	Generated bool   // virtual or stored generated column: never written
+	Charset   string // character set of a text column ("utf8mb4"); "" for others
+	Collation string // collation of a text column ("utf8mb4_general_ci")
+}
+
+// IndexDef is a primary or unique key (non-unique indexes are not kept).
+type IndexDef struct {
+	Name    string // "PRIMARY" for the primary key
+	Primary bool
+	Columns []int
+}
+
+// ForeignKeyDef is one foreign key of a child table.
+type ForeignKeyDef struct {
+	Name       string
+	Columns    []int // child columns
+	RefSchema  string
+	RefTable   string
+	RefColumns []string // parent column names, same order as Columns
+}
+
+// QualifiedName is schema.table.
+func (d *TableDef) QualifiedName() string { return d.Schema + "." + d.Name }
+
+// PrimaryKey returns the primary key, or nil.
+func (d *TableDef) PrimaryKey() *IndexDef {
+	for i := range d.Indexes {
+		if d.Indexes[i].Primary {
+			return &d.Indexes[i]
+		}
+	}
+	return nil
+}
+
+// RowKey returns the index that identifies a row: the primary key, else
+// the first unique key whose columns are all NOT NULL, else nil.
+func (d *TableDef) RowKey() *IndexDef {
+	if pk := d.PrimaryKey(); pk != nil {
+		return pk
+	}
+	for i := range d.Indexes {
+		ok := true
+		for _, c := range d.Indexes[i].Columns {
+			if d.Columns[c].Nullable {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return &d.Indexes[i]
+		}
+	}
+	return nil
+}
+
+// Catalog looks up table definitions by schema and name.
+type Catalog interface {
+	// Table returns the definition, or ok=false when the table is unknown.
+	Table(schema, name string) (def *TableDef, ok bool)
+}

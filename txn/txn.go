@@ -1,0 +1,177 @@
+// Package txn is prepl's transaction model: what the binlog reader produces
+// and every later stage (dependency tracking, scheduling, apply, analysis)
+// consumes. It imports nothing of prepl's.
+package txn
+
+import (
+	"fmt"
+	"time"
+)
+
+// Flavor is the kind of source that wrote the binlog.
+type Flavor string
+
+const (
+	MariaDB Flavor = "mariadb"
+	MySQL   Flavor = "mysql"
+)
+
+// MariaDB GTID event flags (sql/log_event.h), kept as the source wrote them.
+const (
+	FlagStandalone    uint8 = 1
+	FlagGroupCommitID uint8 = 2
+	FlagTransactional uint8 = 4
+	FlagAllowParallel uint8 = 8
+	FlagWaited        uint8 = 16
+	FlagDDL           uint8 = 32
+)
+
+// Position is where the reader stands after a transaction: the binlog file
+// and the offset just past its last event. For a live stream File is the
+// source's binlog file name as reported by rotate events.
+type Position struct {
+	File   string
+	Offset uint32
+}
+
+func (p Position) String() string { return fmt.Sprintf("%s:%d", p.File, p.Offset) }
+
+// Txn is one source transaction, complete: the reader emits a Txn only when
+// it has seen its commit (XID or COMMIT), so a Txn is never partial.
+//
+// Invariant: Seq is strictly increasing along one stream, starting at 1.
+type Txn struct {
+	Seq uint64 // assigned by the reader, 1-based, stream order
+
+	// GTID in the source's own text form: MariaDB "domain-server-seq",
+	// MySQL "uuid:gno". Empty when the source does not use GTIDs.
+	GTID     string
+	Domain   uint32 // MariaDB GTID domain id (0 for MySQL)
+	ServerID uint32 // server_id of the event header
+	SeqNo    uint64 // MariaDB GTID seq_no / MySQL GNO
+
+	// Source parallelism tags.
+	CommitID       uint64 // MariaDB group commit id; 0 when absent
+	Flags          uint8  // MariaDB GTID flags (FlagXxx)
+	LastCommitted  int64  // MySQL logical clock; -1 when absent
+	SequenceNumber int64  // MySQL logical clock; -1 when absent
+
+	Timestamp time.Time // source commit time (header timestamp of the commit event)
+	Start     Position  // position of the transaction's first event (its GTID event)
+	End       Position  // position just past its commit event
+	Size      int       // bytes of all events of the transaction
+
+	// Changes in source order: row changes and statements interleaved as
+	// they were written. A DDL transaction has exactly one Statement change.
+	Changes []Change
+
+	// XA is set when the transaction was prepared with XA on the source.
+	XA bool
+	// NonTransactional is set when the source flagged it so (MariaDB GTID
+	// without FlagTransactional, e.g. MyISAM changes).
+	NonTransactional bool
+}
+
+// IsDDL reports whether the transaction is a DDL statement.
+func (t *Txn) IsDDL() bool {
+	return len(t.Changes) == 1 && t.Changes[0].Stmt != nil && t.Changes[0].Stmt.DDL
+}
+
+// Rows counts the row changes of the transaction.
+func (t *Txn) Rows() int {
+	n := 0
+	for _, c := range t.Changes {
+		if c.Row != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Change is one row change or one statement; exactly one field is non-nil.
+type Change struct {
+	Row  *RowChange
+	Stmt *Statement
+}
+
+// Kind of row change.
+type Kind uint8
+
+const (
+	Insert Kind = iota + 1
+	Update
+	Delete
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Insert:
+		return "insert"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Rows event flags (MySQL/MariaDB Rows_log_event::enum_flag).
+const (
+	RowsFlagNoForeignKeyChecks uint16 = 1 << 1
+	RowsFlagRelaxedUniqueCheck uint16 = 1 << 2
+	RowsFlagCompleteRows       uint16 = 1 << 3
+)
+
+// RowChange is one row of a rows event.
+//
+// Before is set for Update and Delete, After for Update and Insert. Both
+// have one slot per table column; a column absent from the event's bitmap
+// (binlog_row_image MINIMAL/NOBLOB) is marked false in BeforeCols/AfterCols
+// and its slot is nil. A present NULL is nil with the bitmap bit true.
+type RowChange struct {
+	Kind       Kind
+	Table      *Table
+	Before     []Value
+	After      []Value
+	BeforeCols []bool
+	AfterCols  []bool
+	Flags      uint16 // RowsFlagXxx of the rows event
+}
+
+// Table is what the binlog's table map event says of a table. Names,
+// signedness and keys are known only with binlog_row_metadata=FULL (MariaDB
+// 10.5+/MySQL 8.0); otherwise they are nil and the applier takes them from
+// the target's schema.
+type Table struct {
+	ID         uint64
+	Schema     string
+	Name       string
+	Types      []byte   // MYSQL_TYPE_* per column, as in the table map
+	Meta       []uint16 // type metadata per column, as in the table map
+	Nullable   []bool
+	Names      []string // nil unless row metadata has names
+	Unsigned   []bool   // nil unless row metadata has signedness
+	PrimaryKey []int    // column indexes; nil unless row metadata has it
+}
+
+// QualifiedName is `schema`.`table` in plain form, for messages and keys.
+func (t *Table) QualifiedName() string { return t.Schema + "." + t.Name }
+
+// Statement is a Query event that must be executed as SQL (DDL, or a
+// statement the source logged as text inside a row-based transaction).
+type Statement struct {
+	SQL    string
+	Schema string // default database of the session that ran it
+	DDL    bool
+	// Session state from the Query event's status variables, so the
+	// statement means on the target what it meant on the source.
+	SQLMode                      uint64
+	HasSQLMode                   bool
+	CharsetClient                uint16 // collation ids; 0 when absent
+	CollationConn                uint16
+	CollationServer              uint16
+	TimeZone                     string // empty when absent
+	ForeignKeyChecks             bool   // from the Query event flags2 (OPTION_NO_FOREIGN_KEY_CHECKS off)
+	UniqueChecks                 bool
+	ExplicitDefaultsForTimestamp bool
+}
