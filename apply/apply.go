@@ -1,0 +1,417 @@
+// Package apply runs transactions against a target: a scheduler that asks
+// the dependency tracker what may start, workers on pinned target
+// connections, commits in source order, conflict retries, and the position
+// stored in the same transaction as the rows it covers.
+package apply
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/txn"
+)
+
+// Source yields complete transactions in stream order; io.EOF ends it.
+type Source interface {
+	Next(ctx context.Context) (*txn.Txn, error)
+}
+
+// Action is a filter's verdict on a transaction.
+type Action int
+
+const (
+	Apply Action = iota // apply it
+	Skip                // do not apply it, but count it in the position
+	Stop                // stop before it
+	Last                // apply it, then stop
+)
+
+// Config of one run.
+type Config struct {
+	Mode    depend.Mode
+	Workers int // 0 or 1: one connection
+	// Retries bounds how often one transaction is retried after a
+	// deadlock or lock wait timeout while it is the oldest (like
+	// slave_transaction_retries); conflicts of speculative work do not count.
+	Retries int
+	// WindowBytes bounds the bytes of transactions read ahead and not yet
+	// committed (like slave_parallel_max_queued). A transaction larger than
+	// the window runs alone.
+	WindowBytes int
+	KeepGTID    bool
+	// Filter decides per transaction; nil applies everything.
+	Filter func(*txn.Txn) Action
+	// ReconnectTimeout bounds how long a broken target connection is
+	// retried before the run fails.
+	ReconnectTimeout time.Duration
+	Log              *slog.Logger
+	// ProgressEvery logs a progress line this often (0: never).
+	ProgressEvery time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Mode == "" {
+		c.Mode = depend.Writeset
+	}
+	if c.Workers < 1 {
+		c.Workers = 1
+		c.Mode = depend.Serial
+	}
+	if c.Retries <= 0 {
+		c.Retries = 10
+	}
+	if c.WindowBytes <= 0 {
+		c.WindowBytes = 64 << 20
+	}
+	if c.ReconnectTimeout <= 0 {
+		c.ReconnectTimeout = 60 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Stats of a run.
+type Stats struct {
+	Txns       uint64 // applied
+	Skipped    uint64
+	Rows       uint64
+	Bytes      uint64
+	Retries    uint64
+	Serialized map[depend.Reason]uint64
+	Elapsed    time.Duration
+	Last       mysql.Position // last committed position
+}
+
+// Rate is applied transactions per second.
+func (s Stats) Rate() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Txns) / s.Elapsed.Seconds()
+}
+
+// Resume is where a run starts: the stored position, if any.
+type Resume struct {
+	Position mysql.Position
+	Found    bool
+}
+
+// SlotMain is the position row of in-order modes.
+const SlotMain = "main"
+
+// LoadResume reads the stored position of the target's channel.
+func LoadResume(ctx context.Context, tgt *mysql.Target) (Resume, error) {
+	ps, err := tgt.Positions(ctx)
+	if err != nil {
+		return Resume{}, err
+	}
+	p, ok := ps[SlotMain]
+	return Resume{Position: p, Found: ok}, nil
+}
+
+// Already reports whether the stored position covers t, so a restart
+// that re-reads it must not apply it again.
+func (r Resume) Already(t *txn.Txn, g *gtidState) bool {
+	if !r.Found {
+		return false
+	}
+	if t.GTID != "" && r.Position.GTIDPos != "" {
+		return g.Contains(t)
+	}
+	if r.Position.File == "" {
+		return false
+	}
+	return !PositionLess(r.Position.File, r.Position.Pos, t.End.File, t.End.Offset)
+}
+
+// Run applies src to tgt until src ends (io.EOF), the filter says Stop,
+// or ctx is cancelled (then what is in flight is finished and committed).
+// A source error is returned after every complete transaction before it
+// has been applied.
+func Run(ctx context.Context, src Source, tgt *mysql.Target, res Resume, cfg Config) (Stats, error) {
+	cfg.defaults()
+	e, err := newEngine(tgt, res, cfg)
+	if err != nil {
+		return Stats{}, err
+	}
+	return e.run(ctx, src)
+}
+
+type state uint8
+
+const (
+	queued     state = iota // admitted, not yet allowed to start
+	ready                   // allowed by the tracker, waiting for a worker
+	running                 // body being applied
+	prepared                // body applied, waiting for its commit turn
+	committing              // commit sent
+	retryWait               // failed as a conflict; runs again after its predecessors commit
+)
+
+type entry struct {
+	tx      *txn.Txn
+	key     string // commit-order key
+	pos     mysql.Position
+	before  mysql.Position // position before it (for DDL)
+	st      state
+	w       *worker
+	retries int
+	aborted bool // asked to yield; its failure is a conflict
+	reason  depend.Reason
+	started time.Time // when its current attempt was dispatched
+}
+
+type engine struct {
+	tgt     *mysql.Target
+	cfg     Config
+	res     Resume
+	tracker *depend.Tracker
+	gtid    *gtidState
+	applied uint64
+
+	entries map[uint64]*entry
+	// orderQ holds, per commit-order key, the admitted seqs in order; the
+	// head is the next to commit.
+	orderQ   map[string][]uint64
+	workers  []*worker
+	idle     []*worker
+	events   chan event
+	inflight int // bytes admitted and not committed
+	lastPos  mysql.Position
+	stats    Stats
+	counters counters
+	ddlHold  bool // a DDL is admitted: admit nothing more until it is done
+	// resumedDDL is the DDL the stored position says may have run before
+	// a crash; replaying it tolerates "already exists" errors.
+	resumedDDL  string
+	admittedPos mysql.Position
+	readyQ      []uint64 // allowed to start, waiting for a worker, ascending
+	waitCh      chan []lockWait
+}
+
+type counters struct {
+	txns, rows, bytes, retries atomic.Uint64
+}
+
+func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
+	g, err := newGTIDState(res.Position.GTIDPos)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{tgt: tgt, cfg: cfg, res: res, gtid: g,
+		tracker: depend.New(cfg.Mode, tgt.Catalog),
+		entries: map[uint64]*entry{}, orderQ: map[string][]uint64{},
+		events:  make(chan event, 4*cfg.Workers+4),
+		applied: res.Position.Applied, lastPos: res.Position}
+	e.lastPos.Slot = SlotMain
+	if res.Found {
+		e.resumedDDL = res.Position.PendingDDL
+	}
+	return e, nil
+}
+
+type readResult struct {
+	tx  *txn.Txn
+	err error
+}
+
+func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
+	start := time.Now()
+	// Workers get their own context: a graceful stop (ctx) lets them finish.
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	for i := 0; i < e.cfg.Workers; i++ {
+		w, err := newWorker(wctx, i+1, e)
+		if err != nil {
+			e.closeWorkers()
+			return Stats{}, err
+		}
+		e.workers = append(e.workers, w)
+		e.idle = append(e.idle, w)
+	}
+	defer e.closeWorkers()
+	var mon *monitor
+	if e.cfg.Workers > 1 {
+		mon = startMonitor(wctx, e)
+		defer mon.stop()
+	}
+
+	reads := make(chan readResult, 1)
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	go func() {
+		defer close(reads)
+		for {
+			tx, err := src.Next(rctx)
+			select {
+			case reads <- readResult{tx, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	var progress <-chan time.Time
+	if e.cfg.ProgressEvery > 0 {
+		t := time.NewTicker(e.cfg.ProgressEvery)
+		defer t.Stop()
+		progress = t.C
+	}
+
+	var yieldTick <-chan time.Time
+	if e.cfg.Workers > 1 {
+		t := time.NewTicker(headStallCheck)
+		defer t.Stop()
+		yieldTick = t.C
+	}
+
+	var srcErr error
+	var pendingRead *txn.Txn
+	reading := true
+	stopping := false
+	for {
+		// Admit what the window allows.
+		if pendingRead != nil && e.canAdmit(pendingRead) {
+			if err := e.admit(wctx, pendingRead); err != nil {
+				return e.fail(start, err)
+			}
+			pendingRead = nil
+		}
+		if err := e.dispatch(); err != nil {
+			return e.fail(start, err)
+		}
+		if !reading && pendingRead == nil && len(e.entries) == 0 {
+			break
+		}
+		var readCh <-chan readResult
+		if reading && pendingRead == nil && !stopping {
+			readCh = reads
+		}
+		var done <-chan struct{}
+		if !stopping {
+			done = ctx.Done()
+		}
+		select {
+		case r, ok := <-readCh:
+			switch {
+			case !ok:
+				reading = false
+			case r.err == io.EOF:
+				reading = false
+			case r.err != nil:
+				reading, srcErr = false, r.err
+			default:
+				switch e.filter(r.tx) {
+				case Stop:
+					reading = false
+					rcancel()
+				case Last:
+					pendingRead = r.tx
+					reading = false
+					rcancel()
+				case Skip:
+					e.gtid.add(r.tx)
+					e.stats.Skipped++
+				default:
+					pendingRead = r.tx
+				}
+			}
+		case ev := <-e.events:
+			if err := e.handle(ev); err != nil {
+				return e.fail(start, err)
+			}
+		case <-done:
+			stopping, reading, pendingRead = true, false, nil
+			rcancel()
+			e.cfg.Log.Info("stopping: finishing transactions in flight", "in_flight", len(e.entries))
+		case <-yieldTick:
+			e.yieldToStalledHead()
+		case ws := <-e.waitCh:
+			e.lockWaits(ws)
+		case <-progress:
+			s := e.snapshot(start)
+			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "rate", fmt.Sprintf("%.0f/s", s.Rate()),
+				"retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
+		}
+	}
+	s := e.snapshot(start)
+	if srcErr != nil {
+		return s, srcErr
+	}
+	return s, nil
+}
+
+func (e *engine) filter(t *txn.Txn) Action {
+	if e.res.Already(t, e.gtid) {
+		return Skip
+	}
+	if e.cfg.Filter != nil {
+		return e.cfg.Filter(t)
+	}
+	return Apply
+}
+
+func (e *engine) snapshot(start time.Time) Stats {
+	s := e.stats
+	s.Txns, s.Rows, s.Bytes, s.Retries = e.counters.txns.Load(), e.counters.rows.Load(), e.counters.bytes.Load(), e.counters.retries.Load()
+	s.Serialized = e.tracker.Stats()
+	s.Elapsed = time.Since(start)
+	s.Last = e.lastPos
+	return s
+}
+
+func (e *engine) fail(start time.Time, err error) (Stats, error) {
+	for _, w := range e.workers {
+		w.abandon()
+	}
+	return e.snapshot(start), err
+}
+
+func (e *engine) canAdmit(t *txn.Txn) bool {
+	if e.ddlHold {
+		return false
+	}
+	if len(e.entries) == 0 {
+		return true // a transaction larger than the window runs alone
+	}
+	return e.inflight+t.Size <= e.cfg.WindowBytes && len(e.entries) < 64*e.cfg.Workers
+}
+
+func (e *engine) admit(ctx context.Context, t *txn.Txn) error {
+	if !t.IsDDL() {
+		if err := e.tgt.Catalog.LoadTxn(ctx, t); err != nil {
+			return fmt.Errorf("%s: %w", mysql.TxnID(t), err)
+		}
+	}
+	before := e.lastAdmittedPos()
+	e.gtid.add(t)
+	e.applied++
+	en := &entry{tx: t, key: depend.OrderKey(e.cfg.Mode, t), before: before,
+		pos: positionAfter(SlotMain, e.gtid, t, e.applied)}
+	e.entries[t.Seq] = en
+	e.orderQ[en.key] = append(e.orderQ[en.key], t.Seq)
+	e.inflight += t.Size
+	e.admittedPos = en.pos
+	if t.IsDDL() {
+		e.ddlHold = true
+	}
+	e.tracker.Add(t)
+	return nil
+}
+
+func (e *engine) lastAdmittedPos() mysql.Position {
+	if e.admittedPos.Slot == "" {
+		return e.lastPos
+	}
+	return e.admittedPos
+}

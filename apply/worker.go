@@ -1,0 +1,193 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/txn"
+)
+
+type ctlMsg uint8
+
+const (
+	ctlCommit ctlMsg = iota
+	ctlAbort
+)
+
+type job struct {
+	seq       uint64
+	tx        *txn.Txn
+	pos       mysql.Position
+	before    mysql.Position
+	commitNow bool // the transaction is next to commit: no need to wait for a turn
+	ddl       bool
+	resumed   bool
+}
+
+// worker applies one transaction at a time on its pinned connection.
+type worker struct {
+	id   int
+	e    *engine
+	conn *mysql.Conn
+	jobs chan job
+	ctl  chan ctlMsg
+	ctx  context.Context
+	quit chan struct{}
+}
+
+func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
+	c, err := e.tgt.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.KeepGTID = e.cfg.KeepGTID
+	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 1), ctx: ctx, quit: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+func (w *worker) loop() {
+	for {
+		select {
+		case j := <-w.jobs:
+			w.run(j)
+		case <-w.quit:
+			return
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *worker) send(ev event) {
+	ev.w = w
+	select {
+	case w.e.events <- ev:
+	case <-w.ctx.Done():
+	case <-w.quit:
+	}
+}
+
+func (w *worker) run(j job) {
+	if j.ddl {
+		err := w.e.tgt.ApplyDDL(w.ctx, j.tx, j.before, j.pos, j.resumed, w.e.cfg.KeepGTID)
+		if err != nil {
+			w.fail(j, err)
+			return
+		}
+		w.send(event{kind: evCommitted, seq: j.seq})
+		return
+	}
+	if w.e.cfg.KeepGTID {
+		w.conn.BeginGTID(j.tx)
+	} else {
+		w.conn.Begin()
+	}
+	if err := w.conn.Apply(w.ctx, j.tx); err != nil {
+		w.fail(j, err)
+		return
+	}
+	if !j.commitNow {
+		if err := w.conn.Flush(w.ctx); err != nil {
+			w.fail(j, err)
+			return
+		}
+		w.send(event{kind: evPrepared, seq: j.seq})
+		select {
+		case m := <-w.ctl:
+			if m == ctlAbort {
+				w.fail(j, errYield)
+				return
+			}
+		case <-w.ctx.Done():
+			return
+		case <-w.quit:
+			return
+		}
+	}
+	if err := w.conn.Commit(w.ctx, j.pos); err != nil {
+		if mysql.Classify(err) == mysql.Connection && w.reconnect() == nil && w.committedBeforeCrash(j) {
+			w.send(event{kind: evCommitted, seq: j.seq})
+			return
+		}
+		w.fail(j, err)
+		return
+	}
+	w.send(event{kind: evCommitted, seq: j.seq})
+}
+
+// fail rolls back and reports; a broken connection is re-opened first.
+func (w *worker) fail(j job, err error) {
+	if mysql.Classify(err) == mysql.Connection {
+		if rerr := w.reconnect(); rerr != nil {
+			err = fmt.Errorf("%w (and reconnecting failed: %v)", err, rerr)
+			w.send(event{kind: evFailed, seq: j.seq, err: fatalErr{err}})
+			return
+		}
+	} else {
+		w.conn.Rollback(w.ctx)
+	}
+	w.send(event{kind: evFailed, seq: j.seq, err: err})
+}
+
+// fatalErr is never retried.
+type fatalErr struct{ error }
+
+func (f fatalErr) Unwrap() error { return f.error }
+
+// reconnect replaces the connection, with backoff, for up to the
+// configured time.
+func (w *worker) reconnect() error {
+	w.conn.Close()
+	deadline := time.Now().Add(w.e.cfg.ReconnectTimeout)
+	wait := 100 * time.Millisecond
+	for {
+		c, err := w.e.tgt.Conn(w.ctx)
+		if err == nil {
+			c.KeepGTID = w.e.cfg.KeepGTID
+			w.conn = c
+			w.e.cfg.Log.Warn("reconnected to target", "worker", w.id)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("target %s unreachable for %s: %w", w.e.tgt.Endpoint, w.e.cfg.ReconnectTimeout, err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-w.ctx.Done():
+			return w.ctx.Err()
+		}
+		if wait < 2*time.Second {
+			wait *= 2
+		}
+	}
+}
+
+// committedBeforeCrash tells whether a commit whose answer was lost did
+// happen: the position row is written in the same transaction.
+func (w *worker) committedBeforeCrash(j job) bool {
+	ps, err := w.e.tgt.Positions(w.ctx)
+	if err != nil {
+		return false
+	}
+	p := ps[j.pos.Slot]
+	return p.Applied == j.pos.Applied && p.File == j.pos.File && p.Pos == j.pos.Pos
+}
+
+func (w *worker) abandon() {
+	select {
+	case <-w.quit:
+	default:
+		close(w.quit)
+	}
+}
+
+func (e *engine) closeWorkers() {
+	for _, w := range e.workers {
+		w.abandon()
+		w.conn.Close()
+	}
+	e.workers = nil
+}

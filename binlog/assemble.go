@@ -1,0 +1,417 @@
+package binlog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// MariaDB GTID flags for XA (sql/log_event.h), beyond those txn names.
+const (
+	flagPreparedXA  uint8 = 64
+	flagCompletedXA uint8 = 128
+)
+
+// assembler turns go-mysql events, in binlog order, into complete
+// transactions. Both readers feed it; it does no I/O.
+//
+// Invariant: cur is nil between transactions; a transaction is returned
+// only when its commit event has been seen, so it is never partial.
+//
+// XA (MySQL, and MariaDB 10.5+): a prepared XA transaction is two binlog
+// groups and becomes two Txns, both with XA set. The prepare group's
+// Changes are a script: Stmt "XA START xid", its row changes, Stmt
+// "XA END xid", Stmt "XA PREPARE xid" (or "XA COMMIT xid ONE PHASE" when
+// MySQL logged a one-phase commit that way). The completing group is one
+// Stmt "XA COMMIT xid" or "XA ROLLBACK xid". The applier must run an XA
+// Txn's statements as they are, on one connection, instead of wrapping it
+// in BEGIN/COMMIT. MariaDB logs "XA COMMIT ... ONE PHASE" as an ordinary
+// transaction, which needs nothing special.
+type assembler struct {
+	flavor txn.Flavor // "" until a format description or GTID event says
+	file   string     // current binlog file (base name)
+	seq    uint64
+
+	tables map[uint64]tableEntry // by table id, from table map events
+
+	cur     *txn.Txn
+	inTxn   bool   // BEGIN seen, or implied by a MariaDB GTID event
+	xid     string // XA xid text ("X'7831',X'',1") of the open XA transaction
+	lastEnd uint32 // end of the last event seen in file
+}
+
+type tableEntry struct {
+	key   string // tableMapKey
+	table *txn.Table
+}
+
+func newAssembler() *assembler {
+	return &assembler{tables: make(map[uint64]tableEntry)}
+}
+
+// open reports whether a transaction has started and not yet ended.
+func (a *assembler) open() bool { return a.cur != nil }
+
+// setFile starts a new binlog file; an open transaction is discarded by
+// the caller before (transactions never span files).
+func (a *assembler) setFile(name string) {
+	a.file = name
+	a.cur, a.inTxn, a.xid = nil, false, ""
+}
+
+func eventStart(h *replication.EventHeader) uint32 {
+	if h.LogPos >= h.EventSize {
+		return h.LogPos - h.EventSize
+	}
+	return 0
+}
+
+func (a *assembler) formatErr(offset uint32, err error) error {
+	return &FormatError{File: a.file, Offset: offset, Err: err}
+}
+
+// add feeds one event and returns the transaction it completes, if any.
+func (a *assembler) add(ev *replication.BinlogEvent) (*txn.Txn, error) {
+	h := ev.Header
+	if _, rotate := ev.Event.(*replication.RotateEvent); !rotate && h.LogPos != 0 {
+		// A rotate event's LogPos is in the old file; handle moves
+		// lastEnd to its position in the new one.
+		defer func() { a.lastEnd = h.LogPos }()
+	}
+	return a.handle(ev)
+}
+
+func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
+	h := ev.Header
+	switch e := ev.Event.(type) {
+	case *replication.FormatDescriptionEvent:
+		if a.flavor == "" {
+			a.flavor = flavorOfVersion(e.ServerVersion)
+		}
+		return nil, nil
+	case *replication.RotateEvent:
+		if a.cur != nil {
+			return nil, a.formatErr(a.cur.Start.Offset, errors.New("binlog rotated inside a transaction"))
+		}
+		a.file = string(e.NextLogName)
+		a.lastEnd = uint32(e.Position)
+		return nil, nil
+	case *replication.MariadbGTIDEvent:
+		a.flavor = txn.MariaDB
+		if err := a.begin(h); err != nil {
+			return nil, err
+		}
+		g := e.GTID
+		a.cur.GTID = fmt.Sprintf("%d-%d-%d", g.DomainID, g.ServerID, g.SequenceNumber)
+		a.cur.Domain, a.cur.SeqNo = g.DomainID, g.SequenceNumber
+		a.cur.CommitID, a.cur.Flags = e.CommitID, e.Flags
+		switch {
+		case e.Flags&flagPreparedXA != 0:
+			a.cur.XA, a.inTxn = true, true
+		case e.Flags&flagCompletedXA != 0:
+			a.cur.XA = true
+		default:
+			a.inTxn = e.Flags&txn.FlagStandalone == 0
+		}
+		return nil, nil
+	case *replication.GTIDEvent:
+		if err := a.begin(h); err != nil {
+			return nil, err
+		}
+		if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
+			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
+			a.cur.SeqNo = uint64(e.GNO)
+		}
+		a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
+		return nil, nil
+	case *replication.QueryEvent:
+		return a.query(h, e)
+	case *replication.XIDEvent:
+		if a.cur == nil {
+			return nil, a.formatErr(eventStart(h), errors.New("commit (XID event) outside a transaction"))
+		}
+		return a.finish(h), nil
+	case *replication.TableMapEvent:
+		a.implicitBegin(h)
+		a.tableMap(e)
+		return nil, nil
+	case *replication.RowsEvent:
+		a.implicitBegin(h)
+		if err := a.rows(e); err != nil {
+			return nil, a.formatErr(eventStart(h), err)
+		}
+		return nil, nil
+	case *replication.TransactionPayloadEvent:
+		var done *txn.Txn
+		for _, inner := range e.Events {
+			t, err := a.handle(inner)
+			if err != nil {
+				return nil, err
+			}
+			if t != nil {
+				done = t
+			}
+		}
+		return done, nil
+	}
+	switch h.EventType {
+	case replication.XA_PREPARE_LOG_EVENT:
+		if a.cur == nil {
+			return nil, a.formatErr(eventStart(h), errors.New("XA PREPARE outside a transaction"))
+		}
+		sql := "XA PREPARE " + a.xid
+		if g, ok := ev.Event.(*replication.GenericEvent); ok && xaOnePhase(g.Data) {
+			sql = "XA COMMIT " + a.xid + " ONE PHASE"
+		}
+		a.cur.XA = true
+		a.addStmt(&txn.Statement{SQL: sql})
+		return a.finish(h), nil
+	case replication.MARIADB_START_ENCRYPTION_EVENT:
+		return nil, a.formatErr(eventStart(h), errors.New("encrypted binlogs are not supported"))
+	}
+	return nil, nil
+}
+
+// begin opens a transaction at a GTID event.
+func (a *assembler) begin(h *replication.EventHeader) error {
+	if a.cur != nil {
+		return a.formatErr(a.cur.Start.Offset, errors.New("transaction has no commit before the next GTID event"))
+	}
+	a.cur = &txn.Txn{
+		ServerID:       h.ServerID,
+		LastCommitted:  -1,
+		SequenceNumber: -1,
+		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
+	}
+	a.inTxn, a.xid = false, ""
+	return nil
+}
+
+// implicitBegin opens a transaction at its first event when no GTID event
+// did (a binlog without GTIDs).
+func (a *assembler) implicitBegin(h *replication.EventHeader) {
+	if a.cur == nil {
+		a.cur = &txn.Txn{
+			ServerID:       h.ServerID,
+			LastCommitted:  -1,
+			SequenceNumber: -1,
+			Start:          txn.Position{File: a.file, Offset: eventStart(h)},
+		}
+	}
+}
+
+func (a *assembler) addStmt(st *txn.Statement) {
+	a.cur.Changes = append(a.cur.Changes, txn.Change{Stmt: st})
+}
+
+func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent) (*txn.Txn, error) {
+	sql := string(e.Query)
+	kind := classifyQuery(sql)
+	if a.cur == nil {
+		a.implicitBegin(h)
+	}
+	stmt := func(ddl bool) *txn.Statement {
+		st := &txn.Statement{SQL: sql, Schema: string(e.Schema), DDL: ddl}
+		applyStatusVars(st, e.StatusVars, a.flavor == txn.MariaDB)
+		return st
+	}
+	switch kind {
+	case qkBegin:
+		a.inTxn = true
+		return nil, nil
+	case qkCommit:
+		return a.finish(h), nil
+	case qkRollback:
+		a.cur, a.inTxn, a.xid = nil, false, ""
+		return nil, nil
+	case qkSavepoint:
+		a.addStmt(stmt(false))
+		return nil, nil
+	case qkXAStart:
+		a.cur.XA, a.inTxn = true, true
+		a.xid = xaArgs(sql)
+		a.addStmt(stmt(false))
+		return nil, nil
+	case qkXAEnd:
+		a.cur.XA = true
+		if a.xid == "" { // MariaDB: XA START is implied by the GTID event
+			a.xid = xaArgs(sql)
+			start := &txn.Statement{SQL: "XA START " + a.xid, Schema: string(e.Schema)}
+			a.cur.Changes = append([]txn.Change{{Stmt: start}}, a.cur.Changes...)
+		}
+		a.addStmt(stmt(false))
+		return nil, nil
+	case qkXAPrepare, qkXAComplete, qkXAOnePhase:
+		a.cur.XA = true
+		a.addStmt(stmt(false))
+		return a.finish(h), nil
+	case qkDML:
+		return nil, a.formatErr(eventStart(h), ErrNotRowBased)
+	}
+	if a.inTxn {
+		// A statement inside a row-based transaction (e.g. DROP TEMPORARY
+		// TABLE): executed in the transaction, not a barrier by itself.
+		a.addStmt(stmt(false))
+		return nil, nil
+	}
+	a.addStmt(stmt(true))
+	return a.finish(h), nil
+}
+
+func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
+	t := a.cur
+	a.cur, a.inTxn, a.xid = nil, false, ""
+	end := h.LogPos
+	if end == 0 {
+		end = a.lastEnd + h.EventSize
+	}
+	t.End = txn.Position{File: a.file, Offset: end}
+	if t.End.File == t.Start.File && end >= t.Start.Offset {
+		t.Size = int(end - t.Start.Offset)
+	}
+	t.Timestamp = time.Unix(int64(h.Timestamp), 0).UTC()
+	if a.flavor == txn.MariaDB && t.GTID != "" && t.Flags&txn.FlagTransactional == 0 && t.Rows() > 0 {
+		t.NonTransactional = true
+	}
+	a.seq++
+	t.Seq = a.seq
+	return t
+}
+
+func (a *assembler) tableMap(e *replication.TableMapEvent) {
+	key := tableMapKey(e)
+	if old, ok := a.tables[e.TableID]; ok && old.key == key {
+		return
+	}
+	if len(a.tables) > 100000 { // table ids are not reused; keep the map bounded
+		clear(a.tables)
+	}
+	a.tables[e.TableID] = tableEntry{key: key, table: newTable(e)}
+}
+
+// tableMapKey is what a table map says of its table: equal keys mean the
+// same *txn.Table can be reused. (The raw event cannot serve: its checksum
+// covers the header, which differs for every event.)
+func tableMapKey(e *replication.TableMapEvent) string {
+	return fmt.Sprintf("%s\x00%s\x00%x\x00%v\x00%x\x00%q\x00%x\x00%v",
+		e.Schema, e.Table, e.ColumnType, e.ColumnMeta, e.NullBitmap, e.ColumnName, e.SignednessBitmap, e.PrimaryKey)
+}
+
+func newTable(e *replication.TableMapEvent) *txn.Table {
+	n := int(e.ColumnCount)
+	t := &txn.Table{
+		ID:       e.TableID,
+		Schema:   string(e.Schema),
+		Name:     string(e.Table),
+		Types:    append([]byte(nil), e.ColumnType...),
+		Meta:     append([]uint16(nil), e.ColumnMeta...),
+		Nullable: make([]bool, n),
+	}
+	for i := range n {
+		_, t.Nullable[i] = e.Nullable(i)
+	}
+	if names := e.ColumnNameString(); len(names) == n {
+		t.Names = names
+	}
+	if um := e.UnsignedMap(); um != nil {
+		t.Unsigned = make([]bool, n)
+		for i, u := range um {
+			if i < n {
+				t.Unsigned[i] = u
+			}
+		}
+	}
+	if len(e.PrimaryKey) > 0 {
+		t.PrimaryKey = make([]int, len(e.PrimaryKey))
+		for i, c := range e.PrimaryKey {
+			t.PrimaryKey[i] = int(c)
+		}
+	}
+	return t
+}
+
+func (a *assembler) rows(e *replication.RowsEvent) error {
+	ent, ok := a.tables[e.TableID]
+	if !ok {
+		return fmt.Errorf("rows event for table id %d without its table map event", e.TableID)
+	}
+	tbl := ent.table
+	var kind txn.Kind
+	switch e.Type() {
+	case replication.EnumRowsEventTypeInsert:
+		kind = txn.Insert
+	case replication.EnumRowsEventTypeUpdate:
+		kind = txn.Update
+	case replication.EnumRowsEventTypeDelete:
+		kind = txn.Delete
+	default:
+		return fmt.Errorf("unsupported rows event type for %s", tbl.QualifiedName())
+	}
+	n := len(tbl.Types)
+	if int(e.ColumnCount) != n {
+		return fmt.Errorf("rows event for %s has %d columns, its table map %d", tbl.QualifiedName(), e.ColumnCount, n)
+	}
+	step := 1
+	if kind == txn.Update {
+		step = 2
+	}
+	if len(e.Rows)%step != 0 {
+		return fmt.Errorf("update rows event for %s has an odd number of images", tbl.QualifiedName())
+	}
+	for i := 0; i < len(e.Rows); i += step {
+		rc := &txn.RowChange{Kind: kind, Table: tbl, Flags: e.Flags}
+		var err error
+		switch kind {
+		case txn.Insert:
+			rc.After, rc.AfterCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
+		case txn.Delete:
+			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
+		case txn.Update:
+			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
+			if err == nil {
+				rc.After, rc.AfterCols, err = image(tbl, e.Rows[i+1], e.ColumnBitmap2)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		a.cur.Changes = append(a.cur.Changes, txn.Change{Row: rc})
+	}
+	return nil
+}
+
+// image converts one row image: a slot per column, absent columns nil and
+// marked false.
+func image(tbl *txn.Table, row []any, bitmap []byte) ([]txn.Value, []bool, error) {
+	n := len(tbl.Types)
+	vals := make([]txn.Value, n)
+	present := make([]bool, n)
+	for c := 0; c < n && c < len(row); c++ {
+		if c/8 >= len(bitmap) || bitmap[c/8]&(1<<(c%8)) == 0 {
+			continue
+		}
+		present[c] = true
+		v, err := normalize(row[c], tbl.Types[c], tbl.Meta[c])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s column %d: %w", tbl.QualifiedName(), c+1, err)
+		}
+		vals[c] = v
+	}
+	return vals, present, nil
+}
+
+func flavorOfVersion(v string) txn.Flavor {
+	if strings.Contains(strings.ToLower(v), "mariadb") {
+		return txn.MariaDB
+	}
+	return txn.MySQL
+}
+
+// xaOnePhase reads the one_phase byte of an XA_PREPARE_LOG_EVENT body.
+func xaOnePhase(body []byte) bool { return len(body) > 0 && body[0] != 0 }

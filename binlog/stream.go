@@ -1,0 +1,395 @@
+package binlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// StreamConfig configures a replication connection to a source.
+type StreamConfig struct {
+	Host     string
+	Port     uint16
+	User     string
+	Password string
+	// ServerID is the replica server id prepl presents; it must differ
+	// from every server id in the topology. 0 picks 0x7072706c ("prpl")
+	// plus a random number below 65536.
+	ServerID uint32
+	// Flavor of the source; "" detects it with SELECT VERSION().
+	Flavor txn.Flavor
+	// StartGTID is where to start: the last GTID position applied, as
+	// MariaDB's gtid_slave_pos ("0-1-100,1-1-5") or a MySQL GTID set.
+	// With StartGTID and StartFile both empty, reading starts at the
+	// oldest binlog the source has.
+	StartGTID string
+	// StartFile/StartPos start at a binlog file and offset instead.
+	StartFile string
+	StartPos  uint32
+	// Heartbeat is how often an idle source sends a heartbeat; default 1s.
+	Heartbeat time.Duration
+	// ReadTimeout ends the stream with an error when nothing arrives for
+	// that long (a dead network); default 3*Heartbeat + 2s.
+	ReadTimeout time.Duration
+	// StopAtEnd makes Next return io.EOF once every transaction the source
+	// had written when OpenStream was called has been returned.
+	StopAtEnd bool
+	// Logger receives go-mysql's log; nil discards it.
+	Logger *slog.Logger
+}
+
+// StreamReader reads transactions over the replication protocol.
+//
+// The connection is not retried: on a network error Next returns it, and
+// the caller reopens from the End (or GTID) of the last transaction it
+// applied, so a transaction is never half-read across reconnects.
+type StreamReader struct {
+	cfg      StreamConfig
+	flavor   txn.Flavor
+	syncer   *replication.BinlogSyncer
+	streamer *replication.BinlogStreamer
+	asm      *assembler
+	pos      txn.Position // End of the last transaction returned
+	err      error        // sticky
+
+	// StopAtEnd state: the source's end when opened.
+	atEnd   bool // already reached (or nothing to read)
+	endPos  txn.Position
+	endGTID map[uint32]uint64 // MariaDB gtid_binlog_pos per domain
+	seen    map[uint32]uint64 // MariaDB GTIDs returned (or covered by StartGTID)
+}
+
+// OpenStream connects to the source and starts the binlog dump.
+func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
+	if cfg.ServerID == 0 {
+		cfg.ServerID = 0x7072706c + uint32(rand.IntN(1<<16))
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = time.Second
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 3*cfg.Heartbeat + 2*time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &StreamReader{cfg: cfg, asm: newAssembler(), seen: map[uint32]uint64{}}
+	if err := s.inspect(ctx); err != nil {
+		return nil, err
+	}
+	if s.atEnd {
+		return s, nil
+	}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// inspect asks the source its flavor, its end position (StopAtEnd) and its
+// oldest binlog (MySQL start from the beginning) over a plain connection.
+func (s *StreamReader) inspect(ctx context.Context) error {
+	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
+	conn, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("binlog stream: connect %s: %w", addr, err)
+	}
+	defer conn.Close()
+	s.flavor = s.cfg.Flavor
+	if s.flavor == "" {
+		v, err := queryString(conn, "SELECT VERSION()")
+		if err != nil {
+			return fmt.Errorf("binlog stream: detect flavor: %w", err)
+		}
+		s.flavor = flavorOfVersion(v)
+	}
+	s.asm.flavor = s.flavor
+	if s.flavor == txn.MySQL && s.cfg.StartGTID == "" && s.cfg.StartFile == "" {
+		r, err := conn.Execute("SHOW BINARY LOGS")
+		if err != nil {
+			return fmt.Errorf("binlog stream: SHOW BINARY LOGS: %w", err)
+		}
+		if r.RowNumber() > 0 {
+			s.cfg.StartFile, _ = r.GetString(0, 0)
+			s.cfg.StartPos = 4
+		}
+	}
+	if s.flavor == txn.MariaDB && s.cfg.StartGTID != "" {
+		g, err := parseMariaGTIDPos(s.cfg.StartGTID)
+		if err != nil {
+			return fmt.Errorf("binlog stream: start GTID: %w", err)
+		}
+		s.seen = g
+	}
+	if !s.cfg.StopAtEnd {
+		return nil
+	}
+	return s.captureEnd(conn)
+}
+
+func (s *StreamReader) captureEnd(conn *client.Conn) error {
+	r, err := conn.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		r, err = conn.Execute("SHOW BINARY LOG STATUS") // MySQL 8.4
+	}
+	if err != nil {
+		return fmt.Errorf("binlog stream: SHOW MASTER STATUS: %w", err)
+	}
+	if r.RowNumber() == 0 {
+		return errors.New("binlog stream: SHOW MASTER STATUS is empty: the source has no binary log (log_bin=OFF)")
+	}
+	file, _ := r.GetString(0, 0)
+	pos, _ := r.GetUint(0, 1)
+	s.endPos = txn.Position{File: file, Offset: uint32(pos)}
+	switch s.flavor {
+	case txn.MariaDB:
+		g, err := queryString(conn, "SELECT @@gtid_binlog_pos")
+		if err != nil {
+			return fmt.Errorf("binlog stream: gtid_binlog_pos: %w", err)
+		}
+		if s.endGTID, err = parseMariaGTIDPos(g); err != nil {
+			return fmt.Errorf("binlog stream: gtid_binlog_pos %q: %w", g, err)
+		}
+		if s.cfg.StartGTID != "" && gtidCovers(s.seen, s.endGTID) {
+			s.atEnd = true
+		}
+	case txn.MySQL:
+		if s.cfg.StartGTID != "" {
+			executed, err := queryString(conn, "SELECT @@GLOBAL.gtid_executed")
+			if err == nil {
+				start, err1 := mysql.ParseMysqlGTIDSet(s.cfg.StartGTID)
+				end, err2 := mysql.ParseMysqlGTIDSet(strings.ReplaceAll(executed, "\n", ""))
+				if err1 == nil && err2 == nil && start.Contain(end) {
+					s.atEnd = true
+				}
+			}
+		}
+	}
+	if s.cfg.StartGTID == "" && s.cfg.StartFile != "" && comparePos(txn.Position{File: s.cfg.StartFile, Offset: s.cfg.StartPos}, s.endPos) >= 0 {
+		s.atEnd = true
+	}
+	return nil
+}
+
+func (s *StreamReader) start() error {
+	sc := replication.BinlogSyncerConfig{
+		ServerID:                s.cfg.ServerID,
+		Flavor:                  string(s.flavor),
+		Host:                    s.cfg.Host,
+		Port:                    s.cfg.Port,
+		User:                    s.cfg.User,
+		Password:                s.cfg.Password,
+		ParseTime:               false,
+		TimestampStringLocation: time.UTC,
+		UseDecimal:              false,
+		RenderJSONAsMySQLText:   true,
+		HeartbeatPeriod:         s.cfg.Heartbeat,
+		ReadTimeout:             s.cfg.ReadTimeout,
+		DisableRetrySync:        true,
+		VerifyChecksum:          true,
+		Logger:                  s.cfg.Logger,
+		EventCacheCount:         1024,
+		// MariaDB 11.4+ may send LogPos 0; go-mysql then computes it.
+		FillZeroLogPos: true,
+	}
+	s.syncer = replication.NewBinlogSyncer(sc)
+	var err error
+	switch {
+	case s.cfg.StartFile != "":
+		s.asm.file = s.cfg.StartFile
+		s.streamer, err = s.syncer.StartSync(mysql.Position{Name: s.cfg.StartFile, Pos: max(s.cfg.StartPos, 4)})
+	case s.flavor == txn.MariaDB:
+		var g mysql.GTIDSet
+		if g, err = mysql.ParseMariadbGTIDSet(s.cfg.StartGTID); err == nil {
+			s.streamer, err = s.syncer.StartSyncGTID(g)
+		}
+	default:
+		var g mysql.GTIDSet
+		if g, err = mysql.ParseMysqlGTIDSet(s.cfg.StartGTID); err == nil {
+			s.streamer, err = s.syncer.StartSyncGTID(g)
+		}
+	}
+	if err != nil {
+		s.syncer.Close()
+		return fmt.Errorf("binlog stream: start: %w", err)
+	}
+	return nil
+}
+
+// Flavor is the source's flavor.
+func (s *StreamReader) Flavor() txn.Flavor { return s.flavor }
+
+// Position is the End of the last transaction returned: where to resume.
+func (s *StreamReader) Position() txn.Position { return s.pos }
+
+// SourcePosition is how far the source's binlog has been read, including
+// events outside transactions and heartbeats: with Position, it gives
+// the reader's lag in bytes within a file.
+func (s *StreamReader) SourcePosition() txn.Position {
+	return txn.Position{File: s.asm.file, Offset: s.asm.lastEnd}
+}
+
+// Next returns the next complete transaction. With StopAtEnd it returns
+// io.EOF once the source's end at open time has been reached; otherwise
+// it waits for the source to write more.
+func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	for {
+		if s.cfg.StopAtEnd && s.reachedEnd() {
+			return nil, io.EOF
+		}
+		ev, err := s.streamer.GetEvent(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s.err = fmt.Errorf("binlog stream: %w", err)
+			return nil, s.err
+		}
+		if hb, ok := ev.Event.(*replication.HeartbeatEvent); ok {
+			s.heartbeat(hb, ev.Header)
+			continue
+		}
+		t, err := s.asm.add(ev)
+		if err != nil {
+			s.err = err
+			return nil, err
+		}
+		if t != nil {
+			s.pos = t.End
+			if t.GTID != "" && s.flavor == txn.MariaDB && t.SeqNo > s.seen[t.Domain] {
+				s.seen[t.Domain] = t.SeqNo
+			}
+			return t, nil
+		}
+	}
+}
+
+func (s *StreamReader) heartbeat(hb *replication.HeartbeatEvent, h *replication.EventHeader) {
+	if s.asm.open() || h.LogPos == 0 {
+		return
+	}
+	if hb.Filename != "" {
+		s.asm.file = hb.Filename
+	}
+	s.asm.lastEnd = h.LogPos
+}
+
+func (s *StreamReader) reachedEnd() bool {
+	if s.atEnd {
+		return true
+	}
+	if s.asm.open() {
+		return false
+	}
+	if s.endGTID != nil && len(s.endGTID) > 0 && gtidCovers(s.seen, s.endGTID) {
+		s.atEnd = true
+	} else if s.asm.file != "" && comparePos(txn.Position{File: s.asm.file, Offset: s.asm.lastEnd}, s.endPos) >= 0 {
+		s.atEnd = true
+	}
+	return s.atEnd
+}
+
+// Close ends the replication connection.
+func (s *StreamReader) Close() error {
+	if s.syncer != nil {
+		s.syncer.Close()
+		s.syncer = nil
+	}
+	if s.err == nil {
+		s.err = errStopped
+	}
+	return nil
+}
+
+func queryString(conn *client.Conn, q string) (string, error) {
+	r, err := conn.Execute(q)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return "", fmt.Errorf("%s: no rows", q)
+	}
+	return r.GetString(0, 0)
+}
+
+// parseMariaGTIDPos parses "0-1-100,1-1-5" into seq_no per domain.
+func parseMariaGTIDPos(s string) (map[uint32]uint64, error) {
+	m := map[uint32]uint64{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		f := strings.Split(part, "-")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("bad MariaDB GTID %q: want domain-server-seq", part)
+		}
+		d, err1 := strconv.ParseUint(f[0], 10, 32)
+		_, err2 := strconv.ParseUint(f[1], 10, 32)
+		n, err3 := strconv.ParseUint(f[2], 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("bad MariaDB GTID %q: %w", part, err)
+		}
+		m[uint32(d)] = n
+	}
+	return m, nil
+}
+
+// gtidCovers reports whether have reaches want in every domain of want.
+func gtidCovers(have, want map[uint32]uint64) bool {
+	for d, n := range want {
+		if have[d] < n {
+			return false
+		}
+	}
+	return true
+}
+
+// comparePos orders binlog positions: files by their numeric suffix
+// (binlog.000010 after binlog.000009), then offsets.
+func comparePos(a, b txn.Position) int {
+	if a.File != b.File {
+		an, aok := fileNumber(a.File)
+		bn, bok := fileNumber(b.File)
+		if aok && bok && an != bn {
+			if an < bn {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.File, b.File)
+	}
+	switch {
+	case a.Offset < b.Offset:
+		return -1
+	case a.Offset > b.Offset:
+		return 1
+	}
+	return 0
+}
+
+func fileNumber(name string) (uint64, bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(name[i+1:], 10, 64)
+	return n, err == nil
+}

@@ -1,0 +1,248 @@
+package binlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/prepl/prepl/txn"
+)
+
+func TestClassifyQuery(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want queryKind
+	}{
+		{"BEGIN", qkBegin},
+		{"START TRANSACTION", qkBegin},
+		{"COMMIT", qkCommit},
+		{"ROLLBACK", qkRollback},
+		{"ROLLBACK TO `s1`", qkSavepoint},
+		{"SAVEPOINT `s1`", qkSavepoint},
+		{"XA START X'7831',X'',1", qkXAStart},
+		{"XA END X'7831',X'',1", qkXAEnd},
+		{"XA COMMIT X'7831',X'',1", qkXAComplete},
+		{"XA ROLLBACK X'7831',X'',1", qkXAComplete},
+		{"XA COMMIT X'7831',X'',1 ONE PHASE", qkXAOnePhase},
+		{"insert into t values (1)", qkDML},
+		{"/* app */ UPDATE t SET a=1", qkDML},
+		{"  -- c\nDELETE FROM t", qkDML},
+		{"REPLACE INTO t VALUES (1)", qkDML},
+		{"LOAD DATA INFILE 'x' INTO TABLE t", qkDML},
+		{"CREATE TABLE t (id INT)", qkDDL},
+		{"ALTER TABLE t ADD COLUMN c INT", qkDDL},
+		{"DROP TEMPORARY TABLE IF EXISTS `t`", qkDDL},
+		{"", qkDDL},
+	} {
+		if got := classifyQuery(c.sql); got != c.want {
+			t.Errorf("classifyQuery(%q) = %d, want %d", c.sql, got, c.want)
+		}
+	}
+	if got := xaArgs("XA END X'7831',X'',1"); got != "X'7831',X'',1" {
+		t.Errorf("xaArgs: %q", got)
+	}
+}
+
+func TestStatusVars(t *testing.T) {
+	le32 := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	le64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+	cat := func(parts ...[]byte) []byte {
+		var b []byte
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name     string
+		vars     []byte
+		mariadb  bool
+		want     txn.Statement
+		complete bool
+	}{
+		{"empty", nil, true, txn.Statement{ForeignKeyChecks: true, UniqueChecks: true}, true},
+		{"mariadb ddl", cat([]byte{qFlags2}, le32(1<<24), []byte{qSQLMode}, le64(1411383296), []byte{qCatalogNZ, 3}, []byte("std"),
+			[]byte{qCharset, 45, 0, 46, 0, 8, 0}, []byte{qTimeZone, 6}, []byte("+02:00")), true,
+			txn.Statement{SQLMode: 1411383296, HasSQLMode: true, CharsetClient: 45, CollationConn: 46, CollationServer: 8,
+				TimeZone: "+02:00", ForeignKeyChecks: true, UniqueChecks: true, ExplicitDefaultsForTimestamp: true}, true},
+		{"checks off", cat([]byte{qFlags2}, le32(optionNoForeignKeyChecks|optionRelaxedUniqueChecks)), true,
+			txn.Statement{}, true},
+		{"mysql", cat([]byte{qFlags2}, le32(1<<24), []byte{qUpdatedDBNames, 2}, []byte("a\x00b\x00"), []byte{qMicroseconds, 1, 2, 3},
+			[]byte{qExplicitDefaultsForTS, 1}, []byte{qDefaultCollationUTF8MB4, 255, 0}), false,
+			txn.Statement{ForeignKeyChecks: true, UniqueChecks: true, ExplicitDefaultsForTimestamp: true}, true},
+		{"unknown code stops", cat([]byte{qSQLMode}, le64(2), []byte{99, 1, 2}, []byte{qCharset, 1, 0, 1, 0, 1, 0}), true,
+			txn.Statement{SQLMode: 2, HasSQLMode: true, ForeignKeyChecks: true, UniqueChecks: true}, false},
+		{"truncated", []byte{qSQLMode, 1, 2}, true, txn.Statement{ForeignKeyChecks: true, UniqueChecks: true}, false},
+	} {
+		var st txn.Statement
+		complete := applyStatusVars(&st, c.vars, c.mariadb)
+		if st != c.want || complete != c.complete {
+			t.Errorf("%s: got %+v complete=%v, want %+v complete=%v", c.name, st, complete, c.want, c.complete)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		typ  byte
+		meta uint16
+		want txn.Value
+	}{
+		{int8(-1), txn.TypeTiny, 0, int64(-1)},
+		{uint8(255), txn.TypeTiny, 0, int64(-1)},
+		{uint16(65535), txn.TypeShort, 0, int64(-1)},
+		{uint32(0xFFFFFF), txn.TypeInt24, 0, int64(-1)},
+		{uint32(0x7FFFFF), txn.TypeInt24, 0, int64(0x7FFFFF)},
+		{uint32(0xFFFFFFFF), txn.TypeLong, 0, int64(-1)},
+		{uint64(1 << 63), txn.TypeLongLong, 0, int64(-1 << 63)},
+		{int(2024), txn.TypeYear, 0, int64(2024)},
+		{"1.50", txn.TypeNewDecimal, 0x0302, txn.Decimal("1.50")},
+		{int64(-1), txn.TypeBit, 0x0800, txn.Bit(1<<64 - 1)},
+		{int64(2), txn.TypeString, uint16(txn.TypeEnum)<<8 | 1, txn.Enum(2)},
+		{int64(6), txn.TypeString, uint16(txn.TypeSet)<<8 | 1, txn.Set(6)},
+		{"ab", txn.TypeString, 20, []byte("ab")},
+		{[]byte{0, 1}, txn.TypeBlob, 2, []byte{0, 1}},
+		{`{"a": 1}`, txn.TypeJSON, 4, []byte(`{"a": 1}`)},
+		{"10:00:00", txn.TypeTime2, 3, txn.Temporal("10:00:00.000")},
+		{"-00:00:01.5", txn.TypeTime2, 1, txn.Temporal("-00:00:01.5")},
+		{"12:00:00", txn.TypeTime2, 0, txn.Temporal("12:00:00")},
+		{"2024-01-01 00:00:00.000", txn.TypeTimestamp2, 3, txn.Temporal("2024-01-01 00:00:00.000")},
+		{nil, txn.TypeLong, 0, nil},
+	} {
+		got, err := normalize(c.in, c.typ, c.meta)
+		if err != nil || reflect.TypeOf(got) != reflect.TypeOf(c.want) || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("normalize(%T %v, type %d): %T(%v) %v, want %T(%v)", c.in, c.in, c.typ, got, got, err, c.want, c.want)
+		}
+	}
+	b := []byte{1, 2}
+	got, _ := normalize(b, txn.TypeBlob, 2)
+	b[0] = 9
+	if got.([]byte)[0] != 1 {
+		t.Error("normalize does not copy blobs")
+	}
+	if _, err := normalize(&replication.JsonDiff{}, txn.TypeJSON, 4); err == nil {
+		t.Error("partial JSON accepted")
+	}
+	if _, err := normalize("x", txn.TypeLong, 0); err == nil {
+		t.Error("string for INT accepted")
+	}
+}
+
+func TestPositionsAndGTIDs(t *testing.T) {
+	p := func(f string, o uint32) txn.Position { return txn.Position{File: f, Offset: o} }
+	for _, c := range []struct {
+		a, b txn.Position
+		want int
+	}{
+		{p("binlog.000001", 5), p("binlog.000001", 5), 0},
+		{p("binlog.000001", 500), p("binlog.000002", 4), -1},
+		{p("binlog.000010", 4), p("binlog.000009", 900), 1},
+		{p("binlog.999999", 4), p("binlog.1000000", 4), -1},
+	} {
+		if got := comparePos(c.a, c.b); got != c.want {
+			t.Errorf("comparePos(%v, %v) = %d", c.a, c.b, got)
+		}
+	}
+	g, err := parseMariaGTIDPos("0-1-100, 3-2-5")
+	if err != nil || !reflect.DeepEqual(g, map[uint32]uint64{0: 100, 3: 5}) {
+		t.Fatalf("parse: %v %v", g, err)
+	}
+	if _, err := parseMariaGTIDPos("0-1"); err == nil {
+		t.Error("bad GTID accepted")
+	}
+	if !gtidCovers(g, map[uint32]uint64{0: 100}) || gtidCovers(g, map[uint32]uint64{0: 101}) || gtidCovers(g, map[uint32]uint64{1: 1}) {
+		t.Error("gtidCovers")
+	}
+}
+
+// Synthetic event sequences for what a MariaDB sandbox does not write:
+// ROLLBACK groups, MySQL GTID events, statement DML.
+type evs struct {
+	pos uint32
+	out []*replication.BinlogEvent
+}
+
+func (s *evs) add(typ replication.EventType, size uint32, e replication.Event) *evs {
+	s.pos += size
+	s.out = append(s.out, &replication.BinlogEvent{
+		Header: &replication.EventHeader{EventType: typ, ServerID: 7, EventSize: size, LogPos: s.pos, Timestamp: 1700000000},
+		Event:  e,
+	})
+	return s
+}
+
+func (s *evs) query(sql string) *evs {
+	return s.add(replication.QUERY_EVENT, 60, &replication.QueryEvent{Query: []byte(sql), Schema: []byte("d")})
+}
+
+func feed(t *testing.T, s *evs) ([]*txn.Txn, error) {
+	t.Helper()
+	a := newAssembler()
+	a.setFile("binlog.000001")
+	var out []*txn.Txn
+	for _, ev := range s.out {
+		tx, err := a.add(ev)
+		if err != nil {
+			return out, err
+		}
+		if tx != nil {
+			out = append(out, tx)
+		}
+	}
+	if a.open() {
+		t.Errorf("transaction left open")
+	}
+	return out, nil
+}
+
+func TestAssemblerMySQLAndRollback(t *testing.T) {
+	sid := []byte{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}
+	s := &evs{pos: 4}
+	s.add(replication.GTID_EVENT, 65, &replication.GTIDEvent{SID: sid, GNO: 23, LastCommitted: 4, SequenceNumber: 6}).
+		query("BEGIN").query("COMMIT")
+	s.add(replication.GTID_EVENT, 65, &replication.GTIDEvent{SID: sid, GNO: 24, LastCommitted: 5, SequenceNumber: 7}).
+		query("BEGIN").query("ROLLBACK")
+	s.add(replication.GTID_EVENT, 65, &replication.GTIDEvent{SID: sid, GNO: 25, LastCommitted: 6, SequenceNumber: 8}).
+		query("CREATE TABLE d.x (id INT)")
+	s.add(replication.GTID_EVENT, 65, &replication.GTIDEvent{SID: sid, GNO: 26, LastCommitted: 6, SequenceNumber: 9}).
+		query("XA START X'01',X'',1").query("XA END X'01',X'',1").
+		add(replication.XA_PREPARE_LOG_EVENT, 40, &replication.GenericEvent{Data: []byte{1}})
+	s.query("BEGIN").query("SAVEPOINT a").add(replication.XID_EVENT, 31, &replication.XIDEvent{XID: 9}) // no GTID at all
+	got, err := feed(t, s)
+	if err != nil || len(got) != 4 {
+		t.Fatalf("%d txns, %v", len(got), err)
+	}
+	first := got[0]
+	if first.GTID != "3e11fa47-71ca-11e1-9e33-c80aa9429562:23" || first.SeqNo != 23 || first.LastCommitted != 4 || first.SequenceNumber != 6 ||
+		first.Start.Offset != 4 || first.End.Offset != 4+65+60+60 || first.Size != 185 || first.ServerID != 7 || first.Timestamp.Unix() != 1700000000 {
+		t.Errorf("first: %s", describe(first))
+	}
+	if got[1].GTID != "3e11fa47-71ca-11e1-9e33-c80aa9429562:25" || !got[1].IsDDL() || got[1].Seq != 2 || got[1].Start.Offset != got[0].End.Offset+65+120 {
+		t.Errorf("after the rolled back txn: %s", describe(got[1]))
+	}
+	ch := got[2].Changes
+	if !got[2].XA || len(ch) != 3 || ch[0].Stmt.SQL != "XA START X'01',X'',1" || ch[2].Stmt.SQL != "XA COMMIT X'01',X'',1 ONE PHASE" {
+		t.Errorf("MySQL XA one phase: %s", describe(got[2]))
+	}
+	if got[3].GTID != "" || got[3].LastCommitted != -1 || len(got[3].Changes) != 1 || got[3].NonTransactional {
+		t.Errorf("no GTID: %s", describe(got[3]))
+	}
+}
+
+func TestAssemblerStatementDML(t *testing.T) {
+	s := &evs{pos: 4}
+	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{Flags: txn.FlagTransactional}).
+		query("INSERT INTO t VALUES (1)").add(replication.XID_EVENT, 31, &replication.XIDEvent{})
+	_, err := feed(t, s)
+	var fe *FormatError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrNotRowBased) || fe.Offset != 46 || fe.File != "binlog.000001" {
+		t.Fatalf("got %v", err)
+	}
+	if err.Error() != "binlog.000001 at offset 46: "+ErrNotRowBased.Error() {
+		t.Errorf("message: %s", err)
+	}
+}

@@ -1,0 +1,119 @@
+package binlog
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// realType is the column's MYSQL_TYPE_* with ENUM and SET recovered from
+// the metadata of a MYSQL_TYPE_STRING column (the table map hides them).
+func realType(typ byte, meta uint16) byte {
+	if typ == txn.TypeString && meta >= 256 {
+		rt := byte(meta >> 8)
+		if rt == txn.TypeEnum || rt == txn.TypeSet {
+			return rt
+		}
+	}
+	return typ
+}
+
+// normalize turns what go-mysql decoded for one column into the dynamic
+// types documented in txn/value.go. go-mysql must be configured with
+// ParseTime=false, UseDecimal=false and TimestampStringLocation=UTC.
+func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
+	if v == nil {
+		return nil, nil
+	}
+	rt := realType(typ, meta)
+	switch rt {
+	case txn.TypeTiny, txn.TypeShort, txn.TypeInt24, txn.TypeLong, txn.TypeLongLong, txn.TypeYear:
+		return normalizeInt(v, rt)
+	case txn.TypeFloat:
+		if f, ok := v.(float32); ok {
+			return f, nil
+		}
+	case txn.TypeDouble:
+		if f, ok := v.(float64); ok {
+			return f, nil
+		}
+	case txn.TypeNewDecimal:
+		if s, ok := v.(string); ok {
+			return txn.Decimal(s), nil
+		}
+	case txn.TypeBit:
+		if i, ok := v.(int64); ok {
+			return txn.Bit(uint64(i)), nil
+		}
+	case txn.TypeEnum:
+		if i, ok := v.(int64); ok {
+			return txn.Enum(i), nil
+		}
+	case txn.TypeSet:
+		if i, ok := v.(int64); ok {
+			return txn.Set(uint64(i)), nil
+		}
+	case txn.TypeTimestamp, txn.TypeTimestamp2, txn.TypeDatetime, txn.TypeDatetime2,
+		txn.TypeDate, txn.TypeNewDate, txn.TypeTime:
+		if s, ok := v.(string); ok {
+			return txn.Temporal(s), nil
+		}
+	case txn.TypeTime2:
+		if s, ok := v.(string); ok {
+			return txn.Temporal(padFraction(s, int(meta))), nil
+		}
+	case txn.TypeVarchar, txn.TypeVarString, txn.TypeString, txn.TypeBlob, txn.TypeTinyBlob,
+		txn.TypeMediumBlob, txn.TypeLongBlob, txn.TypeGeometry, txn.TypeJSON:
+		switch b := v.(type) {
+		case string:
+			return []byte(b), nil
+		case []byte:
+			return append([]byte{}, b...), nil
+		case *replication.JsonDiff:
+			return nil, fmt.Errorf("partial JSON update (binlog_row_value_options=PARTIAL_JSON) is not supported")
+		}
+	}
+	return nil, fmt.Errorf("column type %d: unexpected decoded value %T", typ, v)
+}
+
+// normalizeInt sign-extends from the column width, also when go-mysql
+// returned an unsigned Go type because row metadata said UNSIGNED: the
+// model keeps the bits and lets txn.Unsigned reinterpret them.
+func normalizeInt(v any, rt byte) (txn.Value, error) {
+	switch i := v.(type) {
+	case int8:
+		return int64(i), nil
+	case int16:
+		return int64(i), nil
+	case int32:
+		return int64(i), nil
+	case int64:
+		return i, nil
+	case int:
+		return int64(i), nil // YEAR
+	case uint8:
+		return int64(int8(i)), nil
+	case uint16:
+		return int64(int16(i)), nil
+	case uint32:
+		if rt == txn.TypeInt24 {
+			return int64(int32(i<<8) >> 8), nil
+		}
+		return int64(int32(i)), nil
+	case uint64:
+		return int64(i), nil
+	}
+	return nil, fmt.Errorf("integer column type %d: unexpected decoded value %T", rt, v)
+}
+
+// padFraction gives a TIME(dec) value all its fractional digits: go-mysql
+// drops them when they are all zero ("10:00:00" for TIME(3) 10:00:00.000).
+func padFraction(s string, dec int) string {
+	if dec <= 0 || dec > 6 || strings.IndexByte(s, '.') >= 0 {
+		return s
+	}
+	return s + "." + strings.Repeat("0", dec)
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"math/rand"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prepl/prepl/sandbox"
+)
+
+// appliedCount reads the applied counter of a channel's position, or -1.
+func appliedCount(t *testing.T, tgt *sandbox.Server, channel string) int64 {
+	t.Helper()
+	db := sandbox.MustOpen(t, tgt, "")
+	var n int64 = -1
+	db.QueryRow("SELECT applied FROM prepl.position WHERE channel = ? AND slot = 'main'", channel).Scan(&n)
+	db.Close()
+	return n
+}
+
+// killAt starts prepl, waits until the target has applied at least
+// threshold transactions (or prepl exits), then kills it with SIGKILL.
+// It reports whether prepl finished on its own.
+func killAt(t *testing.T, bin string, args []string, tgt *sandbox.Server, channel string, threshold int64) bool {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(2 * time.Minute)
+	for {
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("prepl failed before being killed: %v\n%s", err, out.String())
+			}
+			return true
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("prepl made no progress to %d transactions in 2 minutes\n%s", threshold, out.String())
+		case <-tick.C:
+			if appliedCount(t, tgt, channel) >= threshold {
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-exited
+				return false
+			}
+		}
+	}
+}
+
+func TestKillNineAndResume(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, func(o *sandbox.Options) { o.CommitWaitCount, o.CommitWaitUsec = 4, 2000 })
+	db := sandbox.MustOpen(t, src, "")
+	const total = 3000
+	counterWorkload(t, db, total, 8)
+	files := binlogFiles(t, src)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	t.Logf("seed-free random kill points; source has %d workload transactions", total)
+
+	cases := []struct {
+		name string
+		args func(tgt *sandbox.Server) []string
+	}{
+		{"replay-serial", func(tgt *sandbox.Server) []string {
+			return append([]string{"replay", "--target", tgt.URL(), "--workers", "0", "--progress", "0"}, files...)
+		}},
+		{"replay-writeset", func(tgt *sandbox.Server) []string {
+			return append([]string{"replay", "--target", tgt.URL(), "--workers", "4", "--progress", "0"}, files...)
+		}},
+		{"replicate-writeset", func(tgt *sandbox.Server) []string {
+			return []string{"replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "4", "--stop-at-end", "--progress", "0"}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tgt := targetServer(t)
+			channel := "default"
+			if strings.HasPrefix(c.name, "replay") {
+				channel = "replay"
+			}
+			var threshold int64
+			kills := 0
+			for kills < 5 {
+				threshold += 1 + rng.Int63n(total/6)
+				if killAt(t, bin, c.args(tgt), tgt, channel, threshold) {
+					break
+				}
+				kills++
+			}
+			t.Logf("killed prepl %d times", kills)
+			if code, out := runBin(bin, c.args(tgt)); code != 0 {
+				t.Fatalf("final run: exit %d\n%s", code, out)
+			}
+			sameRows(t, src, tgt)
+		})
+	}
+}
+
+func runBin(bin string, args []string) (int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		return -1, err.Error() + string(out)
+	}
+	return 0, string(out)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/target/mysql"
+)
+
+// applyFlags are the flags every applying command shares.
+type applyFlags struct {
+	target    string
+	workers   int
+	mode      string
+	retries   int
+	window    string
+	keepGTID  bool
+	channel   string
+	logFormat string
+	logLevel  string
+	progress  time.Duration
+	reconnect time.Duration
+}
+
+func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
+	fs.StringVar(&f.target, "target", "", "target server URL: mysql://USER:PASS@HOST:PORT or mysql://USER@localhost?socket=/path (required)")
+	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
+	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
+		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
+		"optimistic/aggressive: run ahead, roll back and retry on conflict; schema/domain: parallel across schemas/GTID domains)")
+	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
+	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window in bytes (like slave_parallel_max_queued); a bigger transaction runs alone")
+	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
+	fs.StringVar(&f.channel, "channel", defaultChannel, "name of this stream's position in the target's prepl.position table")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
+	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
+}
+
+func modeNames() []string {
+	var out []string
+	for _, m := range depend.Modes {
+		out = append(out, string(m))
+	}
+	return out
+}
+
+func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
+	mode, err := depend.ParseMode(f.mode)
+	if err != nil {
+		return apply.Config{}, fmt.Errorf("%w: --mode: %v", errUsage, err)
+	}
+	if f.workers < 0 {
+		return apply.Config{}, fmt.Errorf("%w: --workers must be 0 or more", errUsage)
+	}
+	window, err := parseBytes(f.window)
+	if err != nil {
+		return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
+	}
+	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
+		KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect}, nil
+}
+
+func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", errUsage, f.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler
+	switch f.logFormat {
+	case "text":
+		h = slog.NewTextHandler(stderr, opts)
+	case "json":
+		h = slog.NewJSONHandler(stderr, opts)
+	default:
+		return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, f.logFormat)
+	}
+	l := slog.New(h)
+	slog.SetDefault(l)
+	return l, nil
+}
+
+func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
+	if f.target == "" {
+		return nil, fmt.Errorf("%w: --target is required", errUsage)
+	}
+	e, err := mysql.ParseURL(f.target)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --target: %v", errUsage, err)
+	}
+	return mysql.Open(ctx, e, f.channel)
+}
+
+// parseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.
+func parseBytes(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mult := 1
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 64MiB)", s)
+	}
+	return n * mult, nil
+}
+
+func printSummary(w io.Writer, s apply.Stats) {
+	fmt.Fprintf(w, "applied %d transactions (%d rows, %d bytes) in %s: %.0f txn/s; skipped %d; retries %d\n",
+		s.Txns, s.Rows, s.Bytes, s.Elapsed.Round(time.Millisecond), s.Rate(), s.Skipped, s.Retries)
+	if s.Last.File != "" || s.Last.GTIDPos != "" {
+		fmt.Fprintf(w, "position: %s:%d gtid %s\n", s.Last.File, s.Last.Pos, s.Last.GTIDPos)
+	}
+	var parts []string
+	for r, n := range s.Serialized {
+		if r != "" && n > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", r, n))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "serialized: %s\n", strings.Join(parts, " "))
+	}
+}
+
+var _ = os.Stderr

@@ -1,0 +1,121 @@
+// Command prepl applies a MySQL/MariaDB row-based binlog to a target in
+// parallel, committing in the source's order, with a crash-safe position.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// errUsage marks a command-line mistake: exit code 2.
+var errUsage = errors.New("usage")
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"replicate", "apply a live source's binlog to a target", runReplicate},
+	{"replay", "apply binlog files to a target (point-in-time recovery)", runReplay},
+	{"status", "print the position stored on a target", runStatus},
+	{"version", "print prepl's version", runVersion},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `prepl applies a MySQL/MariaDB row-based binlog to a target server in parallel,
+committing in the source's order, with its position kept crash-safe in the target.
+
+Usage: prepl COMMAND [flags]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun `prepl COMMAND --help` for a command's flags and an example.\n")
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		err := c.run(ctx, args[1:], stdout, stderr)
+		switch {
+		case err == nil || errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "prepl %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "prepl %s: error: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "prepl: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+// signalContext is cancelled by the first SIGINT/SIGTERM: prepl then
+// finishes and commits what is in flight and exits 0. A second signal exits
+// at once; the position in the target is consistent either way.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ch:
+			slog.Default().Warn("signal received: finishing transactions in flight (send again to stop at once)")
+			cancel()
+		case <-ctx.Done():
+			return
+		}
+		<-ch
+		os.Exit(130)
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: prepl version\n\nPrints prepl's version.") }
+	if err := fs.Parse(args); err != nil {
+		return usageErr(err)
+	}
+	fmt.Fprintf(stdout, "prepl %s\n", version)
+	return nil
+}
+
+func usageErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/target/mysql"
+)
+
+func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("replicate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var af applyFlags
+	af.register(fs, "default")
+	source := fs.String("source", "", "source server URL: mysql://USER:PASS@HOST:PORT (required; needs REPLICATION SLAVE and REPLICATION CLIENT)")
+	startGTID := fs.String("start-gtid", "", "GTID position to start after when the target has no stored position\n(MariaDB gtid_slave_pos form 0-1-100,1-1-5, or a MySQL GTID set); default: the oldest binlog")
+	untilGTID := fs.String("until-gtid", "", "stop after applying this GTID (inclusive)")
+	stopAtEnd := fs.Bool("stop-at-end", false, "exit 0 once everything the source had written when prepl started is applied")
+	serverID := fs.Uint("server-id", 0, "server_id prepl presents to the source (default: derived, unique per channel)")
+	heartbeat := fs.Duration("heartbeat", time.Second, "heartbeat period asked of the source; a silent network is noticed after a few of them")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: prepl replicate --source URL --target URL [flags]
+
+Reads the source's binlog over the replication protocol and applies it to the
+target with --workers connections, committing in the source's order. The
+applied position is stored in the target (table prepl.position) in the same
+transaction as the rows; a restart resumes exactly after the last committed
+transaction, and a stored position wins over --start-gtid.
+
+Example:
+  prepl replicate --source mysql://repl:secret@10.0.0.1:3306 \
+      --target mysql://root@127.0.0.1:3306 --start-gtid 0-1-1000 --workers 8 --stop-at-end
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageErr(err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *source == "" {
+		return fmt.Errorf("%w: --source is required", errUsage)
+	}
+	src, err := mysql.ParseURL(*source)
+	if err != nil {
+		return fmt.Errorf("%w: --source: %v", errUsage, err)
+	}
+	if src.Socket != "" {
+		return fmt.Errorf("%w: --source: the replication protocol is read over TCP; give HOST:PORT instead of socket=", errUsage)
+	}
+	log, err := af.logger(stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := af.config(log)
+	if err != nil {
+		return err
+	}
+	if *untilGTID != "" {
+		cfg.Filter = untilFilter(*untilGTID)
+	}
+
+	srcDB, err := sql.Open("mysql", src.DSN())
+	if err != nil {
+		return err
+	}
+	defer srcDB.Close()
+	warnings, err := binlog.Preflight(ctx, srcDB)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", src, err)
+	}
+	for _, w := range warnings {
+		log.Warn(w, "source", src.String())
+	}
+
+	tgt, err := af.openTarget(ctx)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	res, err := apply.LoadResume(ctx, tgt)
+	if err != nil {
+		return err
+	}
+	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, Password: src.Password,
+		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd}
+	switch {
+	case res.Found && res.Position.GTIDPos != "":
+		sc.StartGTID = res.Position.GTIDPos
+		log.Info("resuming from the target's stored position", "gtid", sc.StartGTID, "channel", af.channel)
+	case res.Found && res.Position.File != "":
+		sc.StartFile, sc.StartPos = res.Position.File, res.Position.Pos
+		log.Info("resuming from the target's stored position", "file", sc.StartFile, "pos", sc.StartPos, "channel", af.channel)
+	case *startGTID != "":
+		sc.StartGTID = *startGTID
+		log.Info("starting after GTID position", "gtid", sc.StartGTID)
+	default:
+		log.Info("no stored position and no --start-gtid: starting from the source's oldest binlog")
+	}
+	if res.Found && *startGTID != "" {
+		log.Warn("--start-gtid ignored: the target has a stored position (delete its row in prepl.position to start over)", "channel", af.channel)
+	}
+	if sc.StartGTID != "" {
+		if res.Position.GTIDPos == "" {
+			res.Position.GTIDPos = sc.StartGTID
+		}
+	}
+	rd, err := binlog.OpenStream(ctx, sc)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", src, err)
+	}
+	defer rd.Close()
+	log.Info("replicating", "source", src.String(), "target", tgt.Endpoint.String(), "mode", cfg.Mode, "workers", cfg.Workers)
+	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
+	printSummary(stdout, stats)
+	return err
+}
+
+// untilFilter applies up to and including GTID g, then stops. For a
+// MariaDB GTID, a later sequence number in the same domain also stops.
+func untilFilter(g string) func(t *txnT) apply.Action {
+	d, _, seq, derr := apply.ParseMariaDBGTID(g)
+	return func(t *txnT) apply.Action {
+		switch {
+		case t.GTID == g:
+			return apply.Last
+		case derr == nil && t.GTID != "" && t.Domain == d && t.SeqNo > seq:
+			return apply.Stop
+		}
+		return apply.Apply
+	}
+}

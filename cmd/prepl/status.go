@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+)
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var af applyFlags
+	af.register(fs, "default")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: prepl status --target URL [--channel NAME]
+
+Prints the position prepl stored in the target for a channel.
+
+Example:
+  prepl status --target mysql://root@127.0.0.1:3306 --channel replay
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageErr(err)
+	}
+	tgt, err := af.openTarget(ctx)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	ps, err := tgt.Positions(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ps) == 0 {
+		fmt.Fprintf(stdout, "channel %q: no position stored on %s\n", af.channel, tgt.Endpoint)
+		return nil
+	}
+	slots := make([]string, 0, len(ps))
+	for s := range ps {
+		slots = append(slots, s)
+	}
+	sort.Strings(slots)
+	for _, s := range slots {
+		p := ps[s]
+		fmt.Fprintf(stdout, "channel %q slot %q: applied %d, position %s:%d, gtid %s, last %s, source time %s",
+			af.channel, s, p.Applied, p.File, p.Pos, p.GTIDPos, p.LastGTID, p.SourceTS.Format("2006-01-02 15:04:05.000000"))
+		if p.PendingDDL != "" {
+			fmt.Fprintf(stdout, ", DDL %s may be half-done", p.PendingDDL)
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}

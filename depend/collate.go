@@ -1,0 +1,175 @@
+package depend
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	xunicode "golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/encoding/unicode/utf32"
+	"golang.org/x/text/unicode/norm"
+)
+
+// foldText returns the skeleton of a text value: a byte string such that
+// two values equal under the column's collation have equal skeletons. The
+// converse need not hold: a skeleton may merge values the collation keeps
+// apart (a false conflict only costs parallelism), but must never split
+// values the collation merges (a missed conflict corrupts data).
+//
+// Binary collations ("binary", "*_bin") compare code points, PAD SPACE:
+// the skeleton is the value with trailing spaces removed (removing them
+// also for NO PAD collations only merges more).
+//
+// Every other collation gets one universal, deliberately coarse skeleton
+// that covers the equivalences of the general_ci, unicode_ci, unicode_520,
+// 0900 and uca1400 families and the tailorings that add equivalences the
+// plain fold lacks (Swedish/Danish/German: ä=æ=ae, ö=ø=oe, ü=y=ue, å=aa,
+// ß=s=ss, v=w; latin1_swedish_ci: '[' = Å, '\' = Ä, ']' = Ö):
+//
+//   - full case folding, then NFKD with nonspacing/enclosing marks, format
+//     and control characters dropped (accents, compatibility forms,
+//     ignorables);
+//   - letters without a decomposition mapped to their base: ø→o, æ→a, œ→o,
+//     đ/ð→d, ł→l, ħ→h, ŧ→t, ı→i, and y→u, w→v;
+//   - 'e' dropped after a, o or u (ä = ae), runs of one character
+//     collapsed (ß = ss = s, å = aa = a);
+//   - characters outside the BMP merged into U+FFFD (general_ci and
+//     unicode_ci weigh them all alike);
+//   - trailing spaces removed.
+//
+// A charset it cannot decode makes every value of the column one skeleton
+// (the index degrades to a table-wide key), unless the collation is binary
+// and the charset ASCII-compatible.
+func foldText(b []byte, charset, collation string) []byte {
+	charset = strings.ToLower(charset)
+	collation = strings.ToLower(collation)
+	if charset == "" && collation != "" {
+		charset, _, _ = strings.Cut(collation, "_")
+	}
+	binary := collation == "binary" || charset == "binary" || strings.HasSuffix(collation, "_bin")
+	dec, ok := decoderFor(charset)
+	if !ok {
+		if binary && !wideCharset(charset) {
+			return trimSpaces(b)
+		}
+		return []byte{0xff} // undecodable: every value is one skeleton
+	}
+	s := dec(b)
+	if binary {
+		return []byte(strings.TrimRight(s, " "))
+	}
+	if charset == "latin1" {
+		s = strings.NewReplacer("[", "å", `\`, "ä", "]", "ö").Replace(s)
+	}
+	return []byte(skeleton(s))
+}
+
+var folder = cases.Fold()
+
+func skeleton(s string) string {
+	if !isASCII(s) {
+		s = norm.NFKD.String(folder.String(s))
+	}
+	var out []rune
+	for _, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			r += 'a' - 'A'
+		} else if r >= utf8.RuneSelf {
+			r = unicode.ToLower(r) // NFKD may yield capitals ("℡" → "TEL")
+		}
+		if unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Cc) {
+			continue
+		}
+		switch r {
+		case 'ø':
+			r = 'o'
+		case 'æ':
+			r = 'a'
+		case 'œ':
+			r = 'o'
+		case 'đ', 'ð':
+			r = 'd'
+		case 'ł':
+			r = 'l'
+		case 'ħ':
+			r = 'h'
+		case 'ŧ':
+			r = 't'
+		case 'ı':
+			r = 'i'
+		case 'y':
+			r = 'u'
+		case 'w':
+			r = 'v'
+		}
+		if r > 0xFFFF {
+			r = utf8.RuneError
+		}
+		if n := len(out); n > 0 {
+			last := out[n-1]
+			if r == last || (r == 'e' && (last == 'a' || last == 'o' || last == 'u')) {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return strings.TrimRight(string(out), " ")
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func trimSpaces(b []byte) []byte {
+	for len(b) > 0 && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// wideCharset reports charsets whose space is not the single byte 0x20.
+func wideCharset(cs string) bool {
+	switch cs {
+	case "ucs2", "utf16", "utf16le", "utf32":
+		return true
+	}
+	return false
+}
+
+// decoderFor returns a function decoding bytes of charset to UTF-8; invalid
+// input decodes to U+FFFD, which only merges values.
+func decoderFor(cs string) (func([]byte) string, bool) {
+	switch cs {
+	case "utf8", "utf8mb3", "utf8mb4":
+		return func(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }, true
+	case "ascii":
+		return func(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }, true
+	case "latin1": // MySQL's latin1 is cp1252
+		return viaEncoding(charmap.Windows1252), true
+	case "ucs2", "utf16":
+		return viaEncoding(xunicode.UTF16(xunicode.BigEndian, xunicode.IgnoreBOM)), true
+	case "utf16le":
+		return viaEncoding(xunicode.UTF16(xunicode.LittleEndian, xunicode.IgnoreBOM)), true
+	case "utf32":
+		return viaEncoding(utf32.UTF32(utf32.BigEndian, utf32.IgnoreBOM)), true
+	}
+	return nil, false
+}
+
+func viaEncoding(e encoding.Encoding) func([]byte) string {
+	return func(b []byte) string {
+		out, err := e.NewDecoder().Bytes(b)
+		if err != nil {
+			return "\uFFFD"
+		}
+		return string(out)
+	}
+}

@@ -1,0 +1,407 @@
+package depend
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// Lock is one key of a transaction's writeset, held from its start until it
+// is Done. Two transactions conflict when they hold the same Key and at
+// least one of them holds it exclusively.
+//
+// Keys are 64-bit hashes of two kinds:
+//   - a row key: (schema, table, index, normalized values of the index
+//     columns) for the primary key and every unique key, over before and
+//     after images; exclusive. A foreign key reference to a parent row is
+//     the parent's row key, shared (two children of one parent row do not
+//     conflict).
+//   - a table key: (schema, table). Every row change holds it shared, as an
+//     intention; a change whose rows cannot be named by a key (no primary or
+//     unique key, a key column missing from the image) holds it exclusively
+//     and so conflicts with every change of the table.
+//
+// A hash collision only adds a conflict.
+type Lock struct {
+	Key    uint64
+	Shared bool
+	Reason Reason // what a wait on this lock is counted as (ReasonNone for a table intention)
+}
+
+// Keys returns the writeset of tx, or the reason it is a barrier (then locks
+// is nil): it is DDL, XA, non-transactional, holds a statement, or touches a
+// table that is unknown to cat, is a foreign key parent, is not
+// transactional or has triggers on the target.
+func Keys(tx *txn.Txn, cat txn.Catalog) (locks []Lock, barrier Reason) {
+	if r := txBarrier(tx); r != ReasonNone {
+		return nil, r
+	}
+	ks := keySet{idx: map[uint64]int{}}
+	for _, c := range tx.Changes {
+		rc := c.Row
+		if rc == nil {
+			continue
+		}
+		def, r := lookup(cat, rc.Table)
+		if r != ReasonNone {
+			return nil, r
+		}
+		ks.row(cat, def, rc)
+	}
+	return ks.locks, ReasonNone
+}
+
+// lookup finds the definition of a row change's table, or says why the
+// change must be a barrier.
+func lookup(cat txn.Catalog, t *txn.Table) (*txn.TableDef, Reason) {
+	if cat == nil || t == nil {
+		return nil, ReasonUnknownTable
+	}
+	def, ok := cat.Table(t.Schema, t.Name)
+	switch {
+	case !ok || def == nil:
+		return nil, ReasonUnknownTable
+	case def.Referenced:
+		return nil, ReasonForeignKey // ON DELETE/UPDATE may cascade into children
+	case !def.Transactional:
+		return nil, ReasonNonTransactional
+	case def.HasTriggers:
+		return nil, ReasonTrigger
+	}
+	return def, ReasonNone
+}
+
+// keySet collects locks without duplicates; exclusive wins over shared.
+type keySet struct {
+	locks []Lock
+	idx   map[uint64]int
+}
+
+func (ks *keySet) add(key uint64, shared bool, why Reason) {
+	if i, ok := ks.idx[key]; ok {
+		if l := &ks.locks[i]; l.Shared && !shared {
+			l.Shared, l.Reason = false, why
+		}
+		return
+	}
+	ks.idx[key] = len(ks.locks)
+	ks.locks = append(ks.locks, Lock{Key: key, Shared: shared, Reason: why})
+}
+
+func (ks *keySet) row(cat txn.Catalog, def *txn.TableDef, rc *txn.RowChange) {
+	table := tableKey(def.Schema, def.Name)
+	ks.add(table, true, ReasonNone)
+	if len(def.Indexes) == 0 {
+		ks.add(table, false, ReasonNoKey)
+	}
+	for _, img := range images(rc) {
+		for i := range def.Indexes {
+			ix := &def.Indexes[i]
+			vals, st := img.values(ix.Columns)
+			switch st {
+			case absent:
+				ks.add(table, false, ReasonNoKey)
+			case present:
+				ks.add(rowKey(def, ix.Name, ix.Columns, vals), false, ReasonKeyConflict)
+			}
+		}
+		for i := range def.ForeignKeys {
+			ks.reference(cat, def, &def.ForeignKeys[i], img)
+		}
+	}
+}
+
+// reference locks, shared, the parent row a child row points to, keyed as
+// the parent's own unique index over the referenced columns would key it.
+func (ks *keySet) reference(cat txn.Catalog, child *txn.TableDef, fk *txn.ForeignKeyDef, img image) {
+	vals, st := img.values(fk.Columns)
+	if st == hasNull {
+		return // MATCH SIMPLE: a NULL part references nothing
+	}
+	schema := fk.RefSchema
+	if schema == "" {
+		schema = child.Schema
+	}
+	var parent *txn.TableDef
+	ok := false
+	if cat != nil {
+		parent, ok = cat.Table(schema, fk.RefTable)
+	}
+	if !ok || parent == nil {
+		ks.add(tableKey(schema, fk.RefTable), false, ReasonForeignKey)
+		return
+	}
+	ptable := tableKey(parent.Schema, parent.Name)
+	ix, order := matchIndex(parent, fk)
+	if st == absent || ix == nil {
+		ks.add(ptable, false, ReasonForeignKey)
+		return
+	}
+	ks.add(ptable, true, ReasonNone)
+	pvals := make([]txn.Value, len(ix.Columns))
+	for j, k := range order {
+		pvals[j] = vals[k]
+	}
+	ks.add(rowKey(parent, ix.Name, ix.Columns, pvals), true, ReasonForeignKey)
+}
+
+// matchIndex finds the parent's primary or unique key made of exactly the
+// referenced columns; order[j] is the position in fk.RefColumns of the
+// index's j-th column.
+func matchIndex(parent *txn.TableDef, fk *txn.ForeignKeyDef) (*txn.IndexDef, []int) {
+	if len(fk.RefColumns) != len(fk.Columns) {
+		return nil, nil
+	}
+next:
+	for i := range parent.Indexes {
+		ix := &parent.Indexes[i]
+		if len(ix.Columns) != len(fk.RefColumns) {
+			continue
+		}
+		order := make([]int, len(ix.Columns))
+		for j, c := range ix.Columns {
+			if c < 0 || c >= len(parent.Columns) {
+				continue next
+			}
+			k := indexFold(fk.RefColumns, parent.Columns[c].Name)
+			if k < 0 {
+				continue next
+			}
+			order[j] = k
+		}
+		return ix, order
+	}
+	return nil, nil
+}
+
+func indexFold(names []string, name string) int {
+	for i, n := range names {
+		if strings.EqualFold(n, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// image is one row image with its column bitmap.
+type image struct {
+	vals []txn.Value
+	cols []bool
+}
+
+func images(rc *txn.RowChange) []image {
+	var out []image
+	if rc.Before != nil {
+		out = append(out, image{rc.Before, rc.BeforeCols})
+	}
+	if rc.After != nil {
+		out = append(out, image{rc.After, rc.AfterCols})
+	}
+	return out
+}
+
+type keyState uint8
+
+const (
+	present keyState = iota
+	hasNull          // a key part is NULL: no key
+	absent           // a key part is not in the image: table-wide
+)
+
+// values returns the image's values at cols. A missing column wins over a
+// NULL: the row may still collide on the columns we cannot see.
+func (im image) values(cols []int) ([]txn.Value, keyState) {
+	vals := make([]txn.Value, len(cols))
+	st := present
+	for i, c := range cols {
+		if c < 0 || c >= len(im.vals) || (im.cols != nil && (c >= len(im.cols) || !im.cols[c])) {
+			return nil, absent
+		}
+		vals[i] = im.vals[c]
+		if vals[i] == nil {
+			st = hasNull
+		}
+	}
+	return vals, st
+}
+
+// FNV-1a, with every field length-prefixed so that fields cannot run into
+// each other.
+type hasher uint64
+
+func newHasher(kind byte) hasher {
+	h := hasher(14695981039346656037)
+	h.byte(kind)
+	return h
+}
+
+func (h *hasher) byte(b byte) { *h = (*h ^ hasher(b)) * 1099511628211 }
+
+func (h *hasher) bytes(b []byte) {
+	h.u64(uint64(len(b)))
+	for _, c := range b {
+		h.byte(c)
+	}
+}
+
+func (h *hasher) str(s string) { h.bytes([]byte(s)) }
+
+func (h *hasher) u64(v uint64) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	for _, c := range b {
+		h.byte(c)
+	}
+}
+
+// Identifiers are folded to lower case: merging tables that a
+// case-sensitive server keeps apart only adds conflicts.
+func tableKey(schema, table string) uint64 {
+	h := newHasher('T')
+	h.str(strings.ToLower(schema))
+	h.str(strings.ToLower(table))
+	return uint64(h)
+}
+
+// rowKey hashes the values of index ixName of def; cols are the index's
+// column positions in def, vals their values.
+func rowKey(def *txn.TableDef, ixName string, cols []int, vals []txn.Value) uint64 {
+	h := newHasher('R')
+	h.str(strings.ToLower(def.Schema))
+	h.str(strings.ToLower(def.Name))
+	h.str(strings.ToLower(ixName))
+	for i, v := range vals {
+		var col *txn.ColumnDef
+		if c := cols[i]; c >= 0 && c < len(def.Columns) {
+			col = &def.Columns[c]
+		}
+		tag, b := normalize(v, col)
+		h.byte(tag)
+		h.bytes(b)
+	}
+	return uint64(h)
+}
+
+// normalize returns a type tag and bytes such that values equal under the
+// column's comparison get equal results.
+func normalize(v txn.Value, col *txn.ColumnDef) (byte, []byte) {
+	switch x := v.(type) {
+	case int64:
+		return 'i', u64bytes(uint64(unsignedMask(x, col)))
+	case int:
+		return 'i', u64bytes(uint64(unsignedMask(int64(x), col)))
+	case uint64:
+		return 'i', u64bytes(x)
+	case float32:
+		return 'f', u64bytes(floatBits(float64(x)))
+	case float64:
+		return 'f', u64bytes(floatBits(x))
+	case txn.Decimal:
+		return 'd', []byte(normDecimal(string(x)))
+	case txn.Temporal:
+		return 't', []byte(normTemporal(string(x)))
+	case txn.Bit:
+		return 'B', u64bytes(uint64(x))
+	case txn.Enum:
+		return 'E', u64bytes(uint64(x))
+	case txn.Set:
+		return 'S', u64bytes(uint64(x))
+	case []byte:
+		return normBytes(x, col)
+	case string:
+		return normBytes([]byte(x), col)
+	}
+	return '?', fmt.Appendf(nil, "%T:%v", v, v)
+}
+
+func normBytes(b []byte, col *txn.ColumnDef) (byte, []byte) {
+	if col == nil {
+		return 'b', b
+	}
+	if isText(col) {
+		return 's', foldText(b, col.Charset, col.Collation)
+	}
+	if strings.EqualFold(col.DataType, "binary") {
+		for len(b) > 0 && b[len(b)-1] == 0 { // BINARY(n) pads with 0x00
+			b = b[:len(b)-1]
+		}
+	}
+	return 'b', b
+}
+
+func isText(col *txn.ColumnDef) bool {
+	cs, co := strings.ToLower(col.Charset), strings.ToLower(col.Collation)
+	return (cs != "" || co != "") && cs != "binary" && co != "binary"
+}
+
+// unsignedMask makes a sign-extended and a zero-extended reading of an
+// UNSIGNED column the same number.
+func unsignedMask(v int64, col *txn.ColumnDef) int64 {
+	if col == nil || !col.Unsigned {
+		return v
+	}
+	switch strings.ToLower(col.DataType) {
+	case "tinyint":
+		return int64(uint8(v))
+	case "smallint":
+		return int64(uint16(v))
+	case "mediumint":
+		return v & 0xFFFFFF
+	case "int", "integer":
+		return int64(uint32(v))
+	}
+	return v
+}
+
+func floatBits(f float64) uint64 {
+	switch {
+	case f == 0:
+		return 0 // -0.0 == 0.0
+	case math.IsNaN(f):
+		return math.Float64bits(math.NaN())
+	}
+	return math.Float64bits(f)
+}
+
+func u64bytes(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// normDecimal writes exact decimal text in one form per number: no leading
+// '+' or integer zeros, no trailing fraction zeros, "0" for every zero.
+func normDecimal(s string) string {
+	s = strings.TrimSpace(s)
+	neg := false
+	switch {
+	case strings.HasPrefix(s, "-"):
+		neg, s = true, s[1:]
+	case strings.HasPrefix(s, "+"):
+		s = s[1:]
+	}
+	ip, fp, _ := strings.Cut(s, ".")
+	ip = strings.TrimLeft(ip, "0")
+	fp = strings.TrimRight(fp, "0")
+	if ip == "" && fp == "" {
+		return "0"
+	}
+	if ip == "" {
+		ip = "0"
+	}
+	if fp != "" {
+		ip += "." + fp
+	}
+	if neg {
+		ip = "-" + ip
+	}
+	return ip
+}
+
+// normTemporal drops trailing fractional zeros ("10:00:00.000" = "10:00:00").
+func normTemporal(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	return s
+}

@@ -1,0 +1,410 @@
+package depend
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// driver feeds a tracker and checks what it lets start.
+type driver struct {
+	tb  testing.TB
+	tr  *Tracker
+	seq uint64
+}
+
+func newDriver(tb testing.TB, mode Mode, cat txn.Catalog) *driver {
+	return &driver{tb: tb, tr: New(mode, cat)}
+}
+
+func (d *driver) add(txs ...*txn.Txn) {
+	for _, tx := range txs {
+		d.seq++
+		tx.Seq = d.seq
+		d.tr.Add(tx)
+	}
+}
+
+// ready checks that exactly want may start now, and returns their reasons.
+func (d *driver) ready(want ...uint64) []Reason {
+	d.tb.Helper()
+	got := d.tr.Ready()
+	var seqs []uint64
+	var reasons []Reason
+	for _, s := range got {
+		seqs = append(seqs, s.Seq)
+		reasons = append(reasons, s.Reason)
+	}
+	if !slices.Equal(seqs, want) {
+		d.tb.Fatalf("Ready() = %v, want %v", seqs, want)
+	}
+	return reasons
+}
+
+func (d *driver) done(seqs ...uint64) {
+	for _, s := range seqs {
+		d.tr.Done(s)
+	}
+}
+
+// TestWritesetPairs: for each pair, a is added, then b; b either starts at
+// once (want ReasonNone) or waits for a with reason want.
+func TestWritesetPairs(t *testing.T) {
+	neg0 := -0.0
+	cases := []struct {
+		name string
+		a, b *txn.Txn
+		want Reason
+	}{
+		{"same primary key", mk(ins("s.t1", 1, str("a"), 1)), mk(upd("s.t1", row(1, str("a"), 1), row(1, str("a"), 2))), ReasonKeyConflict},
+		{"different rows", mk(ins("s.t1", 1, str("a"), 1)), mk(ins("s.t1", 2, str("b"), 1)), ReasonNone},
+		{"same values other table", mk(ins("s.t1", 1, str("a"), 1)), mk(ins("s2.t1", 1, str("a"), 1)), ReasonNone},
+		{"before image of delete vs insert", mk(del("s.t1", 5, str("x"), 0)), mk(ins("s.t1", 5, str("y"), 0)), ReasonKeyConflict},
+		{"primary key moved away", mk(upd("s.t1", row(1, str("a"), 0), row(2, str("a"), 0))), mk(ins("s.t1", 1, str("z"), 0)), ReasonKeyConflict},
+		{"primary key moved onto", mk(del("s.t1", 2, str("q"), 0)), mk(upd("s.t1", row(1, str("a"), 0), row(2, str("a"), 0))), ReasonKeyConflict},
+		{"bug 86078 delete then insert unique under other pk", mk(del("s.t1", 1, str("a"), 0)), mk(ins("s.t1", 2, str("a"), 0)), ReasonKeyConflict},
+		{"swap unique values", mk(upd("s.t1", row(1, str("a"), 0), row(1, str("b"), 0))), mk(upd("s.t1", row(2, str("b"), 0), row(2, str("a"), 0))), ReasonKeyConflict},
+		{"null unique: no key", mk(ins("s.t1", 1, nil, 0)), mk(ins("s.t1", 2, nil, 0)), ReasonNone},
+		{"null part of composite unique", mk(ins("s.ab", 1, 7, nil)), mk(ins("s.ab", 2, 7, nil)), ReasonNone},
+		{"composite unique equal", mk(ins("s.ab", 1, 7, 8)), mk(ins("s.ab", 2, 7, 8)), ReasonKeyConflict},
+		{"composite unique differs", mk(ins("s.ab", 1, 7, 8)), mk(ins("s.ab", 2, 7, 9)), ReasonNone},
+		{"ci collation case", mk(ins("s.t1", 1, str("a"), 0)), mk(ins("s.t1", 2, str("A"), 0)), ReasonKeyConflict},
+		{"ci collation pad space", mk(ins("s.t1", 1, str("abc"), 0)), mk(ins("s.t1", 2, str("abc "), 0)), ReasonKeyConflict},
+		{"ci collation accent", mk(ins("s.t1", 1, str("é"), 0)), mk(ins("s.t1", 2, str("E"), 0)), ReasonKeyConflict},
+		{"ci collation sharp s", mk(ins("s.t1", 1, str("ß"), 0)), mk(ins("s.t1", 2, str("s"), 0)), ReasonKeyConflict},
+		{"bin collation case", mk(ins("s.bin", 1, str("a"))), mk(ins("s.bin", 2, str("A"))), ReasonNone},
+		{"bin collation pad space", mk(ins("s.bin", 1, str("abc"))), mk(ins("s.bin", 2, str("abc "))), ReasonKeyConflict},
+		{"varbinary trailing space", mk(ins("s.vb", 1, str("abc"))), mk(ins("s.vb", 2, str("abc "))), ReasonNone},
+		{"varbinary case", mk(ins("s.vb", 1, str("a"))), mk(ins("s.vb", 2, str("A"))), ReasonNone},
+		{"minus zero", mk(ins("s.num", 0.0, txn.Decimal("1"))), mk(ins("s.num", neg0, txn.Decimal("2"))), ReasonKeyConflict},
+		{"decimal forms", mk(ins("s.num", 1.0, txn.Decimal("1.50"))), mk(ins("s.num", 2.0, txn.Decimal("01.5"))), ReasonKeyConflict},
+		{"decimal zeros", mk(ins("s.num", 1.0, txn.Decimal("-0.00"))), mk(ins("s.num", 2.0, txn.Decimal("0"))), ReasonKeyConflict},
+		{"decimal differs", mk(ins("s.num", 1.0, txn.Decimal("1.5"))), mk(ins("s.num", 2.0, txn.Decimal("1.05"))), ReasonNone},
+		{"unsigned sign-extended", mk(ins("s.uns", int64(-1))), mk(ins("s.uns", int64(255))), ReasonKeyConflict},
+		{"no-key table", mk(ins("s.nokey", 1, 2)), mk(ins("s.nokey", 3, 4)), ReasonNoKey},
+		{"no-key table vs keyed table", mk(ins("s.nokey", 1, 2)), mk(ins("s.t1", 3, str("c"), 4)), ReasonNone},
+		{"no-key table vs keyed row of it", mk(upd("s.t1", row(1, str("a"), 0), row(1, str("b"), 0))), mk(minimal(del("s.t1", 9, str("z"), 0), 1)), ReasonNoKey},
+		{"key column missing from image", mk(minimal(del("s.t1", 9, str("z"), 0), 1)), mk(ins("s.t1", 3, str("c"), 4)), ReasonNoKey},
+		{"fk children of one parent row", mk(ins("s.child", 1, 5)), mk(ins("s.child", 2, 5)), ReasonNone},
+		{"fk child null reference", mk(ins("s.child", 1, nil)), mk(ins("s.child", 2, nil)), ReasonNone},
+		{"fk parent change after child", mk(ins("s.child", 1, 5)), mk(del("s.parent", 5, 0)), ReasonForeignKey},
+		{"fk child after parent change", mk(ins("s.parent", 5, 0)), mk(ins("s.child", 1, 5)), ReasonForeignKey},
+		{"ddl after rows", mk(ins("s.t1", 1, str("a"), 1)), mk(ddl("s", "ALTER TABLE t1 ADD c INT")), ReasonDDL},
+		{"rows after ddl", mk(ddl("s", "CREATE TABLE x (i INT)")), mk(ins("s2.t1", 1, str("a"), 1)), ReasonDDL},
+		{"statement inside transaction", mk(ins("s.t1", 1, str("a"), 1)), mk(stmt("s", "UPDATE t1 SET v=v+1")), ReasonStatement},
+		{"non-transactional flag", mk(ins("s.t1", 1, str("a"), 1)), func() *txn.Txn { tx := mk(ins("s2.t1", 1, str("a"), 1)); tx.NonTransactional = true; return tx }(), ReasonNonTransactional},
+		{"non-transactional table", mk(ins("s.t1", 1, str("a"), 1)), mk(ins("s.myisam", 1)), ReasonNonTransactional},
+		{"xa", func() *txn.Txn { tx := mk(ins("s.t1", 1, str("a"), 1)); tx.XA = true; return tx }(), mk(ins("s2.t1", 1, str("a"), 1)), ReasonXA},
+		{"unknown table", mk(ins("s.t1", 1, str("a"), 1)), mk(ins("s.nope", 1)), ReasonUnknownTable},
+		{"trigger table", mk(ins("s.t1", 1, str("a"), 1)), mk(ins("s.trig", 1)), ReasonTrigger},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := newDriver(t, Writeset, testCatalog())
+			d.add(c.a, c.b)
+			if c.want == ReasonNone {
+				d.ready(1, 2)
+				return
+			}
+			d.ready(1)
+			d.done(1)
+			if got := d.ready(2); got[0] != c.want {
+				t.Fatalf("reason %q, want %q", got[0], c.want)
+			}
+			if got := d.tr.Stats()[c.want]; got != 1 {
+				t.Fatalf("Stats()[%q] = %d, want 1", c.want, got)
+			}
+		})
+	}
+}
+
+func TestForeignKeyReferenceIsParentRowKey(t *testing.T) {
+	cat := testCatalog()
+	cat["s.parent"].Referenced = false // otherwise a parent change is a barrier with no keys
+	parent, _ := Keys(mk(ins("s.parent", 5, 0)), cat)
+	child, _ := Keys(mk(ins("s.child", 1, 5)), cat)
+	var ref *Lock
+	for i, l := range child {
+		if l.Reason == ReasonForeignKey {
+			ref = &child[i]
+		}
+	}
+	if ref == nil || !ref.Shared {
+		t.Fatalf("child locks %+v: no shared foreign-key lock", child)
+	}
+	if !slices.ContainsFunc(parent, func(l Lock) bool { return l.Key == ref.Key && !l.Shared }) {
+		t.Fatalf("child reference %x is not among the parent's exclusive keys %+v", ref.Key, parent)
+	}
+	// With the barrier lifted, the parent row change and its child conflict.
+	d := newDriver(t, Writeset, cat)
+	d.add(mk(del("s.parent", 5, 0)), mk(ins("s.child", 1, 5)), mk(ins("s.child", 2, 6)))
+	d.ready(1, 3)
+	d.done(1)
+	if r := d.ready(2); r[0] != ReasonForeignKey {
+		t.Fatalf("reason %q", r[0])
+	}
+}
+
+func TestBarrierHoldsBackLaterIndependentWork(t *testing.T) {
+	d := newDriver(t, Writeset, testCatalog())
+	d.add(mk(ins("s.t1", 1, str("a"), 0)), mk(ins("s.t1", 2, str("b"), 0)),
+		mk(ddl("s", "ALTER TABLE t1 ADD c INT")),
+		mk(ins("s.t1", 3, str("c"), 0)), mk(ins("s2.t1", 4, str("d"), 0)))
+	d.ready(1, 2)
+	d.done(2)
+	d.ready()
+	d.done(1)
+	if r := d.ready(3); r[0] != ReasonDDL {
+		t.Fatalf("ddl reason %q", r[0])
+	}
+	d.done(3)
+	if r := d.ready(4, 5); r[0] != ReasonDDL || r[1] != ReasonDDL {
+		t.Fatalf("after-ddl reasons %q", r)
+	}
+}
+
+func TestKeyChainWaitsForAllHolders(t *testing.T) {
+	// 1 and 2 are independent; 3 touches both rows and must wait for both.
+	d := newDriver(t, Writeset, testCatalog())
+	d.add(mk(ins("s.t1", 1, str("a"), 0)), mk(ins("s.t1", 2, str("b"), 0)),
+		mk(upd("s.t1", row(1, str("a"), 0), row(1, str("a"), 1)), upd("s.t1", row(2, str("b"), 0), row(2, str("b"), 1))),
+		mk(del("s.t1", 1, str("a"), 1)))
+	d.ready(1, 2)
+	d.done(2)
+	d.ready()
+	d.done(1)
+	d.ready(3)
+	d.done(3)
+	d.ready(4)
+	if d.tr.Pending() != 1 {
+		t.Fatalf("Pending() = %d", d.tr.Pending())
+	}
+}
+
+func TestSerial(t *testing.T) {
+	d := newDriver(t, Serial, nil)
+	d.add(mk(ins("s.t1", 1, str("a"), 0)), mk(ins("s.t1", 2, str("b"), 0)), mk(ins("s2.t1", 3, str("c"), 0)))
+	d.ready(1)
+	d.done(1)
+	if r := d.ready(2); r[0] != ReasonSerial {
+		t.Fatal(r)
+	}
+	d.done(2)
+	d.ready(3)
+}
+
+func mariadb(cid uint64, c ...txn.Change) *txn.Txn {
+	tx := mk(c...)
+	tx.CommitID = cid
+	tx.Flags = txn.FlagTransactional | txn.FlagAllowParallel
+	if cid != 0 {
+		tx.Flags |= txn.FlagGroupCommitID
+	}
+	return tx
+}
+
+func mysql(file string, lc, sn int64) *txn.Txn {
+	tx := mk(ins("s.t1", sn, nil, 0))
+	tx.LastCommitted, tx.SequenceNumber = lc, sn
+	tx.Start.File = file
+	return tx
+}
+
+func TestCommitOrderMariaDB(t *testing.T) {
+	d := newDriver(t, CommitOrder, nil)
+	r := ins("s.t1", 1, nil, 0)
+	d.add(mariadb(10, r), mariadb(10, r), mariadb(10, r), mariadb(11, r), mariadb(11, r), mariadb(0, r), mariadb(12, r))
+	d.ready(1, 2, 3)
+	d.done(1, 2)
+	d.ready()
+	d.done(3)
+	if rs := d.ready(4, 5); rs[0] != ReasonCommitOrder {
+		t.Fatal(rs)
+	}
+	d.done(5)
+	d.ready()
+	d.done(4)
+	d.ready(6)
+	d.done(6)
+	d.ready(7)
+}
+
+func TestCommitOrderMariaDBDDLNeverJoins(t *testing.T) {
+	d := newDriver(t, CommitOrder, nil)
+	d.add(mariadb(10, ins("s.t1", 1, nil, 0)), mariadb(10, ddl("s", "DROP TABLE x")), mariadb(10, ins("s.t1", 2, nil, 0)))
+	d.ready(1)
+	d.done(1)
+	if r := d.ready(2); r[0] != ReasonDDL {
+		t.Fatal(r)
+	}
+	d.done(2)
+	d.ready(3)
+}
+
+func TestCommitOrderMySQL(t *testing.T) {
+	d := newDriver(t, CommitOrder, nil)
+	// File a: 1 and 2 run together, 3 after 1, 4 after 1 and 2, 5 with the first.
+	d.add(mysql("a", 0, 1), mysql("a", 0, 2), mysql("a", 1, 3), mysql("a", 2, 4), mysql("a", 0, 5))
+	d.ready(1, 2, 5)
+	d.done(2)
+	d.ready()
+	d.done(1)
+	d.ready(3, 4)
+	// File b restarts the clock: its transactions wait for all of file a,
+	// then run as their own clock says.
+	d.add(mysql("b", 0, 1), mysql("b", 0, 2), mysql("b", 1, 3))
+	d.ready()
+	d.done(3, 4)
+	d.ready()
+	d.done(5)
+	d.ready(6, 7)
+	d.done(6)
+	d.ready(8)
+	// Without file names, a sequence number that does not increase tells.
+	d.add(mysql("", 0, 1), mysql("", 0, 2))
+	d.ready()
+	d.done(7)
+	d.ready()
+	d.done(8)
+	d.ready(9, 10)
+}
+
+func TestCommitOrderUntaggedIsSerial(t *testing.T) {
+	d := newDriver(t, CommitOrder, nil)
+	d.add(mk(ins("s.t1", 1, nil, 0)), mk(ins("s.t1", 2, nil, 0)))
+	d.ready(1)
+	d.done(1)
+	if r := d.ready(2); r[0] != ReasonCommitOrder {
+		t.Fatal(r)
+	}
+}
+
+func TestOptimistic(t *testing.T) {
+	waitedTx := mariadb(0, ins("s.t1", 2, nil, 0))
+	waitedTx.Flags |= txn.FlagWaited
+	noParallel := mariadb(0, ins("s.t1", 4, nil, 0))
+	noParallel.Flags &^= txn.FlagAllowParallel
+	mysqlTx := mk(ins("s.t1", 5, nil, 0)) // no MariaDB flags: nothing to obey
+	for _, mode := range []Mode{Optimistic, Aggressive} {
+		t.Run(string(mode), func(t *testing.T) {
+			d := newDriver(t, mode, testCatalog())
+			d.add(mariadb(0, ins("s.t1", 1, nil, 0)), waitedTx, mariadb(0, ins("s.t1", 3, nil, 0)), noParallel, mysqlTx)
+			if mode == Aggressive {
+				d.ready(1, 2, 3, 4, 5)
+				return
+			}
+			d.ready(1, 3, 5)
+			d.done(3)
+			d.ready(4)
+			d.done(1)
+			if r := d.ready(2); r[0] != ReasonWaitedFlag {
+				t.Fatal(r)
+			}
+			if got := d.tr.Stats()[ReasonWaitedFlag]; got != 2 {
+				t.Fatalf("waited-flag stat %d", got)
+			}
+		})
+	}
+}
+
+func TestOptimisticBarriers(t *testing.T) {
+	nontrans := mk(ins("s.t1", 3, nil, 0))
+	nontrans.NonTransactional = true
+	d := newDriver(t, Optimistic, testCatalog())
+	d.add(mk(ins("s.t1", 1, nil, 0)), mk(ddl("s", "ALTER TABLE t1 ADD c INT")), nontrans, mk(ins("s.myisam", 1)), mk(ins("s.t1", 1, nil, 0)))
+	d.ready(1)
+	d.done(1)
+	d.ready(2)
+	d.done(2)
+	d.ready(3)
+	d.done(3)
+	d.ready(4)
+	d.done(4)
+	d.ready(5)
+}
+
+func TestSchema(t *testing.T) {
+	d := newDriver(t, Schema, nil)
+	a := mk(ins("s.t1", 1, nil, 0))
+	b := mk(ins("s2.t1", 1, nil, 0))
+	c := mk(ins("s.nokey", 1, 2))
+	both := mk(ins("s.t1", 2, nil, 0), ins("s2.t1", 2, nil, 0))
+	d.add(a, b, c, both)
+	for tx, want := range map[*txn.Txn]string{a: "schema:s", b: "schema:s2", both: ""} {
+		if got := OrderKey(Schema, tx); got != want {
+			t.Fatalf("OrderKey = %q, want %q", got, want)
+		}
+	}
+	d.ready(1, 2)
+	d.done(1)
+	if r := d.ready(3); r[0] != ReasonSchema {
+		t.Fatal(r)
+	}
+	d.done(3)
+	d.ready()
+	d.done(2)
+	d.ready(4)
+}
+
+func TestDomain(t *testing.T) {
+	inDomain := func(dom uint32, c ...txn.Change) *txn.Txn {
+		tx := mariadb(0, c...)
+		tx.Domain = dom
+		return tx
+	}
+	d := newDriver(t, Domain, testCatalog())
+	d.add(
+		inDomain(1, ddl("s", "ALTER TABLE t1 ADD c INT")), // barrier of domain 1 only
+		inDomain(2, ins("s.t1", 1, str("a"), 0)),
+		inDomain(2, ins("s.t1", 1, str("a"), 0)), // same key, same domain: waits for 2
+		inDomain(1, ins("s.t1", 7, str("z"), 0)), // waits for the domain-1 DDL
+		inDomain(3, ins("s.t1", 1, str("a"), 0)), // same key, other domain: free
+	)
+	d.ready(1, 2, 5)
+	d.done(2)
+	d.ready(3)
+	d.done(1)
+	d.ready(4)
+	if got := OrderKey(Domain, inDomain(7)); got != "domain:7" {
+		t.Fatal(got)
+	}
+	if got := OrderKey(Writeset, inDomain(7)); got != "" {
+		t.Fatal(got)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, m := range Modes {
+		if got, err := ParseMode(string(m)); err != nil || got != m {
+			t.Fatalf("ParseMode(%q) = %q, %v", m, got, err)
+		}
+	}
+	_, err := ParseMode("conservative")
+	if err == nil || !strings.Contains(err.Error(), "writeset") || !strings.Contains(err.Error(), "commit-order") {
+		t.Fatalf("error %v does not list the modes", err)
+	}
+}
+
+func TestInvariantPanics(t *testing.T) {
+	mustPanic := func(name, want string, f func()) {
+		t.Helper()
+		defer func() {
+			r := recover()
+			if r == nil || !strings.Contains(fmt.Sprint(r), want) {
+				t.Fatalf("%s: panic %v, want one naming %q", name, r, want)
+			}
+		}()
+		f()
+	}
+	tr := New(Writeset, testCatalog())
+	tx := mk(ins("s.t1", 1, nil, 0))
+	tx.Seq = 5
+	tr.Add(tx)
+	mustPanic("out of order", "strictly increasing", func() { tr.Add(&txn.Txn{Seq: 5}) })
+	mustPanic("done before start", "not started", func() { tr.Done(5) })
+	mustPanic("done unknown", "not pending", func() { tr.Done(9) })
+	mustPanic("unknown mode", "unknown mode", func() { New("fast", nil) })
+}

@@ -1,0 +1,183 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// ErrNoTable is wrapped by Catalog.Load when the target lacks a table.
+var ErrNoTable = fmt.Errorf("table missing on target")
+
+// Catalog caches the target's table definitions, loaded from
+// information_schema. It implements txn.Catalog for the dependency tracker;
+// Load must have been called for a table before Table is asked for it.
+type Catalog struct {
+	db     *sql.DB
+	mu     sync.Mutex
+	tables map[string]*txn.TableDef
+}
+
+// NewCatalog returns an empty catalog over the target db.
+func NewCatalog(db *sql.DB) *Catalog {
+	return &Catalog{db: db, tables: map[string]*txn.TableDef{}}
+}
+
+// Table implements txn.Catalog.
+func (c *Catalog) Table(schema, name string) (*txn.TableDef, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.tables[schema+"."+name]
+	return d, ok && d != nil
+}
+
+// Invalidate forgets every definition (after DDL).
+func (c *Catalog) Invalidate() {
+	c.mu.Lock()
+	c.tables = map[string]*txn.TableDef{}
+	c.mu.Unlock()
+}
+
+// LoadTxn loads every table a transaction's row changes touch. A table
+// missing on the target is an error that names it.
+func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
+	for _, ch := range t.Changes {
+		if ch.Row == nil {
+			continue
+		}
+		tb := ch.Row.Table
+		d, err := c.Load(ctx, tb.Schema, tb.Name)
+		if err != nil {
+			return err
+		}
+		if len(d.Columns) != len(tb.Types) {
+			return fmt.Errorf("table %s has %d columns on the target but %d in the binlog: the target's schema differs from the source's",
+				d.QualifiedName(), len(d.Columns), len(tb.Types))
+		}
+	}
+	return nil
+}
+
+// Load returns the definition of schema.name, from cache or the target.
+func (c *Catalog) Load(ctx context.Context, schema, name string) (*txn.TableDef, error) {
+	c.mu.Lock()
+	d := c.tables[schema+"."+name]
+	c.mu.Unlock()
+	if d != nil {
+		return d, nil
+	}
+	d, err := LoadTableDef(ctx, c.db, schema, name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.tables[schema+"."+name] = d
+	c.mu.Unlock()
+	return d, nil
+}
+
+// LoadTableDef reads one table's definition from information_schema.
+func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.TableDef, error) {
+	d := &txn.TableDef{Schema: schema, Name: name}
+	var engine sql.NullString
+	err := db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, name).Scan(&engine)
+	if err == sql.ErrNoRows {
+		return nil, fmt.Errorf("target lacks table %s.%s: %w (create it on the target, or restore a snapshot of the source)", schema, name, ErrNoTable)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %s.%s: %w", schema, name, err)
+	}
+	e := strings.ToLower(engine.String)
+	d.Transactional = e == "innodb" || e == "rocksdb" || e == "tokudb" || e == ""
+
+	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
+		COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, ''), EXTRA
+		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
+		ORDER BY ORDINAL_POSITION`, schema, name)
+	if err != nil {
+		return nil, fmt.Errorf("load columns of %s.%s: %w", schema, name, err)
+	}
+	byName := map[string]int{}
+	for rows.Next() {
+		var c txn.ColumnDef
+		var colType, nullable, extra string
+		if err := rows.Scan(&c.Name, &c.DataType, &colType, &nullable, &c.Charset, &c.Collation, &extra); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.DataType = strings.ToLower(c.DataType)
+		c.Unsigned = strings.Contains(strings.ToLower(colType), "unsigned")
+		c.Nullable = nullable == "YES"
+		x := strings.ToUpper(extra)
+		c.Generated = strings.Contains(x, "VIRTUAL") || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
+		byName[strings.ToLower(c.Name)] = len(d.Columns)
+		d.Columns = append(d.Columns, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	rows, err = db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0
+		ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
+	if err != nil {
+		return nil, fmt.Errorf("load keys of %s.%s: %w", schema, name, err)
+	}
+	for rows.Next() {
+		var idx, col string
+		if err := rows.Scan(&idx, &col); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		n := len(d.Indexes)
+		if n == 0 || d.Indexes[n-1].Name != idx {
+			d.Indexes = append(d.Indexes, txn.IndexDef{Name: idx, Primary: idx == "PRIMARY"})
+			n++
+		}
+		d.Indexes[n-1].Columns = append(d.Indexes[n-1].Columns, byName[strings.ToLower(col)])
+	}
+	rows.Close()
+
+	rows, err = db.QueryContext(ctx, `SELECT CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA,
+		REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND REFERENCED_TABLE_NAME IS NOT NULL
+		ORDER BY CONSTRAINT_NAME, ORDINAL_POSITION`, schema, name)
+	if err != nil {
+		return nil, fmt.Errorf("load foreign keys of %s.%s: %w", schema, name, err)
+	}
+	for rows.Next() {
+		var cn, col, rs, rt, rc string
+		if err := rows.Scan(&cn, &col, &rs, &rt, &rc); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		n := len(d.ForeignKeys)
+		if n == 0 || d.ForeignKeys[n-1].Name != cn {
+			d.ForeignKeys = append(d.ForeignKeys, txn.ForeignKeyDef{Name: cn, RefSchema: rs, RefTable: rt})
+			n++
+		}
+		fk := &d.ForeignKeys[n-1]
+		fk.Columns = append(fk.Columns, byName[strings.ToLower(col)])
+		fk.RefColumns = append(fk.RefColumns, rc)
+	}
+	rows.Close()
+
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.KEY_COLUMN_USAGE
+		WHERE REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME = ?`, schema, name).Scan(&n); err != nil {
+		return nil, err
+	}
+	d.Referenced = n > 0
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.TRIGGERS
+		WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?`, schema, name).Scan(&n); err != nil {
+		return nil, err
+	}
+	d.HasTriggers = n > 0
+	return d, nil
+}

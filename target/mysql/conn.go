@@ -1,0 +1,294 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"strconv"
+	"strings"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// maxBatch bounds one round trip's SQL text, well under the server's
+// default max_allowed_packet (16 MiB on MariaDB 10.11, 64 MiB on MySQL 8).
+const maxBatch = 4 << 20
+
+const sessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
+	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4, innodb_lock_wait_timeout=20"
+
+// Conn is one pinned target connection, used by one worker at a time.
+// Statements are buffered and sent as one multi-statement round trip;
+// every row statement's affected-row count is checked.
+type Conn struct {
+	t  *Target
+	c  *sql.Conn
+	ID uint64 // CONNECTION_ID() on the target, for lock-wait inspection
+
+	// KeepGTID makes every source transaction its own target transaction
+	// with the source's GTID in the target's binlog (MariaDB targets).
+	KeepGTID bool
+
+	buf    []byte
+	expect []rowExpect // per buffered statement
+	fkOff  bool
+	uqOff  bool
+	open   bool // BEGIN sent or buffered
+}
+
+type rowExpect struct {
+	check bool
+	kind  txn.Kind
+	table string
+	tx    *txn.Txn
+}
+
+// Conn opens a pinned connection with prepl's session settings.
+func (t *Target) Conn(ctx context.Context) (*Conn, error) {
+	c, err := t.DB.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
+	}
+	if _, err := c.ExecContext(ctx, sessionSQL); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("set session on target: %w", err)
+	}
+	w := &Conn{t: t, c: c}
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&w.ID); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Close discards the connection (never returned to the pool half-used).
+func (c *Conn) Close() {
+	c.c.Raw(func(any) error { return driver.ErrBadConn })
+	c.c.Close()
+}
+
+func (c *Conn) stmt(q string, e rowExpect) {
+	c.buf = append(c.buf, q...)
+	c.buf = append(c.buf, ';')
+	c.expect = append(c.expect, e)
+}
+
+// Begin starts a target transaction (buffered; sent with the first flush).
+func (c *Conn) Begin() {
+	c.buf, c.expect = c.buf[:0], c.expect[:0]
+	c.stmt("BEGIN", rowExpect{})
+	c.open = true
+}
+
+// Apply buffers the row changes of tx inside the open transaction,
+// flushing to the server when the buffer is large.
+func (c *Conn) Apply(ctx context.Context, tx *txn.Txn) error {
+	if !c.open {
+		return fmt.Errorf("apply %s: no open transaction", describe(tx))
+	}
+	for _, ch := range tx.Changes {
+		if ch.Stmt != nil {
+			if ch.Stmt.DDL {
+				return fmt.Errorf("apply %s: DDL inside a row transaction", describe(tx))
+			}
+			c.stmt(ch.Stmt.SQL, rowExpect{})
+			continue
+		}
+		rc := ch.Row
+		d, ok := c.t.Catalog.Table(rc.Table.Schema, rc.Table.Name)
+		if !ok {
+			var err error
+			if d, err = c.t.Catalog.Load(ctx, rc.Table.Schema, rc.Table.Name); err != nil {
+				return fmt.Errorf("apply %s: %w", describe(tx), err)
+			}
+		}
+		c.setFlags(rc.Flags)
+		start := len(c.buf)
+		b, err := AppendRowChange(c.buf, rc, d)
+		if err != nil {
+			return fmt.Errorf("apply %s: %w", describe(tx), err)
+		}
+		c.buf = append(b, ';')
+		_ = start
+		c.expect = append(c.expect, rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx})
+		if len(c.buf) >= maxBatch {
+			if err := c.Flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Conn) setFlags(f uint16) {
+	fkOff := f&txn.RowsFlagNoForeignKeyChecks != 0
+	uqOff := f&txn.RowsFlagRelaxedUniqueCheck != 0
+	if fkOff != c.fkOff {
+		c.stmt("SET SESSION foreign_key_checks="+boolInt(!fkOff), rowExpect{})
+		c.fkOff = fkOff
+	}
+	if uqOff != c.uqOff {
+		c.stmt("SET SESSION unique_checks="+boolInt(!uqOff), rowExpect{})
+		c.uqOff = uqOff
+	}
+}
+
+func boolInt(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// Flush sends the buffered statements and checks their row counts.
+func (c *Conn) Flush(ctx context.Context) error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	q := string(c.buf[:len(c.buf)-1])
+	expect := c.expect
+	c.buf, c.expect = c.buf[:0], c.expect[:0]
+	var affected []int64
+	err := c.c.Raw(func(dc any) error {
+		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
+		if err != nil {
+			return err
+		}
+		affected = res.(gomysql.Result).AllRowsAffected()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, e := range expect {
+		if !e.check || i >= len(affected) {
+			continue
+		}
+		if affected[i] != 1 {
+			return fmt.Errorf("apply %s: %s on %s affected %d rows, want 1: the target has diverged from the source: %w",
+				describe(e.tx), e.kind, e.table, affected[i], ErrRowCount)
+		}
+	}
+	return nil
+}
+
+// Commit stores p in the position table and commits, in one round trip
+// with whatever is still buffered.
+func (c *Conn) Commit(ctx context.Context, p Position) error {
+	c.stmt(c.t.positionSQL(p), rowExpect{})
+	c.stmt("COMMIT", rowExpect{})
+	c.open = false
+	return c.Flush(ctx)
+}
+
+// Rollback abandons the open transaction.
+func (c *Conn) Rollback(ctx context.Context) error {
+	c.buf, c.expect = c.buf[:0], c.expect[:0]
+	c.open = false
+	_, err := c.c.ExecContext(ctx, "ROLLBACK")
+	return err
+}
+
+// KeepGTIDSQL returns the statement that makes the next target
+// transaction carry tx's GTID (MariaDB), or "" when it cannot.
+func KeepGTIDSQL(tx *txn.Txn) string {
+	if tx.GTID == "" || strings.Contains(tx.GTID, ":") {
+		return ""
+	}
+	return fmt.Sprintf("SET SESSION gtid_domain_id=%d, server_id=%d, gtid_seq_no=%d", tx.Domain, tx.ServerID, tx.SeqNo)
+}
+
+// BeginGTID starts a transaction that will carry tx's GTID on a MariaDB
+// target with a binlog.
+func (c *Conn) BeginGTID(tx *txn.Txn) {
+	c.Begin()
+	if q := KeepGTIDSQL(tx); q != "" {
+		c.buf, c.expect = c.buf[:0], c.expect[:0]
+		c.stmt(q, rowExpect{})
+		c.stmt("BEGIN", rowExpect{})
+	}
+}
+
+// ddlTolerated are the errors a DDL gives when it had already run before a
+// crash: replaying it after a restart treats them as done.
+var ddlTolerated = map[uint16]bool{1007: true, 1008: true, 1050: true, 1051: true, 1054: true,
+	1060: true, 1061: true, 1091: true, 1146: true, 1359: true, 1360: true, 1304: true, 1305: true}
+
+// ApplyDDL runs a DDL transaction: the position first records the DDL as
+// pending, then the DDL runs with its source session state on a connection
+// of its own, then the position moves past it. A DDL cannot share a
+// transaction with the position row, so after a crash between the two the
+// restart replays it with resumed=true and takes "already exists" errors
+// as done.
+func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Position, resumed bool, keepGTID bool) error {
+	st := tx.Changes[0].Stmt
+	before.PendingDDL = TxnID(tx)
+	if _, err := t.DB.ExecContext(ctx, t.positionSQL(before)); err != nil {
+		return fmt.Errorf("store position before DDL %s: %w", describe(tx), err)
+	}
+	c, err := t.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		c.Raw(func(any) error { return driver.ErrBadConn })
+		c.Close()
+	}()
+	var set []string
+	set = append(set, "time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'")
+	if st.HasSQLMode {
+		set = append(set, "sql_mode="+strconv.FormatUint(st.SQLMode, 10))
+	}
+	if st.TimeZone != "" {
+		set = append(set, "time_zone="+QuoteString(st.TimeZone))
+	}
+	if st.CharsetClient != 0 {
+		set = append(set, fmt.Sprintf("character_set_client=%d, collation_connection=%d, collation_server=%d",
+			st.CharsetClient, st.CollationConn, st.CollationServer))
+	}
+	set = append(set, "foreign_key_checks="+boolInt(st.ForeignKeyChecks), "unique_checks="+boolInt(st.UniqueChecks))
+	if keepGTID {
+		if q := KeepGTIDSQL(tx); q != "" {
+			set = append(set, strings.TrimPrefix(q, "SET SESSION "))
+		}
+	}
+	if _, err := c.ExecContext(ctx, "SET SESSION "+strings.Join(set, ", ")); err != nil {
+		return fmt.Errorf("set session for DDL %s: %w", describe(tx), err)
+	}
+	if st.Schema != "" {
+		// The replica's SQL thread sets the default database without checking
+		// it exists (CREATE DATABASE is logged with itself as default).
+		if _, err := c.ExecContext(ctx, "USE "+QuoteIdent(st.Schema)); err != nil && ErrorCode(err) != 1049 {
+			return fmt.Errorf("DDL %s: USE %s: %w", describe(tx), st.Schema, err)
+		}
+	}
+	if _, err := c.ExecContext(ctx, st.SQL); err != nil {
+		if !(resumed && ddlTolerated[ErrorCode(err)]) {
+			return fmt.Errorf("DDL %s failed on target: %q: %w", describe(tx), truncate(st.SQL, 200), err)
+		}
+	}
+	t.Catalog.Invalidate()
+	if _, err := t.DB.ExecContext(ctx, t.positionSQL(after)); err != nil {
+		return fmt.Errorf("store position after DDL %s: %w", describe(tx), err)
+	}
+	return nil
+}
+
+// TxnID names a transaction stably across runs: its GTID, else its
+// starting file:offset.
+func TxnID(tx *txn.Txn) string {
+	if tx.GTID != "" {
+		return tx.GTID
+	}
+	return tx.Start.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

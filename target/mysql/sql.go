@@ -1,0 +1,240 @@
+package mysql
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// SQL is written by hand rather than through driver placeholders because
+// a whole transaction (often many) goes to the server as one multi-statement
+// text in one round trip, and values must be rendered losslessly by column
+// type: the driver knows neither the column's charset nor its signedness.
+
+// QuoteIdent quotes an identifier with backticks.
+func QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// QuoteString quotes a string literal (for session values and positions).
+func QuoteString(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'':
+			b.WriteString("''")
+		case '\\':
+			b.WriteString(`\\`)
+		case 0:
+			b.WriteString(`\0`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+func tableName(d *txn.TableDef) string { return QuoteIdent(d.Schema) + "." + QuoteIdent(d.Name) }
+
+// AppendLiteral appends v as an SQL literal for a column of binlog type
+// colType declared as col on the target.
+func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "NULL"...), nil
+	case int64:
+		if col.Unsigned {
+			return strconv.AppendUint(b, txn.Unsigned(colType, x), 10), nil
+		}
+		return strconv.AppendInt(b, x, 10), nil
+	case float32:
+		// The float's exact value widened to double: it stores back as the
+		// same float and compares equal to the column in WHERE clauses.
+		return strconv.AppendFloat(b, float64(x), 'g', -1, 64), nil
+	case float64:
+		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
+	case txn.Decimal:
+		if !isNumeric(string(x)) {
+			return b, fmt.Errorf("column %s: bad decimal %q", col.Name, string(x))
+		}
+		return append(b, x...), nil
+	case txn.Temporal:
+		if !isTemporal(string(x)) {
+			return b, fmt.Errorf("column %s: bad temporal %q", col.Name, string(x))
+		}
+		b = append(b, '\'')
+		b = append(b, x...)
+		return append(b, '\''), nil
+	case txn.Bit:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case txn.Enum:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case txn.Set:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case []byte:
+		cs := col.Charset
+		if cs == "" && col.DataType == "json" {
+			cs = "utf8mb4"
+		}
+		if cs != "" && cs != "binary" {
+			b = append(b, '_')
+			b = append(b, cs...)
+			b = append(b, ' ')
+		}
+		if len(x) == 0 {
+			return append(b, "''"...), nil
+		}
+		b = append(b, "X'"...)
+		b = hex.AppendEncode(b, x)
+		return append(b, '\''), nil
+	}
+	return b, fmt.Errorf("column %s: unsupported value type %T", col.Name, v)
+}
+
+func isNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	return true
+}
+
+func isTemporal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '-' || c == ':' || c == '.' || c == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendRowChange appends the statement that applies one row change, and
+// reports whether its affected-row count must be exactly 1.
+func AppendRowChange(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
+	var err error
+	t := rc.Table
+	switch rc.Kind {
+	case txn.Insert:
+		b = append(b, "INSERT INTO "...)
+		b = append(b, tableName(d)...)
+		b = append(b, " ("...)
+		n := 0
+		for i := range d.Columns {
+			if !writable(d, rc.AfterCols, i) {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, QuoteIdent(d.Columns[i].Name)...)
+			n++
+		}
+		b = append(b, ") VALUES ("...)
+		n = 0
+		for i := range d.Columns {
+			if !writable(d, rc.AfterCols, i) {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			if b, err = AppendLiteral(b, rc.After[i], t.Types[i], &d.Columns[i]); err != nil {
+				return b, err
+			}
+			n++
+		}
+		return append(b, ')'), nil
+	case txn.Update:
+		b = append(b, "UPDATE "...)
+		b = append(b, tableName(d)...)
+		b = append(b, " SET "...)
+		n := 0
+		for i := range d.Columns {
+			if !writable(d, rc.AfterCols, i) {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, QuoteIdent(d.Columns[i].Name)...)
+			b = append(b, '=')
+			if b, err = AppendLiteral(b, rc.After[i], t.Types[i], &d.Columns[i]); err != nil {
+				return b, err
+			}
+			n++
+		}
+		if n == 0 {
+			return b, fmt.Errorf("update of %s carries no column in its after image", d.QualifiedName())
+		}
+		return appendWhere(b, rc, d)
+	case txn.Delete:
+		b = append(b, "DELETE FROM "...)
+		b = append(b, tableName(d)...)
+		return appendWhere(b, rc, d)
+	}
+	return b, fmt.Errorf("unknown row change kind %v", rc.Kind)
+}
+
+func writable(d *txn.TableDef, present []bool, i int) bool {
+	return !d.Columns[i].Generated && (present == nil || present[i])
+}
+
+// appendWhere locates the before image: by primary key, else by a NOT NULL
+// unique key, else by every before-image column with <=> and LIMIT 1.
+func appendWhere(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
+	var err error
+	b = append(b, " WHERE "...)
+	if k := d.RowKey(); k != nil && hasAll(rc.BeforeCols, k.Columns) {
+		for j, i := range k.Columns {
+			if j > 0 {
+				b = append(b, " AND "...)
+			}
+			b = append(b, QuoteIdent(d.Columns[i].Name)...)
+			b = append(b, '=')
+			if b, err = AppendLiteral(b, rc.Before[i], rc.Table.Types[i], &d.Columns[i]); err != nil {
+				return b, err
+			}
+		}
+		return b, nil
+	}
+	n := 0
+	for i := range d.Columns {
+		if !writable(d, rc.BeforeCols, i) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, " AND "...)
+		}
+		b = append(b, QuoteIdent(d.Columns[i].Name)...)
+		b = append(b, "<=>"...)
+		if b, err = AppendLiteral(b, rc.Before[i], rc.Table.Types[i], &d.Columns[i]); err != nil {
+			return b, err
+		}
+		n++
+	}
+	if n == 0 {
+		return b, fmt.Errorf("cannot locate a row of %s: its before image has no column", d.QualifiedName())
+	}
+	return append(b, " LIMIT 1"...), nil
+}
+
+func hasAll(present []bool, cols []int) bool {
+	if present == nil {
+		return true
+	}
+	for _, c := range cols {
+		if !present[c] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,186 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// PositionSchema holds prepl's position table on the target.
+const PositionSchema = "prepl"
+
+// Target is one MySQL/MariaDB target: a pool for the catalog and position
+// reads, and pinned connections for workers.
+type Target struct {
+	Endpoint  Endpoint
+	DB        *sql.DB
+	Catalog   *Catalog
+	Channel   string // names this stream's rows in the position table
+	Version   string
+	IsMariaDB bool
+}
+
+// Open connects to the target and creates the position table if missing.
+func Open(ctx context.Context, e Endpoint, channel string) (*Target, error) {
+	db, err := sql.Open("mysql", e.DSN())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxIdleConns(4)
+	t := &Target{Endpoint: e, DB: db, Catalog: NewCatalog(db), Channel: channel}
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&t.Version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to target %s: %w", e, err)
+	}
+	t.IsMariaDB = strings.Contains(strings.ToLower(t.Version), "mariadb")
+	if err := t.ensurePositionTable(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Close releases the pool.
+func (t *Target) Close() error { return t.DB.Close() }
+
+func (t *Target) ensurePositionTable(ctx context.Context) error {
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS " + PositionSchema,
+		`CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.position (
+			channel VARCHAR(64) NOT NULL,
+			slot VARCHAR(64) NOT NULL,
+			gtid_pos TEXT NOT NULL,
+			file VARCHAR(512) NOT NULL,
+			pos BIGINT UNSIGNED NOT NULL,
+			last_gtid VARCHAR(128) NOT NULL,
+			source_ts TIMESTAMP(6) NULL,
+			pending_ddl VARCHAR(128) NOT NULL DEFAULT '',
+			applied BIGINT UNSIGNED NOT NULL DEFAULT 0,
+			updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+			PRIMARY KEY (channel, slot)
+		) ENGINE=InnoDB COMMENT='prepl: applied position, written in the same transaction as the rows'`,
+	} {
+		if _, err := t.DB.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create position table %s.position on target: %w", PositionSchema, err)
+		}
+	}
+	return nil
+}
+
+// Position is what the position table stores for one slot.
+type Position struct {
+	Slot       string
+	GTIDPos    string // MariaDB gtid_slave_pos form, or MySQL executed set
+	File       string // binlog file base name
+	Pos        uint32 // offset just past the last applied transaction
+	LastGTID   string
+	SourceTS   time.Time
+	PendingDDL string // GTID or file:pos of a DDL started but maybe not finished
+	Applied    uint64 // transactions applied through this slot, all runs
+}
+
+// Positions returns the stored positions of this channel, by slot.
+func (t *Target) Positions(ctx context.Context) (map[string]Position, error) {
+	rows, err := t.DB.QueryContext(ctx, `SELECT slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied
+		FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
+	if err != nil {
+		return nil, fmt.Errorf("read position: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Position{}
+	for rows.Next() {
+		var p Position
+		var ts sql.NullTime
+		if err := rows.Scan(&p.Slot, &p.GTIDPos, &p.File, &p.Pos, &p.LastGTID, &ts, &p.PendingDDL, &p.Applied); err != nil {
+			return nil, err
+		}
+		p.SourceTS = ts.Time
+		out[p.Slot] = p
+	}
+	return out, rows.Err()
+}
+
+// ResetPositions deletes this channel's positions.
+func (t *Target) ResetPositions(ctx context.Context) error {
+	_, err := t.DB.ExecContext(ctx, "DELETE FROM "+PositionSchema+".position WHERE channel = ?", t.Channel)
+	return err
+}
+
+// positionSQL is the statement that stores p; it runs inside the
+// transaction whose rows it covers.
+func (t *Target) positionSQL(p Position) string {
+	ts := "NULL"
+	if !p.SourceTS.IsZero() {
+		ts = QuoteString(p.SourceTS.UTC().Format("2006-01-02 15:04:05.000000"))
+	}
+	return fmt.Sprintf(`INSERT INTO %s.position (channel, slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied)
+VALUES (%s, %s, %s, %s, %d, %s, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
+pos=VALUES(pos), last_gtid=VALUES(last_gtid), source_ts=VALUES(source_ts), pending_ddl=VALUES(pending_ddl),
+applied=VALUES(applied), updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
+		QuoteString(t.Channel), QuoteString(p.Slot), QuoteString(p.GTIDPos), QuoteString(p.File), p.Pos,
+		QuoteString(p.LastGTID), ts, QuoteString(p.PendingDDL), p.Applied)
+}
+
+// ErrRowCount is wrapped when an UPDATE or DELETE did not find its row, or
+// an INSERT did not insert one: the target has diverged from the source.
+var ErrRowCount = errors.New("row count mismatch")
+
+// Error classes decide what the applier does with an error.
+type Class int
+
+const (
+	Fatal      Class = iota // stop: the target diverged or refuses
+	Retry                   // deadlock, lock wait timeout: roll back, retry
+	Connection              // the connection broke: reconnect, retry
+)
+
+// Classify tells how to treat err from a target connection.
+func Classify(err error) Class {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1213, 1205, 1020, 1614: // deadlock, lock wait timeout, record changed, XA deadlock
+			return Retry
+		case 1927, 2006, 2013, 1053, 1317: // connection killed, server gone, lost, shutdown, query interrupted
+			return Connection
+		}
+		return Fatal
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) {
+		return Connection
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return Fatal
+	}
+	s := err.Error()
+	if strings.Contains(s, "connection refused") || strings.Contains(s, "broken pipe") ||
+		strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "i/o timeout") {
+		return Connection
+	}
+	return Fatal
+}
+
+// ErrorCode returns the server error number, or 0.
+func ErrorCode(err error) uint16 {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// Tables of a txn for messages.
+func describe(t *txn.Txn) string {
+	if t.GTID != "" {
+		return fmt.Sprintf("GTID %s (%s)", t.GTID, t.Start)
+	}
+	return "transaction at " + t.Start.String()
+}
