@@ -396,7 +396,12 @@ func (e *engine) admit(ctx context.Context, t *txn.Txn) error {
 	before := e.lastAdmittedPos()
 	e.gtid.add(t)
 	e.applied++
-	en := &entry{tx: t, key: depend.OrderKey(e.cfg.Mode, t), before: before,
+	// One global commit order for every mode: out-of-order commit across
+	// schemas/domains needs one position row per slot, which the position
+	// table does not keep yet; a single row with out-of-order commits could
+	// make a restart apply a transaction twice. depend.OrderKey says which
+	// keys could commit independently once it does.
+	en := &entry{tx: t, key: "", before: before,
 		pos: positionAfter(SlotMain, e.gtid, t, e.applied)}
 	e.entries[t.Seq] = en
 	e.orderQ[en.key] = append(e.orderQ[en.key], t.Seq)

@@ -342,3 +342,17 @@ func preplBinary(t *testing.T) string {
 	}
 	return buildOnce.path
 }
+
+func TestMissingTargetTableIsNamed(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, db, "CREATE DATABASE m", "CREATE TABLE m.needed (id INT PRIMARY KEY)", "INSERT INTO m.needed VALUES (1)")
+	files := binlogFiles(t, src)
+	tgt := targetServer(t)
+	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), "CREATE DATABASE m")
+	// Start after the CREATE TABLE (GTID 0-1-2): the target never gets it.
+	code, out := prepl(t, append([]string{"replay", "--target", tgt.URL(), "--start-gtid", "0-1-2", "--progress", "0"}, files...)...)
+	if code != 1 || !strings.Contains(out, "m.needed") {
+		t.Fatalf("exit %d, want 1 naming m.needed:\n%s", code, out)
+	}
+}

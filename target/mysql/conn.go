@@ -89,6 +89,9 @@ func (c *Conn) Apply(ctx context.Context, tx *txn.Txn) error {
 	if !c.open {
 		return fmt.Errorf("apply %s: no open transaction", describe(tx))
 	}
+	if tx.XA {
+		return fmt.Errorf("apply %s: XA transactions are not supported yet; everything before it is applied (%w)", describe(tx), ErrUnsupported)
+	}
 	for _, ch := range tx.Changes {
 		if ch.Stmt != nil {
 			if ch.Stmt.DDL {
@@ -106,13 +109,11 @@ func (c *Conn) Apply(ctx context.Context, tx *txn.Txn) error {
 			}
 		}
 		c.setFlags(rc.Flags)
-		start := len(c.buf)
 		b, err := AppendRowChange(c.buf, rc, d)
 		if err != nil {
 			return fmt.Errorf("apply %s: %w", describe(tx), err)
 		}
 		c.buf = append(b, ';')
-		_ = start
 		c.expect = append(c.expect, rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx})
 		if len(c.buf) >= maxBatch {
 			if err := c.Flush(ctx); err != nil {

@@ -133,6 +133,10 @@ applied=VALUES(applied), updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
 // an INSERT did not insert one: the target has diverged from the source.
 var ErrRowCount = errors.New("row count mismatch")
 
+// ErrUnsupported is wrapped when the stream holds something prepl cannot
+// apply yet; it stops before it.
+var ErrUnsupported = errors.New("unsupported")
+
 // Error classes decide what the applier does with an error.
 type Class int
 
