@@ -44,13 +44,19 @@ func (e *engine) dispatch() error {
 			e.pushReady(en.tx.Seq)
 		case prepared:
 			en.st = committing
-			en.w.ctl <- ctlCommit
+			en.w.ctl <- ctlMsg{seq: en.tx.Seq}
 		}
 	}
 	for len(e.idle) > 0 && len(e.readyQ) > 0 {
 		seq := e.readyQ[0]
-		e.readyQ = e.readyQ[1:]
 		en := e.entries[seq]
+		// The last idle worker is kept for the next transaction to commit:
+		// if later transactions took every worker, they would wait for its
+		// commit while it waits for a worker.
+		if len(e.idle) == 1 && !e.isHead(en) && e.headWaiting() {
+			break
+		}
+		e.readyQ = e.readyQ[1:]
 		w := e.idle[len(e.idle)-1]
 		e.idle = e.idle[:len(e.idle)-1]
 		en.w, en.st, en.aborted, en.started = w, running, false, time.Now()
@@ -65,6 +71,16 @@ func (e *engine) dispatch() error {
 		w.jobs <- j
 	}
 	return nil
+}
+
+// headWaiting reports whether the next transaction to commit has no worker.
+func (e *engine) headWaiting() bool {
+	q := e.orderQ[""]
+	if len(q) == 0 {
+		return false
+	}
+	st := e.entries[q[0]].st
+	return st == queued || st == ready || st == retryWait
 }
 
 func (e *engine) pushReady(seq uint64) {
@@ -97,7 +113,7 @@ func (e *engine) handle(ev event) error {
 	switch ev.kind {
 	case evPrepared:
 		if en.aborted {
-			en.w.ctl <- ctlAbort
+			en.w.ctl <- ctlMsg{seq: en.tx.Seq, abort: true}
 			return nil
 		}
 		en.st = prepared
@@ -167,7 +183,7 @@ func (e *engine) lockWaits(waits []lockWait) {
 		blk.aborted = true
 		switch blk.st {
 		case prepared:
-			blk.w.ctl <- ctlAbort
+			blk.w.ctl <- ctlMsg{seq: blk.tx.Seq, abort: true}
 		case running:
 			e.killQuery(blk.w.conn.ID)
 		}
@@ -205,7 +221,7 @@ func (e *engine) yieldToStalledHead() {
 		for _, en := range e.entries {
 			if en.tx.Seq > head.tx.Seq && en.st == prepared && !en.aborted {
 				en.aborted = true
-				en.w.ctl <- ctlAbort
+				en.w.ctl <- ctlMsg{seq: en.tx.Seq, abort: true}
 			}
 		}
 	}

@@ -9,12 +9,13 @@ import (
 	"github.com/prepl/prepl/txn"
 )
 
-type ctlMsg uint8
-
-const (
-	ctlCommit ctlMsg = iota
-	ctlAbort
-)
+// ctlMsg tells a worker holding a prepared transaction to commit it or
+// roll it back. It names the transaction: a message that arrives after
+// its transaction already ended must not touch the worker's next one.
+type ctlMsg struct {
+	seq   uint64
+	abort bool
+}
 
 type job struct {
 	seq       uint64
@@ -43,7 +44,7 @@ func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
 		return nil, err
 	}
 	c.KeepGTID = e.cfg.KeepGTID
-	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 1), ctx: ctx, quit: make(chan struct{})}
+	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -95,16 +96,23 @@ func (w *worker) run(j job) {
 			return
 		}
 		w.send(event{kind: evPrepared, seq: j.seq})
-		select {
-		case m := <-w.ctl:
-			if m == ctlAbort {
-				w.fail(j, errYield)
+	wait:
+		for {
+			select {
+			case m := <-w.ctl:
+				if m.seq != j.seq {
+					continue // stale: meant for an earlier transaction
+				}
+				if m.abort {
+					w.fail(j, errYield)
+					return
+				}
+				break wait
+			case <-w.ctx.Done():
+				return
+			case <-w.quit:
 				return
 			}
-		case <-w.ctx.Done():
-			return
-		case <-w.quit:
-			return
 		}
 	}
 	if err := w.conn.Commit(w.ctx, j.pos); err != nil {

@@ -159,6 +159,7 @@ func (s *Server) args() []string {
 		"--bind-address=127.0.0.1",
 		"--pid-file=" + filepath.Join(s.Dir, "mariadbd.pid"),
 		"--log-error=" + filepath.Join(s.Dir, "error.log"),
+		"--tmpdir=" + s.Dir,
 		"--user=root",
 		"--skip-name-resolve",
 		"--max-connections=1000",
@@ -332,9 +333,17 @@ func template(ctx context.Context) (string, error) {
 			templateErr = err
 			return
 		}
-		out, err := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+dir,
-			"--user=root", "--auth-root-authentication-method=normal", "--skip-test-db",
-			"--skip-name-resolve").CombinedOutput()
+		// A private tmpdir: bootstraps of parallel test binaries clash in /tmp.
+		args := []string{"--no-defaults", "--datadir=" + dir, "--tmpdir=" + dir, "--user=root",
+			"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
+		var out []byte
+		for attempt := 0; attempt < 2; attempt++ {
+			if out, err = exec.CommandContext(ctx, installDB, args...).CombinedOutput(); err == nil {
+				break
+			}
+			os.RemoveAll(dir)
+			os.MkdirAll(dir, 0o755)
+		}
 		if err != nil {
 			templateErr = fmt.Errorf("sandbox: mariadb-install-db: %v: %s", err, out)
 			return

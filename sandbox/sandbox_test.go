@@ -16,7 +16,7 @@ func TestStartBinlogAndRestart(t *testing.T) {
 	MustExec(t, db, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)", "INSERT INTO d.t VALUES (1)")
 	var name, val string
 	for q, want := range map[string]string{"log_bin": "ON", "binlog_format": "ROW", "gtid_domain_id": "3", "server_id": "7", "sync_binlog": "0"} {
-		if err := db.QueryRow("SHOW GLOBAL VARIABLES LIKE '" + q + "'").Scan(&name, &val); err != nil {
+		if err := db.QueryRow("SHOW GLOBAL VARIABLES LIKE '"+q+"'").Scan(&name, &val); err != nil {
 			t.Fatal(err)
 		}
 		if val != want {

@@ -66,19 +66,23 @@ func TestKillNineAndResume(t *testing.T) {
 	counterWorkload(t, db, total, 8)
 	files := binlogFiles(t, src)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	t.Logf("seed-free random kill points; source has %d workload transactions", total)
+	t.Logf("random kill points; source has %d workload transactions", total)
 
 	cases := []struct {
-		name string
-		args func(tgt *sandbox.Server) []string
+		name  string
+		kills int
+		args  func(tgt *sandbox.Server) []string
 	}{
-		{"replay-serial", func(tgt *sandbox.Server) []string {
+		{"replay-serial", 5, func(tgt *sandbox.Server) []string {
 			return append([]string{"replay", "--target", tgt.URL(), "--workers", "0", "--progress", "0"}, files...)
 		}},
-		{"replay-writeset", func(tgt *sandbox.Server) []string {
+		{"replay-writeset", 10, func(tgt *sandbox.Server) []string {
 			return append([]string{"replay", "--target", tgt.URL(), "--workers", "4", "--progress", "0"}, files...)
 		}},
-		{"replicate-writeset", func(tgt *sandbox.Server) []string {
+		{"replay-domain", 10, func(tgt *sandbox.Server) []string {
+			return append([]string{"replay", "--target", tgt.URL(), "--workers", "8", "--mode", "domain", "--progress", "0"}, files...)
+		}},
+		{"replicate-writeset", 10, func(tgt *sandbox.Server) []string {
 			return []string{"replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "4", "--stop-at-end", "--progress", "0"}
 		}},
 	}
@@ -91,8 +95,8 @@ func TestKillNineAndResume(t *testing.T) {
 			}
 			var threshold int64
 			kills := 0
-			for kills < 5 {
-				threshold += 1 + rng.Int63n(total/6)
+			for kills < c.kills {
+				threshold += 1 + rng.Int63n(total/int64(2*c.kills))
 				if killAt(t, bin, c.args(tgt), tgt, channel, threshold) {
 					break
 				}

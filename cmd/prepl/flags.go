@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +68,16 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
 		KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect}, nil
+}
+
+// setup makes the logger and the apply configuration from the flags.
+func (f *applyFlags) setup(stderr io.Writer) (*slog.Logger, apply.Config, error) {
+	log, err := f.logger(stderr)
+	if err != nil {
+		return nil, apply.Config{}, err
+	}
+	cfg, err := f.config(log)
+	return log, cfg, err
 }
 
 func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -139,5 +148,3 @@ func printSummary(w io.Writer, s apply.Stats) {
 		fmt.Fprintf(w, "serialized: %s\n", strings.Join(parts, " "))
 	}
 }
-
-var _ = os.Stderr

@@ -56,11 +56,7 @@ Flags:
 	if len(files) == 0 {
 		return fmt.Errorf("%w: give at least one binlog FILE", errUsage)
 	}
-	log, err := af.logger(stderr)
-	if err != nil {
-		return err
-	}
-	cfg, err := af.config(log)
+	log, cfg, err := af.setup(stderr)
 	if err != nil {
 		return err
 	}

@@ -57,11 +57,7 @@ Flags:
 	if src.Socket != "" {
 		return fmt.Errorf("%w: --source: the replication protocol is read over TCP; give HOST:PORT instead of socket=", errUsage)
 	}
-	log, err := af.logger(stderr)
-	if err != nil {
-		return err
-	}
-	cfg, err := af.config(log)
+	log, cfg, err := af.setup(stderr)
 	if err != nil {
 		return err
 	}

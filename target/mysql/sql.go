@@ -117,71 +117,63 @@ func isTemporal(s string) bool {
 	return true
 }
 
-// AppendRowChange appends the statement that applies one row change, and
-// reports whether its affected-row count must be exactly 1.
+// AppendRowChange appends the statement that applies one row change. The
+// caller checks that it affects exactly one row.
 func AppendRowChange(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
 	var err error
-	t := rc.Table
+	types := rc.Table.Types
+	name := func(b []byte, i int) ([]byte, error) { return append(b, QuoteIdent(d.Columns[i].Name)...), nil }
+	after := func(b []byte, i int) ([]byte, error) { return AppendLiteral(b, rc.After[i], types[i], &d.Columns[i]) }
 	switch rc.Kind {
 	case txn.Insert:
-		b = append(b, "INSERT INTO "...)
-		b = append(b, tableName(d)...)
-		b = append(b, " ("...)
-		n := 0
-		for i := range d.Columns {
-			if !writable(d, rc.AfterCols, i) {
-				continue
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, QuoteIdent(d.Columns[i].Name)...)
-			n++
+		b = append(append(append(b, "INSERT INTO "...), tableName(d)...), " ("...)
+		if b, _, err = appendColumns(b, d, rc.AfterCols, ",", name); err != nil {
+			return b, err
 		}
 		b = append(b, ") VALUES ("...)
-		n = 0
-		for i := range d.Columns {
-			if !writable(d, rc.AfterCols, i) {
-				continue
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			if b, err = AppendLiteral(b, rc.After[i], t.Types[i], &d.Columns[i]); err != nil {
-				return b, err
-			}
-			n++
+		if b, _, err = appendColumns(b, d, rc.AfterCols, ",", after); err != nil {
+			return b, err
 		}
 		return append(b, ')'), nil
 	case txn.Update:
-		b = append(b, "UPDATE "...)
-		b = append(b, tableName(d)...)
-		b = append(b, " SET "...)
-		n := 0
-		for i := range d.Columns {
-			if !writable(d, rc.AfterCols, i) {
-				continue
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, QuoteIdent(d.Columns[i].Name)...)
-			b = append(b, '=')
-			if b, err = AppendLiteral(b, rc.After[i], t.Types[i], &d.Columns[i]); err != nil {
-				return b, err
-			}
-			n++
+		b = append(append(append(b, "UPDATE "...), tableName(d)...), " SET "...)
+		var n int
+		b, n, err = appendColumns(b, d, rc.AfterCols, ",", func(b []byte, i int) ([]byte, error) {
+			b, _ = name(b, i)
+			return after(append(b, '='), i)
+		})
+		if err != nil {
+			return b, err
 		}
 		if n == 0 {
 			return b, fmt.Errorf("update of %s carries no column in its after image", d.QualifiedName())
 		}
 		return appendWhere(b, rc, d)
 	case txn.Delete:
-		b = append(b, "DELETE FROM "...)
-		b = append(b, tableName(d)...)
+		b = append(append(b, "DELETE FROM "...), tableName(d)...)
 		return appendWhere(b, rc, d)
 	}
 	return b, fmt.Errorf("unknown row change kind %v", rc.Kind)
+}
+
+// appendColumns appends f for every writable column present in the image,
+// joined by sep, and counts them.
+func appendColumns(b []byte, d *txn.TableDef, present []bool, sep string, f func([]byte, int) ([]byte, error)) ([]byte, int, error) {
+	n := 0
+	for i := range d.Columns {
+		if !writable(d, present, i) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, sep...)
+		}
+		var err error
+		if b, err = f(b, i); err != nil {
+			return b, n, err
+		}
+		n++
+	}
+	return b, n, nil
 }
 
 func writable(d *txn.TableDef, present []bool, i int) bool {
@@ -206,20 +198,12 @@ func appendWhere(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
 		}
 		return b, nil
 	}
-	n := 0
-	for i := range d.Columns {
-		if !writable(d, rc.BeforeCols, i) {
-			continue
-		}
-		if n > 0 {
-			b = append(b, " AND "...)
-		}
-		b = append(b, QuoteIdent(d.Columns[i].Name)...)
-		b = append(b, "<=>"...)
-		if b, err = AppendLiteral(b, rc.Before[i], rc.Table.Types[i], &d.Columns[i]); err != nil {
-			return b, err
-		}
-		n++
+	b, n, err := appendColumns(b, d, rc.BeforeCols, " AND ", func(b []byte, i int) ([]byte, error) {
+		b = append(append(b, QuoteIdent(d.Columns[i].Name)...), "<=>"...)
+		return AppendLiteral(b, rc.Before[i], rc.Table.Types[i], &d.Columns[i])
+	})
+	if err != nil {
+		return b, err
 	}
 	if n == 0 {
 		return b, fmt.Errorf("cannot locate a row of %s: its before image has no column", d.QualifiedName())
