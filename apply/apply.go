@@ -211,6 +211,7 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 		events:  make(chan event, 4*cfg.Workers+4),
 		applied: res.Position.Applied, lastPos: res.Position}
 	e.lastPos.Slot = SlotMain
+	e.admittedPos = e.lastPos
 	if res.Found {
 		e.resumedDDL = res.Position.PendingDDL
 	}
@@ -393,7 +394,7 @@ func (e *engine) admit(ctx context.Context, t *txn.Txn) error {
 			return fmt.Errorf("%s: %w", mysql.TxnID(t), err)
 		}
 	}
-	before := e.lastAdmittedPos()
+	before := e.admittedPos
 	e.gtid.add(t)
 	e.applied++
 	// One global commit order for every mode: out-of-order commit across
@@ -412,11 +413,4 @@ func (e *engine) admit(ctx context.Context, t *txn.Txn) error {
 	}
 	e.tracker.Add(t)
 	return nil
-}
-
-func (e *engine) lastAdmittedPos() mysql.Position {
-	if e.admittedPos.Slot == "" {
-		return e.lastPos
-	}
-	return e.admittedPos
 }
