@@ -53,6 +53,8 @@ type Config struct {
 	Log              *slog.Logger
 	// ProgressEvery logs a progress line this often (0: never).
 	ProgressEvery time.Duration
+	// Live, when set, receives statistics snapshots while the run goes.
+	Live *Live
 }
 
 func (c *Config) defaults() {
@@ -77,16 +79,29 @@ func (c *Config) defaults() {
 	}
 }
 
-// Stats of a run.
+// Stats of a run. A snapshot: maps and slices are the caller's.
 type Stats struct {
-	Txns       uint64 // applied
-	Skipped    uint64
+	Txns       uint64 // source transactions applied (committed)
+	Skipped    uint64 // read and counted in the position, not applied (filtered or already applied)
 	Rows       uint64
 	Bytes      uint64
 	Retries    uint64
-	Serialized map[depend.Reason]uint64
+	Serialized map[depend.Reason]uint64 // how often a transaction waited, by reason
 	Elapsed    time.Duration
 	Last       mysql.Position // last committed position
+
+	Read     uint64         // source transactions read
+	ReadPos  mysql.Position // end of the last transaction read (File, Pos, LastGTID, SourceTS)
+	Lag      time.Duration  // now minus the source commit time of the oldest transaction not yet applied; 0 when caught up
+	InFlight int            // transactions read and not yet committed
+	// QueueBytes of InFlight against the window (WindowBytes).
+	QueueBytes, WindowBytes int
+	Units                   uint64   // target commits of row transactions
+	UnitHist                []uint64 // commit units by source transactions, bounds UnitBuckets (+1 overflow)
+	Workers                 []WorkerStat
+	Reconnects              uint64
+	Errors                  map[string]uint64 // failed attempts by class: conflict, retry, connection, fatal
+	LastError               string
 }
 
 // Rate is applied transactions per second.
@@ -197,7 +212,7 @@ type engine struct {
 }
 
 type counters struct {
-	txns, rows, bytes, retries atomic.Uint64
+	txns, rows, bytes, retries, reconnects atomic.Uint64
 }
 
 func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
@@ -210,6 +225,7 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 		entries: map[uint64]*entry{}, orderQ: map[string][]uint64{},
 		events:  make(chan event, 4*cfg.Workers+4),
 		applied: res.Position.Applied, lastPos: res.Position}
+	e.stats.UnitHist = make([]uint64, len(UnitBuckets)+1)
 	e.lastPos.Slot = SlotMain
 	e.admittedPos = e.lastPos
 	if res.Found {
@@ -269,6 +285,10 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		progress = t.C
 	}
 
+	liveTick := time.NewTicker(liveEvery)
+	defer liveTick.Stop()
+	defer func() { e.cfg.Live.store(e.snapshot(start)) }()
+
 	var yieldTick <-chan time.Time
 	if e.cfg.Workers > 1 {
 		t := time.NewTicker(headStallCheck)
@@ -312,6 +332,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			case r.err != nil:
 				reading, srcErr = false, r.err
 			default:
+				e.stats.Read++
+				e.stats.ReadPos = mysql.Position{File: r.tx.End.File, Pos: r.tx.End.Offset, LastGTID: r.tx.GTID, SourceTS: r.tx.Timestamp}
 				switch e.filter(r.tx) {
 				case Stop:
 					reading = false
@@ -335,6 +357,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			stopping, reading, pendingRead = true, false, nil
 			rcancel()
 			e.cfg.Log.Info("stopping: finishing transactions in flight", "in_flight", len(e.entries))
+		case <-liveTick.C:
+			e.cfg.Live.store(e.snapshot(start))
 		case <-yieldTick:
 			e.yieldToStalledHead()
 		case ws := <-e.waitCh:
@@ -365,9 +389,25 @@ func (e *engine) filter(t *txn.Txn) Action {
 func (e *engine) snapshot(start time.Time) Stats {
 	s := e.stats
 	s.Txns, s.Rows, s.Bytes, s.Retries = e.counters.txns.Load(), e.counters.rows.Load(), e.counters.bytes.Load(), e.counters.retries.Load()
+	s.Reconnects = e.counters.reconnects.Load()
 	s.Serialized = e.tracker.Stats()
 	s.Elapsed = time.Since(start)
 	s.Last = e.lastPos
+	s.InFlight, s.QueueBytes, s.WindowBytes = len(e.entries), e.inflight, e.cfg.WindowBytes
+	s.UnitHist = append([]uint64(nil), e.stats.UnitHist...)
+	s.Errors = map[string]uint64{}
+	for k, v := range e.stats.Errors {
+		s.Errors[k] = v
+	}
+	if q := e.orderQ[""]; len(q) > 0 {
+		if ts := e.entries[q[0]].tx.Timestamp; !ts.IsZero() {
+			s.Lag = max(0, time.Since(ts))
+		}
+	}
+	s.Workers = make([]WorkerStat, len(e.workers))
+	for i, w := range e.workers {
+		s.Workers[i] = w.stat()
+	}
 	return s
 }
 

@@ -128,6 +128,7 @@ func (e *engine) handle(ev event) error {
 		}
 		class := mysql.Classify(ev.err)
 		conflict := en.aborted || errors.Is(ev.err, errYield) || !e.isHead(en)
+		e.countError(class, conflict, ev.err)
 		if !conflict {
 			if class == mysql.Fatal {
 				return ev.err
@@ -159,6 +160,10 @@ func (e *engine) committed(en *entry) {
 	e.counters.txns.Add(1)
 	e.counters.rows.Add(uint64(en.tx.Rows()))
 	e.counters.bytes.Add(uint64(en.tx.Size))
+	if !en.tx.IsDDL() {
+		e.stats.Units++
+		e.stats.UnitHist[unitBucket(1)]++
+	}
 	if en.tx.IsDDL() {
 		e.ddlHold = false
 		e.resumedDDL = ""
@@ -224,5 +229,26 @@ func (e *engine) yieldToStalledHead() {
 				en.w.ctl <- ctlMsg{seq: en.tx.Seq, abort: true}
 			}
 		}
+	}
+}
+
+// countError counts a failed attempt by class for Stats.Errors.
+func (e *engine) countError(class mysql.Class, conflict bool, err error) {
+	name := "conflict"
+	switch {
+	case conflict:
+	case class == mysql.Connection:
+		name = "connection"
+	case class == mysql.Fatal:
+		name = "fatal"
+	default:
+		name = "retry"
+	}
+	if e.stats.Errors == nil {
+		e.stats.Errors = map[string]uint64{}
+	}
+	e.stats.Errors[name]++
+	if !errors.Is(err, errYield) {
+		e.stats.LastError = err.Error()
 	}
 }

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prepl/prepl/target/mysql"
@@ -36,6 +37,22 @@ type worker struct {
 	ctl  chan ctlMsg
 	ctx  context.Context
 	quit chan struct{}
+
+	// For Stats.Workers: written by the worker, read by snapshots.
+	state   atomic.Value // string
+	current atomic.Value // string: TxnID of the transaction in hand
+	busy    atomic.Int64 // nanoseconds applying and committing
+}
+
+func (w *worker) setState(state, current string) {
+	w.state.Store(state)
+	w.current.Store(current)
+}
+
+func (w *worker) stat() WorkerStat {
+	st, _ := w.state.Load().(string)
+	cur, _ := w.current.Load().(string)
+	return WorkerStat{ID: w.id, State: st, Txn: cur, Busy: time.Duration(w.busy.Load())}
 }
 
 func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
@@ -45,6 +62,7 @@ func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
 	}
 	c.KeepGTID = e.cfg.KeepGTID
 	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{})}
+	w.setState("idle", "")
 	go w.loop()
 	return w, nil
 }
@@ -53,7 +71,9 @@ func (w *worker) loop() {
 	for {
 		select {
 		case j := <-w.jobs:
+			w.setState("applying", mysql.TxnID(j.tx))
 			w.run(j)
+			w.setState("idle", "")
 		case <-w.quit:
 			return
 		case <-w.ctx.Done():
@@ -72,6 +92,8 @@ func (w *worker) send(ev event) {
 }
 
 func (w *worker) run(j job) {
+	t0 := time.Now()
+	defer func() { w.busy.Add(int64(time.Since(t0))) }()
 	if j.ddl {
 		err := w.e.tgt.ApplyDDL(w.ctx, j.tx, j.before, j.pos, j.resumed, w.e.cfg.KeepGTID)
 		if err != nil {
@@ -95,6 +117,8 @@ func (w *worker) run(j job) {
 			w.fail(j, err)
 			return
 		}
+		w.setState("waiting-commit", mysql.TxnID(j.tx))
+		waitStart := time.Now()
 		w.send(event{kind: evPrepared, seq: j.seq})
 	wait:
 		for {
@@ -107,6 +131,7 @@ func (w *worker) run(j job) {
 					w.fail(j, errYield)
 					return
 				}
+				t0 = t0.Add(time.Since(waitStart)) // waiting for the turn is not busy time
 				break wait
 			case <-w.ctx.Done():
 				return
@@ -115,6 +140,7 @@ func (w *worker) run(j job) {
 			}
 		}
 	}
+	w.setState("committing", mysql.TxnID(j.tx))
 	if err := w.conn.Commit(w.ctx, j.pos); err != nil {
 		if mysql.Classify(err) == mysql.Connection && w.reconnect() == nil && w.committedBeforeCrash(j) {
 			w.send(event{kind: evCommitted, seq: j.seq})
@@ -148,6 +174,8 @@ func (f fatalErr) Unwrap() error { return f.error }
 // reconnect replaces the connection, with backoff, for up to the
 // configured time.
 func (w *worker) reconnect() error {
+	w.setState("reconnecting", "")
+	w.e.counters.reconnects.Add(1)
 	w.conn.Close()
 	deadline := time.Now().Add(w.e.cfg.ReconnectTimeout)
 	wait := 100 * time.Millisecond
