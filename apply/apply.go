@@ -44,7 +44,16 @@ type Config struct {
 	// committed (like slave_parallel_max_queued). A transaction larger than
 	// the window runs alone.
 	WindowBytes int
-	KeepGTID    bool
+	// UnitTxns is the most consecutive source transactions applied on one
+	// connection and committed as one target transaction (a commit unit).
+	// Units commit in source order, so the target only shows source states.
+	// 1 keeps one target transaction per source transaction.
+	UnitTxns int
+	// UnitBytes bounds a commit unit's size.
+	UnitBytes int
+	// KeepGTID keeps one target transaction per source transaction, with
+	// the source GTID in the target's binlog (implies UnitTxns 1).
+	KeepGTID bool
 	// Filter decides per transaction; nil applies everything.
 	Filter func(*txn.Txn) Action
 	// ReconnectTimeout bounds how long a broken target connection is

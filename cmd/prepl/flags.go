@@ -23,6 +23,7 @@ type applyFlags struct {
 	retries   int
 	window    string
 	keepGTID  bool
+	unit      int
 	channel   string
 	logFormat string
 	logLevel  string
@@ -38,6 +39,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"optimistic/aggressive: run ahead, roll back and retry on conflict; schema/domain: parallel across schemas/GTID domains)")
 	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
 	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window in bytes (like slave_parallel_max_queued); a bigger transaction runs alone")
+	fs.IntVar(&f.unit, "commit-unit", 50, "commit up to this many consecutive source transactions as one target transaction;\n"+
+		"units commit in source order, so the target only ever shows states the source had.\n"+
+		"1: one target transaction per source transaction")
 	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
 	fs.StringVar(&f.channel, "channel", defaultChannel, "name of this stream's position in the target's prepl.position table")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -59,6 +63,9 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	if err != nil {
 		return apply.Config{}, fmt.Errorf("%w: --mode: %v", errUsage, err)
 	}
+	if f.unit < 1 {
+		return apply.Config{}, fmt.Errorf("%w: --commit-unit must be 1 or more", errUsage)
+	}
 	if f.workers < 0 {
 		return apply.Config{}, fmt.Errorf("%w: --workers must be 0 or more", errUsage)
 	}
@@ -67,7 +74,7 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 		return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
-		KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect}, nil
+		UnitTxns: f.unit, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect}, nil
 }
 
 // setup makes the logger and the apply configuration from the flags.
