@@ -80,6 +80,12 @@ func (c *Config) defaults() {
 	if c.WindowBytes <= 0 {
 		c.WindowBytes = 64 << 20
 	}
+	if c.UnitTxns <= 0 || c.KeepGTID {
+		c.UnitTxns = 1
+	}
+	if c.UnitBytes <= 0 {
+		c.UnitBytes = min(4<<20, c.WindowBytes/2)
+	}
 	if c.ReconnectTimeout <= 0 {
 		c.ReconnectTimeout = 60 * time.Second
 	}
@@ -180,7 +186,9 @@ const (
 )
 
 type entry struct {
-	tx      *txn.Txn
+	tx      *txn.Txn // the unit as the tracker sees it (depend.Merge of the applied members)
+	u       unit
+	size    int // bytes of all members
 	key     string // commit-order key
 	pos     mysql.Position
 	before  mysql.Position // position before it (for DDL)
@@ -269,7 +277,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		defer mon.stop()
 	}
 
-	reads := make(chan readResult, 1)
+	reads := make(chan readResult, 256)
 	rctx, rcancel := context.WithCancel(ctx)
 	defer rcancel()
 	go func() {
@@ -306,25 +314,28 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	}
 
 	var srcErr error
-	var pendingRead *txn.Txn
+	f := &former{mode: e.cfg.Mode, maxTxns: e.cfg.UnitTxns, maxBytes: e.cfg.UnitBytes}
 	reading := true
 	stopping := false
 	for {
-		// Admit what the window allows.
-		if pendingRead != nil && e.canAdmit(pendingRead) {
-			if err := e.admit(wctx, pendingRead); err != nil {
+		// Seal the unit being formed when a worker would otherwise wait
+		// for work, or nothing more will come; admit what the window allows.
+		if !reading || len(reads) == 0 && len(e.idle) > 0 && len(e.readyQ) == 0 {
+			f.seal()
+		}
+		for f.ready() && e.canAdmit(f.bytes) {
+			if err := e.admit(wctx, f.take()); err != nil {
 				return e.fail(start, err)
 			}
-			pendingRead = nil
 		}
 		if err := e.dispatch(); err != nil {
 			return e.fail(start, err)
 		}
-		if !reading && pendingRead == nil && len(e.entries) == 0 {
+		if !reading && f.empty() && len(e.entries) == 0 {
 			break
 		}
 		var readCh <-chan readResult
-		if reading && pendingRead == nil && !stopping {
+		if reading && !f.full() && !stopping {
 			readCh = reads
 		}
 		var done <-chan struct{}
@@ -348,14 +359,18 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 					reading = false
 					rcancel()
 				case Last:
-					pendingRead = r.tx
+					f.add(r.tx, false)
 					reading = false
 					rcancel()
 				case Skip:
-					e.gtid.add(r.tx)
 					e.stats.Skipped++
+					if f.empty() {
+						e.gtid.add(r.tx) // nothing before it waits: the position moves with the next commit
+					} else {
+						f.add(r.tx, true)
+					}
 				default:
-					pendingRead = r.tx
+					f.add(r.tx, false)
 				}
 			}
 		case ev := <-e.events:
@@ -363,7 +378,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 				return e.fail(start, err)
 			}
 		case <-done:
-			stopping, reading, pendingRead = true, false, nil
+			stopping, reading = true, false
+			f.drop()
 			rcancel()
 			e.cfg.Log.Info("stopping: finishing transactions in flight", "in_flight", len(e.entries))
 		case <-liveTick.C:
@@ -409,7 +425,7 @@ func (e *engine) snapshot(start time.Time) Stats {
 		s.Errors[k] = v
 	}
 	if q := e.orderQ[""]; len(q) > 0 {
-		if ts := e.entries[q[0]].tx.Timestamp; !ts.IsZero() {
+		if ts := e.entries[q[0]].u.txs[0].Timestamp; !ts.IsZero() {
 			s.Lag = max(0, time.Since(ts))
 		}
 	}
@@ -427,35 +443,50 @@ func (e *engine) fail(start time.Time, err error) (Stats, error) {
 	return e.snapshot(start), err
 }
 
-func (e *engine) canAdmit(t *txn.Txn) bool {
+func (e *engine) canAdmit(size int) bool {
 	if e.ddlHold {
 		return false
 	}
 	if len(e.entries) == 0 {
 		return true // a transaction larger than the window runs alone
 	}
-	return e.inflight+t.Size <= e.cfg.WindowBytes && len(e.entries) < 64*e.cfg.Workers
+	return e.inflight+size <= e.cfg.WindowBytes && len(e.entries) < 64*e.cfg.Workers
 }
 
-func (e *engine) admit(ctx context.Context, t *txn.Txn) error {
-	if !t.IsDDL() {
-		if err := e.tgt.Catalog.LoadTxn(ctx, t); err != nil {
-			return fmt.Errorf("%s: %w", mysql.TxnID(t), err)
+// admit hands a unit to the tracker and the commit order.
+func (e *engine) admit(ctx context.Context, u unit) error {
+	ap := u.applied()
+	for _, t := range ap {
+		if !t.IsDDL() {
+			if err := e.tgt.Catalog.LoadTxn(ctx, t); err != nil {
+				return fmt.Errorf("%s: %w", mysql.TxnID(t), err)
+			}
 		}
 	}
+	var t *txn.Txn
+	if len(ap) > 0 {
+		t = depend.Merge(ap)
+	} else { // only skipped members: a commit that moves the position
+		l := u.last()
+		t = &txn.Txn{Seq: l.Seq, GTID: l.GTID, Start: l.Start, End: l.End, LastCommitted: -1, SequenceNumber: -1}
+	}
 	before := e.admittedPos
-	e.gtid.add(t)
-	e.applied++
+	size := 0
+	for _, m := range u.txs {
+		e.gtid.add(m)
+		size += m.Size
+	}
+	e.applied += uint64(len(u.txs))
 	// One global commit order for every mode: out-of-order commit across
 	// schemas/domains needs one position row per slot, which the position
 	// table does not keep yet; a single row with out-of-order commits could
 	// make a restart apply a transaction twice. depend.OrderKey says which
 	// keys could commit independently once it does.
-	en := &entry{tx: t, key: "", before: before,
-		pos: positionAfter(SlotMain, e.gtid, t, e.applied)}
+	en := &entry{tx: t, u: u, size: size, key: "", before: before,
+		pos: positionAfter(SlotMain, e.gtid, u.last(), e.applied)}
 	e.entries[t.Seq] = en
 	e.orderQ[en.key] = append(e.orderQ[en.key], t.Seq)
-	e.inflight += t.Size
+	e.inflight += size
 	e.admittedPos = en.pos
 	if t.IsDDL() {
 		e.ddlHold = true

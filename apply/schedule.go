@@ -60,7 +60,7 @@ func (e *engine) dispatch() error {
 		w := e.idle[len(e.idle)-1]
 		e.idle = e.idle[:len(e.idle)-1]
 		en.w, en.st, en.aborted, en.started = w, running, false, time.Now()
-		j := job{seq: seq, tx: en.tx, pos: en.pos, commitNow: e.isHead(en)}
+		j := job{seq: seq, tx: en.tx, txs: en.u.applied(), pos: en.pos, commitNow: e.isHead(en)}
 		if en.tx.IsDDL() {
 			j.ddl, j.before = true, en.before
 			j.resumed = e.resumedDDL != "" && e.resumedDDL == mysql.TxnID(en.tx)
@@ -155,14 +155,15 @@ func (e *engine) committed(en *entry) {
 	delete(e.entries, seq)
 	e.tracker.Done(seq)
 	e.idle = append(e.idle, en.w)
-	e.inflight -= en.tx.Size
+	e.inflight -= en.size
 	e.lastPos = en.pos
-	e.counters.txns.Add(1)
+	n := len(en.u.applied())
+	e.counters.txns.Add(uint64(n))
 	e.counters.rows.Add(uint64(en.tx.Rows()))
 	e.counters.bytes.Add(uint64(en.tx.Size))
 	if !en.tx.IsDDL() {
 		e.stats.Units++
-		e.stats.UnitHist[unitBucket(1)]++
+		e.stats.UnitHist[unitBucket(n)]++
 	}
 	if en.tx.IsDDL() {
 		e.ddlHold = false

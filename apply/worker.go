@@ -20,7 +20,8 @@ type ctlMsg struct {
 
 type job struct {
 	seq       uint64
-	tx        *txn.Txn
+	tx        *txn.Txn   // the unit as the tracker sees it
+	txs       []*txn.Txn // its members to apply, in order
 	pos       mysql.Position
 	before    mysql.Position
 	commitNow bool // the transaction is next to commit: no need to wait for a turn
@@ -103,14 +104,16 @@ func (w *worker) run(j job) {
 		w.send(event{kind: evCommitted, seq: j.seq})
 		return
 	}
-	if w.e.cfg.KeepGTID {
-		w.conn.BeginGTID(j.tx)
+	if w.e.cfg.KeepGTID && len(j.txs) == 1 {
+		w.conn.BeginGTID(j.txs[0])
 	} else {
 		w.conn.Begin()
 	}
-	if err := w.conn.Apply(w.ctx, j.tx); err != nil {
-		w.fail(j, err)
-		return
+	for _, tx := range j.txs {
+		if err := w.conn.Apply(w.ctx, tx); err != nil {
+			w.fail(j, err)
+			return
+		}
 	}
 	if !j.commitNow {
 		if err := w.conn.Flush(w.ctx); err != nil {

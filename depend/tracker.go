@@ -417,11 +417,15 @@ func (t *Tracker) addCommitOrder(u *entry, tx *txn.Txn) {
 
 // newFile reports whether tx starts a new logical clock: another binlog
 // file, or a sequence number that did not increase.
-func (co *commitOrder) newFile(tx *txn.Txn) bool {
-	if co.lastSN < 0 || tx.SequenceNumber <= co.lastSN || tx.LastCommitted >= tx.SequenceNumber {
+func (co *commitOrder) newFile(tx *txn.Txn) bool { return clockRestarts(co.lastSN, co.file, tx) }
+
+// clockRestarts reports whether tx, following a transaction with sequence
+// number lastSN in file, starts a new MySQL logical clock.
+func clockRestarts(lastSN int64, file string, tx *txn.Txn) bool {
+	if lastSN < 0 || tx.SequenceNumber <= lastSN || tx.LastCommitted >= tx.SequenceNumber {
 		return true
 	}
-	return tx.Start.File != "" && co.file != "" && tx.Start.File != co.file
+	return tx.Start.File != "" && file != "" && tx.Start.File != file
 }
 
 // startFile begins a new logical clock: sequence numbers restart, so
