@@ -73,17 +73,22 @@ func TestKillNineAndResume(t *testing.T) {
 		kills int
 		args  func(tgt *sandbox.Server) []string
 	}{
+		// Commit units vary: a kill can land inside a unit of many source
+		// transactions as well as between single ones.
 		{"replay-serial", 5, func(tgt *sandbox.Server) []string {
-			return append([]string{"replay", "--target", tgt.URL(), "--workers", "0", "--progress", "0"}, files...)
+			return append([]string{"replay", "--target", tgt.URL(), "--workers", "0", "--commit-unit", "20", "--progress", "0"}, files...)
 		}},
 		{"replay-writeset", 10, func(tgt *sandbox.Server) []string {
-			return append([]string{"replay", "--target", tgt.URL(), "--workers", "4", "--progress", "0"}, files...)
+			return append([]string{"replay", "--target", tgt.URL(), "--workers", "4", "--commit-unit", "1", "--progress", "0"}, files...)
+		}},
+		{"replay-optimistic", 10, func(tgt *sandbox.Server) []string {
+			return append([]string{"replay", "--target", tgt.URL(), "--workers", "8", "--mode", "optimistic", "--commit-unit", "4", "--progress", "0"}, files...)
 		}},
 		{"replay-domain", 10, func(tgt *sandbox.Server) []string {
-			return append([]string{"replay", "--target", tgt.URL(), "--workers", "8", "--mode", "domain", "--progress", "0"}, files...)
+			return append([]string{"replay", "--target", tgt.URL(), "--workers", "8", "--mode", "domain", "--commit-unit", "8", "--progress", "0"}, files...)
 		}},
 		{"replicate-writeset", 10, func(tgt *sandbox.Server) []string {
-			return []string{"replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "4", "--stop-at-end", "--progress", "0"}
+			return []string{"replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "4", "--commit-unit", "5", "--stop-at-end", "--progress", "0"}
 		}},
 	}
 	for _, c := range cases {
@@ -102,7 +107,9 @@ func TestKillNineAndResume(t *testing.T) {
 				}
 				kills++
 			}
-			t.Logf("killed prepl %d times", kills)
+			if kills < c.kills {
+				t.Fatalf("prepl finished after %d kills, want %d: the workload is too small to kill it at random points", kills, c.kills)
+			}
 			if code, out := runBin(bin, c.args(tgt)); code != 0 {
 				t.Fatalf("final run: exit %d\n%s", code, out)
 			}
