@@ -51,6 +51,10 @@ type Config struct {
 	UnitTxns int
 	// UnitBytes bounds a commit unit's size.
 	UnitBytes int
+	// NoCompact turns off compaction: by default a unit's changes to a
+	// table are reduced to its net effect and sent as multi-row statements
+	// (package compact); with NoCompact every row change is one statement.
+	NoCompact bool
 	// KeepGTID keeps one target transaction per source transaction, with
 	// the source GTID in the target's binlog (implies UnitTxns 1).
 	KeepGTID bool
@@ -112,6 +116,8 @@ type Stats struct {
 	// QueueBytes of InFlight against the window (WindowBytes).
 	QueueBytes, WindowBytes int
 	Units                   uint64   // target commits of row transactions
+	CompactedRows           uint64   // source row changes compaction made unnecessary
+	CompactFallbacks        uint64   // units re-applied in source order after a compacted statement surprised
 	UnitHist                []uint64 // commit units by source transactions, bounds UnitBuckets (+1 overflow)
 	Workers                 []WorkerStat
 	Reconnects              uint64
@@ -229,7 +235,7 @@ type engine struct {
 }
 
 type counters struct {
-	txns, rows, bytes, retries, reconnects atomic.Uint64
+	txns, rows, bytes, retries, reconnects, compacted, fallbacks atomic.Uint64
 }
 
 func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
@@ -415,6 +421,7 @@ func (e *engine) snapshot(start time.Time) Stats {
 	s := e.stats
 	s.Txns, s.Rows, s.Bytes, s.Retries = e.counters.txns.Load(), e.counters.rows.Load(), e.counters.bytes.Load(), e.counters.retries.Load()
 	s.Reconnects = e.counters.reconnects.Load()
+	s.CompactedRows, s.CompactFallbacks = e.counters.compacted.Load(), e.counters.fallbacks.Load()
 	s.Serialized = e.tracker.Stats()
 	s.Elapsed = time.Since(start)
 	s.Last = e.lastPos

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -104,22 +105,12 @@ func (w *worker) run(j job) {
 		w.send(event{kind: evCommitted, seq: j.seq})
 		return
 	}
-	if w.e.cfg.KeepGTID && len(j.txs) == 1 {
-		w.conn.BeginGTID(j.txs[0])
-	} else {
-		w.conn.Begin()
-	}
-	for _, tx := range j.txs {
-		if err := w.conn.Apply(w.ctx, tx); err != nil {
-			w.fail(j, err)
-			return
-		}
+	saved, err := w.body(j)
+	if err != nil {
+		w.fail(j, err)
+		return
 	}
 	if !j.commitNow {
-		if err := w.conn.Flush(w.ctx); err != nil {
-			w.fail(j, err)
-			return
-		}
 		w.setState("waiting-commit", mysql.TxnID(j.tx))
 		waitStart := time.Now()
 		w.send(event{kind: evPrepared, seq: j.seq})
@@ -152,7 +143,36 @@ func (w *worker) run(j job) {
 		w.fail(j, err)
 		return
 	}
+	w.e.counters.compacted.Add(uint64(saved))
 	w.send(event{kind: evCommitted, seq: j.seq})
+}
+
+// body applies the unit's rows inside a new target transaction and sends
+// them, so that their row counts are checked before anything commits. A
+// compacted statement that surprises makes it start over in source order.
+func (w *worker) body(j job) (saved int, err error) {
+	compaction := !w.e.cfg.NoCompact
+	for {
+		if w.e.cfg.KeepGTID && len(j.txs) == 1 {
+			w.conn.BeginGTID(j.txs[0])
+		} else {
+			w.conn.Begin()
+		}
+		saved, err = w.conn.ApplyUnit(w.ctx, j.txs, compaction)
+		if err == nil {
+			err = w.conn.Flush(w.ctx)
+		}
+		if compaction && errors.Is(err, mysql.ErrCompacted) {
+			w.e.cfg.Log.Debug("compacted unit surprised the target: applying it in source order", "txn", mysql.TxnID(j.tx), "err", err)
+			w.e.counters.fallbacks.Add(1)
+			if err := w.conn.Rollback(w.ctx); err != nil {
+				return 0, err
+			}
+			compaction = false
+			continue
+		}
+		return saved, err
+	}
 }
 
 // fail rolls back and reports; a broken connection is re-opened first.

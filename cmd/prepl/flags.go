@@ -24,6 +24,7 @@ type applyFlags struct {
 	window    string
 	keepGTID  bool
 	unit      int
+	compact   bool
 	channel   string
 	logFormat string
 	logLevel  string
@@ -42,6 +43,8 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.IntVar(&f.unit, "commit-unit", 50, "commit up to this many consecutive source transactions as one target transaction;\n"+
 		"units commit in source order, so the target only ever shows states the source had.\n"+
 		"1: one target transaction per source transaction")
+	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+
+		"no foreign keys or triggers); --compact=false sends every row change as its own statement")
 	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
 	fs.StringVar(&f.channel, "channel", defaultChannel, "name of this stream's position in the target's prepl.position table")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -74,7 +77,7 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 		return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
-		UnitTxns: f.unit, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect}, nil
+		UnitTxns: f.unit, NoCompact: !f.compact, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect}, nil
 }
 
 // setup makes the logger and the apply configuration from the flags.

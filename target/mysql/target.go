@@ -133,6 +133,12 @@ applied=VALUES(applied), updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
 // an INSERT did not insert one: the target has diverged from the source.
 var ErrRowCount = errors.New("row count mismatch")
 
+// ErrCompacted is wrapped when a compacted statement (a commit unit's net
+// effect on a table) did not do what the unit's row images promised: the
+// caller rolls back and applies the unit again in source order, where any
+// divergence is named row by row.
+var ErrCompacted = errors.New("compacted statement mismatch")
+
 // ErrUnsupported is wrapped when the stream holds something prepl cannot
 // apply yet; it stops before it.
 var ErrUnsupported = errors.New("unsupported")
