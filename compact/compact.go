@@ -80,7 +80,7 @@ type table struct {
 // Unit reduces txs (a unit's members, in order). ok is false when the unit
 // holds statements, which only run in source order.
 func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
-	tables := map[*txn.TableDef]*table{}
+	tables := map[string]*table{} // by the binlog's schema.table
 	var order []*table
 	for _, tx := range txs {
 		for _, ch := range tx.Changes {
@@ -93,18 +93,19 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 	for _, tx := range txs {
 		for _, ch := range tx.Changes {
 			rc := ch.Row
-			d, err := lookup(rc.Table.Schema, rc.Table.Name)
-			if err != nil {
-				return Plan{}, false, err
-			}
-			t := tables[d]
+			name := rc.Table.QualifiedName()
+			t := tables[name]
 			if t == nil {
+				d, err := lookup(rc.Table.Schema, rc.Table.Name)
+				if err != nil {
+					return Plan{}, false, err
+				}
 				t = &table{net: &Net{Def: d, Map: rc.Table}, rows: map[string]*rowState{}}
 				t.ok, t.keys = compactable(d)
-				tables[d] = t
+				tables[name] = t
 				order = append(order, t)
 			}
-			if t.ok && !fullImages(rc, d) {
+			if t.ok && !fullImages(rc, t.net.Def) {
 				t.ok = false
 			}
 		}
@@ -113,8 +114,7 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 	for _, tx := range txs {
 		for _, ch := range tx.Changes {
 			rc := ch.Row
-			d, _ := lookup(rc.Table.Schema, rc.Table.Name)
-			t := tables[d]
+			t := tables[rc.Table.QualifiedName()]
 			if !t.ok {
 				p.Ordered = append(p.Ordered, Step{tx, rc})
 				continue
