@@ -133,40 +133,6 @@ func (s Stats) Rate() float64 {
 	return float64(s.Txns) / s.Elapsed.Seconds()
 }
 
-// Resume is where a run starts: the stored position, if any.
-type Resume struct {
-	Position mysql.Position
-	Found    bool
-}
-
-// SlotMain is the position row of in-order modes.
-const SlotMain = "main"
-
-// LoadResume reads the stored position of the target's channel.
-func LoadResume(ctx context.Context, tgt *mysql.Target) (Resume, error) {
-	ps, err := tgt.Positions(ctx)
-	if err != nil {
-		return Resume{}, err
-	}
-	p, ok := ps[SlotMain]
-	return Resume{Position: p, Found: ok}, nil
-}
-
-// Already reports whether the stored position covers t, so a restart
-// that re-reads it must not apply it again.
-func (r Resume) Already(t *txn.Txn, g *gtidState) bool {
-	if !r.Found {
-		return false
-	}
-	if t.GTID != "" && r.Position.GTIDPos != "" {
-		return g.Contains(t)
-	}
-	if r.Position.File == "" {
-		return false
-	}
-	return !PositionLess(r.Position.File, r.Position.Pos, t.End.File, t.End.Offset)
-}
-
 // Run applies src to tgt until src ends (io.EOF), the filter says Stop,
 // or ctx is cancelled (then what is in flight is finished and committed).
 // A source error is returned after every complete transaction before it
@@ -196,8 +162,12 @@ type entry struct {
 	u       unit
 	size    int // bytes of all members
 	key     string // commit-order key
-	pos     mysql.Position
-	before  mysql.Position // position before it (for DDL)
+	pos     mysql.Position // its slot's row once it commits (Floor set at its commit turn)
+	before  mysql.Position // its slot's row before it (for DDL)
+	// floorAfter is the gapless position once it and everything before it
+	// have committed.
+	floorAfter mysql.Floor
+	committed  bool
 	st      state
 	w       *worker
 	retries int
@@ -211,8 +181,15 @@ type engine struct {
 	cfg     Config
 	res     Resume
 	tracker *depend.Tracker
-	gtid    *gtidState
-	applied uint64
+	gtid    *gtidState // every admitted transaction, in stream order
+	// Per slot: applied GTIDs, applied count, last admitted row.
+	slotGTID    map[string]*gtidState
+	slotApplied map[string]uint64
+	slotLast    map[string]mysql.Position
+	// admittedQ holds admitted units in stream order until they and all
+	// before them have committed; floor is the gapless committed position.
+	admittedQ []*entry
+	floor     mysql.Floor
 
 	entries map[uint64]*entry
 	// orderQ holds, per commit-order key, the admitted seqs in order; the
@@ -228,8 +205,7 @@ type engine struct {
 	ddlHold  bool // a DDL is admitted: admit nothing more until it is done
 	// resumedDDL is the DDL the stored position says may have run before
 	// a crash; replaying it tolerates "already exists" errors.
-	resumedDDL  string
-	admittedPos mysql.Position
+	resumedDDL string
 	readyQ      []uint64 // allowed to start, waiting for a worker, ascending
 	waitCh      chan []lockWait
 }
@@ -239,6 +215,9 @@ type counters struct {
 }
 
 func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
+	if err := res.init(); err != nil {
+		return nil, err
+	}
 	g, err := newGTIDState(res.Position.GTIDPos)
 	if err != nil {
 		return nil, err
@@ -246,11 +225,17 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 	e := &engine{tgt: tgt, cfg: cfg, res: res, gtid: g,
 		tracker: depend.New(cfg.Mode, tgt.Catalog),
 		entries: map[uint64]*entry{}, orderQ: map[string][]uint64{},
-		events:  make(chan event, 4*cfg.Workers+4),
-		applied: res.Position.Applied, lastPos: res.Position}
+		events:   make(chan event, 4*cfg.Workers+4),
+		slotGTID: map[string]*gtidState{}, slotApplied: map[string]uint64{}, slotLast: map[string]mysql.Position{},
+		floor:    mysql.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos}}
+	for slot, p := range res.Slots {
+		if e.slotGTID[slot], err = newGTIDState(p.GTIDPos); err != nil {
+			return nil, err
+		}
+		e.slotApplied[slot], e.slotLast[slot] = p.Applied, p
+	}
+	e.lastPos = mysql.Position{Slot: SlotMain, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos}
 	e.stats.UnitHist = make([]uint64, len(UnitBuckets)+1)
-	e.lastPos.Slot = SlotMain
-	e.admittedPos = e.lastPos
 	if res.Found {
 		e.resumedDDL = res.Position.PendingDDL
 	}
@@ -408,7 +393,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 }
 
 func (e *engine) filter(t *txn.Txn) Action {
-	if e.res.Already(t, e.gtid) {
+	if e.res.Already(t) {
 		return Skip
 	}
 	if e.cfg.Filter != nil {
@@ -431,8 +416,8 @@ func (e *engine) snapshot(start time.Time) Stats {
 	for k, v := range e.stats.Errors {
 		s.Errors[k] = v
 	}
-	if q := e.orderQ[""]; len(q) > 0 {
-		if ts := e.entries[q[0]].u.txs[0].Timestamp; !ts.IsZero() {
+	if len(e.admittedQ) > 0 {
+		if ts := e.admittedQ[0].u.txs[0].Timestamp; !ts.IsZero() {
 			s.Lag = max(0, time.Since(ts))
 		}
 	}
@@ -470,31 +455,46 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 			}
 		}
 	}
-	var t *txn.Txn
-	if len(ap) > 0 {
-		t = depend.Merge(ap)
-	} else { // only skipped members: a commit that moves the position
-		l := u.last()
-		t = &txn.Txn{Seq: l.Seq, GTID: l.GTID, Start: l.Start, End: l.End, LastCommitted: -1, SequenceNumber: -1}
+	if len(ap) == 0 {
+		// Only skipped transactions: nothing to commit; the position
+		// moves past them with the next commit.
+		for _, m := range u.txs {
+			e.gtid.add(m)
+		}
+		return nil
 	}
-	before := e.admittedPos
+	t := depend.Merge(ap)
+	key := depend.OrderKey(e.cfg.Mode, t)
+	slot := slotOf(key)
+	sg := e.slotGTID[slot]
+	if sg == nil {
+		sg, _ = newGTIDState("")
+		e.slotGTID[slot] = sg
+	}
 	size := 0
 	for _, m := range u.txs {
 		e.gtid.add(m)
+		sg.add(m)
 		size += m.Size
 	}
-	e.applied += uint64(len(u.txs))
+	e.slotApplied[slot] += uint64(len(u.txs))
+	last := u.last()
 	// One global commit order for every mode: out-of-order commit across
 	// schemas/domains needs one position row per slot, which the position
 	// table does not keep yet; a single row with out-of-order commits could
 	// make a restart apply a transaction twice. depend.OrderKey says which
 	// keys could commit independently once it does.
-	en := &entry{tx: t, u: u, size: size, key: "", before: before,
-		pos: positionAfter(SlotMain, e.gtid, u.last(), e.applied)}
+	before := e.slotLast[slot]
+	before.Slot = slot
+	en := &entry{tx: t, u: u, size: size, key: key, before: before,
+		pos: mysql.Position{Slot: slot, GTIDPos: sg.String(), File: last.End.File, Pos: last.End.Offset,
+			LastGTID: last.GTID, SourceTS: last.Timestamp, Applied: e.slotApplied[slot]},
+		floorAfter: mysql.Floor{GTIDPos: e.gtid.String(), File: last.End.File, Pos: last.End.Offset}}
+	e.slotLast[slot] = en.pos
 	e.entries[t.Seq] = en
 	e.orderQ[en.key] = append(e.orderQ[en.key], t.Seq)
+	e.admittedQ = append(e.admittedQ, en)
 	e.inflight += size
-	e.admittedPos = en.pos
 	if t.IsDDL() {
 		e.ddlHold = true
 	}

@@ -8,7 +8,6 @@ import (
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -113,11 +112,6 @@ func (s *gtidState) Contains(t *txn.Txn) bool {
 	return err == nil && t.SeqNo <= seq
 }
 
-// positionAfter is the position row's content once t is applied.
-func positionAfter(slot string, g *gtidState, t *txn.Txn, applied uint64) mysql.Position {
-	return mysql.Position{Slot: slot, GTIDPos: g.String(), File: t.End.File, Pos: t.End.Offset,
-		LastGTID: t.GTID, SourceTS: t.Timestamp, Applied: applied}
-}
 
 // PositionLess orders binlog positions: by the file's numeric extension
 // (binlog.000009 < binlog.000010), then by offset.

@@ -44,7 +44,7 @@ func (e *engine) dispatch() error {
 			e.pushReady(en.tx.Seq)
 		case prepared:
 			en.st = committing
-			en.w.ctl <- ctlMsg{seq: en.tx.Seq}
+			en.w.ctl <- ctlMsg{seq: en.tx.Seq, floor: e.floorAt(en)}
 		}
 	}
 	for len(e.idle) > 0 && len(e.readyQ) > 0 {
@@ -61,26 +61,40 @@ func (e *engine) dispatch() error {
 		e.idle = e.idle[:len(e.idle)-1]
 		en.w, en.st, en.aborted, en.started = w, running, false, time.Now()
 		j := job{seq: seq, tx: en.tx, txs: en.u.applied(), pos: en.pos, commitNow: e.isHead(en)}
-		if en.tx.IsDDL() {
-			j.ddl, j.before = true, en.before
-			j.resumed = e.resumedDDL != "" && e.resumedDDL == mysql.TxnID(en.tx)
-		}
 		if j.commitNow {
 			en.st = committing
+			j.pos.Floor = e.floorAt(en)
+		}
+		if en.tx.IsDDL() {
+			j.ddl, j.before = true, en.before
+			j.before.Floor = e.floor
+			j.resumed = e.resumedDDL != "" && e.resumedDDL == mysql.TxnID(en.tx)
 		}
 		w.jobs <- j
 	}
 	return nil
 }
 
-// headWaiting reports whether the next transaction to commit has no worker.
+// headWaiting reports whether a next transaction to commit has no worker.
 func (e *engine) headWaiting() bool {
-	q := e.orderQ[""]
-	if len(q) == 0 {
-		return false
+	for _, q := range e.orderQ {
+		if len(q) == 0 {
+			continue
+		}
+		if st := e.entries[q[0]].st; st == queued || st == ready || st == retryWait {
+			return true
+		}
 	}
-	st := e.entries[q[0]].st
-	return st == queued || st == ready || st == retryWait
+	return false
+}
+
+// floorAt is the floor to store with en's commit: its own end when
+// everything before it has committed, else the gapless position so far.
+func (e *engine) floorAt(en *entry) mysql.Floor {
+	if len(e.admittedQ) > 0 && e.admittedQ[0] == en {
+		return en.floorAfter
+	}
+	return e.floor
 }
 
 func (e *engine) pushReady(seq uint64) {
@@ -156,7 +170,13 @@ func (e *engine) committed(en *entry) {
 	e.tracker.Done(seq)
 	e.idle = append(e.idle, en.w)
 	e.inflight -= en.size
-	e.lastPos = en.pos
+	en.committed = true
+	for len(e.admittedQ) > 0 && e.admittedQ[0].committed {
+		e.floor = e.admittedQ[0].floorAfter
+		e.admittedQ = e.admittedQ[1:]
+	}
+	e.lastPos = mysql.Position{Slot: en.pos.Slot, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos,
+		LastGTID: en.pos.LastGTID, SourceTS: en.pos.SourceTS}
 	n := len(en.u.applied())
 	e.counters.txns.Add(uint64(n))
 	e.counters.rows.Add(uint64(en.tx.Rows()))

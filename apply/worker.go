@@ -17,6 +17,7 @@ import (
 type ctlMsg struct {
 	seq   uint64
 	abort bool
+	floor mysql.Floor // with a commit turn: the floor to store
 }
 
 type job struct {
@@ -125,6 +126,7 @@ func (w *worker) run(j job) {
 					w.fail(j, errYield)
 					return
 				}
+				j.pos.Floor = m.floor
 				t0 = t0.Add(time.Since(waitStart)) // waiting for the turn is not busy time
 				break wait
 			case <-w.ctx.Done():

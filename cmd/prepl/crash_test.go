@@ -12,12 +12,13 @@ import (
 	"github.com/prepl/prepl/sandbox"
 )
 
-// appliedCount reads the applied counter of a channel's position, or -1.
+// appliedCount sums the applied counters of a channel's position rows
+// (one per slot in modes schema and domain), or -1.
 func appliedCount(t *testing.T, tgt *sandbox.Server, channel string) int64 {
 	t.Helper()
 	db := sandbox.MustOpen(t, tgt, "")
 	var n int64 = -1
-	db.QueryRow("SELECT applied FROM prepl.position WHERE channel = ? AND slot = 'main'", channel).Scan(&n)
+	db.QueryRow("SELECT COALESCE(SUM(applied), -1) FROM prepl.position WHERE channel = ?", channel).Scan(&n)
 	db.Close()
 	return n
 }
@@ -114,6 +115,16 @@ func TestKillNineAndResume(t *testing.T) {
 				t.Fatalf("final run: exit %d\n%s", code, out)
 			}
 			sameRows(t, src, tgt)
+			if strings.Contains(c.name, "domain") {
+				// Both GTID domains committed on rows of their own.
+				db := sandbox.MustOpen(t, tgt, "")
+				var n int
+				db.QueryRow("SELECT COUNT(*) FROM prepl.position WHERE channel = ? AND slot LIKE 'domain:%'", channel).Scan(&n)
+				db.Close()
+				if n != 2 {
+					t.Fatalf("%d domain position rows, want 2", n)
+				}
+			}
 		})
 	}
 }

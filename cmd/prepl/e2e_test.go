@@ -192,6 +192,8 @@ func TestKeysTransactionsAndDDL(t *testing.T) {
 
 // counterWorkload writes n transactions from sessions concurrent writers:
 // each inserts a log row (a replay would fail on its key) and moves hot rows.
+// counterWorkload runs n transactions from concurrent sessions, each
+// inserting a row and bumping one of four hot counters.
 func counterWorkload(t *testing.T, db *sql.DB, n, sessions int) {
 	t.Helper()
 	sandbox.MustExec(t, db, "CREATE DATABASE IF NOT EXISTS w",
@@ -204,15 +206,27 @@ func counterWorkload(t *testing.T, db *sql.DB, n, sessions int) {
 		wg.Add(1)
 		go func(s int) {
 			defer wg.Done()
+			// Sessions alternate between GTID domains 0 and 1, each with
+			// hot rows of its own, as domain-based replication requires.
+			ctx := context.Background()
+			conn, err := db.Conn(ctx)
+			if err == nil {
+				defer conn.Close()
+				_, err = conn.ExecContext(ctx, "SET SESSION gtid_domain_id = ?", s%2)
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
 			for i := s; i < n; i += sessions {
-				tx, err := db.Begin()
+				tx, err := conn.BeginTx(ctx, nil)
 				if err != nil {
 					errs <- err
 					return
 				}
 				_, err = tx.Exec("INSERT INTO w.log VALUES (?, ?, REPEAT('x', ?))", i, s, i%40)
 				if err == nil {
-					_, err = tx.Exec("UPDATE w.hot SET n = n + 1 WHERE id = ?", i%4+1)
+					_, err = tx.Exec("UPDATE w.hot SET n = n + 1 WHERE id = ?", 1+i%2+2*(s%2))
 				}
 				if err != nil {
 					tx.Rollback()

@@ -56,7 +56,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 		"CREATE DATABASE IF NOT EXISTS " + PositionSchema,
 		`CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.position (
 			channel VARCHAR(64) NOT NULL,
-			slot VARCHAR(64) NOT NULL,
+			slot VARCHAR(128) NOT NULL,
 			gtid_pos TEXT NOT NULL,
 			file VARCHAR(512) NOT NULL,
 			pos BIGINT UNSIGNED NOT NULL,
@@ -64,12 +64,24 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			source_ts TIMESTAMP(6) NULL,
 			pending_ddl VARCHAR(128) NOT NULL DEFAULT '',
 			applied BIGINT UNSIGNED NOT NULL DEFAULT 0,
+			floor_gtid TEXT NOT NULL,
+			floor_file VARCHAR(512) NOT NULL DEFAULT '',
+			floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0,
 			updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
 			PRIMARY KEY (channel, slot)
 		) ENGINE=InnoDB COMMENT='prepl: applied position, written in the same transaction as the rows'`,
 	} {
 		if _, err := t.DB.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create position table %s.position on target: %w", PositionSchema, err)
+		}
+	}
+	// Tables made by earlier builds lack the floor and have a narrower slot.
+	for _, q := range []string{
+		"ALTER TABLE " + PositionSchema + ".position ADD COLUMN floor_gtid TEXT NOT NULL, ADD COLUMN floor_file VARCHAR(512) NOT NULL DEFAULT '', ADD COLUMN floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0",
+		"ALTER TABLE " + PositionSchema + ".position MODIFY slot VARCHAR(128) NOT NULL",
+	} {
+		if _, err := t.DB.ExecContext(ctx, q); err != nil && ErrorCode(err) != 1060 {
+			return fmt.Errorf("upgrade position table %s.position on target: %w", PositionSchema, err)
 		}
 	}
 	return nil
@@ -85,12 +97,25 @@ type Position struct {
 	SourceTS   time.Time
 	PendingDDL string // GTID or file:pos of a DDL started but maybe not finished
 	Applied    uint64 // transactions applied through this slot, all runs
+	// Floor is what was committed without a gap when this row was written:
+	// every transaction at or before it is applied, whatever its slot.
+	// Slots commit out of order between them (modes schema and domain);
+	// a restart reads from the highest floor and skips, above it, what
+	// each slot's own position covers.
+	Floor Floor
+}
+
+// Floor is a gapless applied position.
+type Floor struct {
+	GTIDPos string
+	File    string
+	Pos     uint32
 }
 
 // Positions returns the stored positions of this channel, by slot.
 func (t *Target) Positions(ctx context.Context) (map[string]Position, error) {
-	rows, err := t.DB.QueryContext(ctx, `SELECT slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied
-		FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
+	rows, err := t.DB.QueryContext(ctx, `SELECT slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied,
+		floor_gtid, floor_file, floor_pos FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
 	if err != nil {
 		return nil, fmt.Errorf("read position: %w", err)
 	}
@@ -99,7 +124,8 @@ func (t *Target) Positions(ctx context.Context) (map[string]Position, error) {
 	for rows.Next() {
 		var p Position
 		var ts sql.NullTime
-		if err := rows.Scan(&p.Slot, &p.GTIDPos, &p.File, &p.Pos, &p.LastGTID, &ts, &p.PendingDDL, &p.Applied); err != nil {
+		if err := rows.Scan(&p.Slot, &p.GTIDPos, &p.File, &p.Pos, &p.LastGTID, &ts, &p.PendingDDL, &p.Applied,
+			&p.Floor.GTIDPos, &p.Floor.File, &p.Floor.Pos); err != nil {
 			return nil, err
 		}
 		p.SourceTS = ts.Time
@@ -121,12 +147,15 @@ func (t *Target) positionSQL(p Position) string {
 	if !p.SourceTS.IsZero() {
 		ts = QuoteString(p.SourceTS.UTC().Format("2006-01-02 15:04:05.000000"))
 	}
-	return fmt.Sprintf(`INSERT INTO %s.position (channel, slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied)
-VALUES (%s, %s, %s, %s, %d, %s, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
+	return fmt.Sprintf(`INSERT INTO %s.position (channel, slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied,
+floor_gtid, floor_file, floor_pos)
+VALUES (%s, %s, %s, %s, %d, %s, %s, %s, %d, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
 pos=VALUES(pos), last_gtid=VALUES(last_gtid), source_ts=VALUES(source_ts), pending_ddl=VALUES(pending_ddl),
-applied=VALUES(applied), updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
+applied=VALUES(applied), floor_gtid=VALUES(floor_gtid), floor_file=VALUES(floor_file), floor_pos=VALUES(floor_pos),
+updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
 		QuoteString(t.Channel), QuoteString(p.Slot), QuoteString(p.GTIDPos), QuoteString(p.File), p.Pos,
-		QuoteString(p.LastGTID), ts, QuoteString(p.PendingDDL), p.Applied)
+		QuoteString(p.LastGTID), ts, QuoteString(p.PendingDDL), p.Applied,
+		QuoteString(p.Floor.GTIDPos), QuoteString(p.Floor.File), p.Floor.Pos)
 }
 
 // ErrRowCount is wrapped when an UPDATE or DELETE did not find its row, or
