@@ -141,3 +141,66 @@ func runBin(bin string, args []string) (int, string) {
 	}
 	return 0, string(out)
 }
+
+// TestTargetKilledMidRun kills the target server while prepl applies to
+// it, and starts it again: prepl reconnects and finishes (or stops with an
+// error that names the target), and a run after it ends with target =
+// source.
+func TestTargetKilledMidRun(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	const total = 3000
+	counterWorkload(t, db, total, 8)
+	files := binlogFiles(t, src)
+	tgt := targetServer(t)
+	args := append([]string{"replay", "--target", tgt.URL(), "--workers", "4", "--commit-unit", "5",
+		"--progress", "0", "--reconnect-timeout", "2m"}, files...)
+
+	cmd := exec.Command(bin, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	killed := false
+	for !killed {
+		select {
+		case err := <-exited:
+			t.Fatalf("prepl ended before the target could be killed (err %v): make the workload bigger\n%s", err, out.String())
+		case <-tick.C:
+			if appliedCount(t, tgt, "replay") >= total/5 {
+				tgt.Kill()
+				killed = true
+			}
+		}
+	}
+	if err := tgt.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			// Allowed: a clear error that says the target is the problem.
+			if !strings.Contains(out.String(), "target") {
+				t.Fatalf("prepl failed without naming the target: %v\n%s", err, out.String())
+			}
+			t.Logf("prepl stopped: %v", err)
+		} else if !strings.Contains(out.String(), "reconnected") {
+			t.Fatalf("prepl finished but never said it reconnected:\n%s", out.String())
+		}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("prepl hung after the target restarted:\n%s", out.String())
+	}
+	t.Logf("prepl's output:\n%s", out.String())
+	args[2] = tgt.URL() // the restart may have moved it to another port
+	if code, out := runBin(bin, args); code != 0 {
+		t.Fatalf("run after the restart: exit %d\n%s", code, out)
+	}
+	sameRows(t, src, tgt)
+}

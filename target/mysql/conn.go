@@ -258,9 +258,6 @@ var ddlTolerated = map[uint16]bool{1007: true, 1008: true, 1050: true, 1051: tru
 func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Position, resumed bool, keepGTID bool) error {
 	st := tx.Changes[0].Stmt
 	before.PendingDDL = TxnID(tx)
-	if _, err := t.DB.ExecContext(ctx, t.positionSQL(before)); err != nil {
-		return fmt.Errorf("store position before DDL %s: %w", describe(tx), err)
-	}
 	c, err := t.DB.Conn(ctx)
 	if err != nil {
 		return err
@@ -269,6 +266,21 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 		c.Raw(func(any) error { return driver.ErrBadConn })
 		c.Close()
 	}()
+	// With kept GTIDs the target's binlog must hold exactly the source's
+	// transactions: the position writes around a DDL stay out of it.
+	storePos := func(p Position, when string) error {
+		q := t.positionSQL(p)
+		if keepGTID {
+			q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
+		}
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("store position %s DDL %s: %w", when, describe(tx), err)
+		}
+		return nil
+	}
+	if err := storePos(before, "before"); err != nil {
+		return err
+	}
 	var set []string
 	set = append(set, "time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'")
 	if st.HasSQLMode {
@@ -303,10 +315,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 		}
 	}
 	t.Catalog.Invalidate()
-	if _, err := t.DB.ExecContext(ctx, t.positionSQL(after)); err != nil {
-		return fmt.Errorf("store position after DDL %s: %w", describe(tx), err)
-	}
-	return nil
+	return storePos(after, "after")
 }
 
 // TxnID names a transaction stably across runs: its GTID, else its

@@ -26,16 +26,29 @@ type Target struct {
 	Channel   string // names this stream's rows in the position table
 	Version   string
 	IsMariaDB bool
+	unlogged  bool
 }
 
+// Option changes how Open prepares the target.
+type Option func(*Target)
+
+// Unlogged keeps prepl's own setup (the position schema and table) out of
+// the target's binlog, so that a target whose binlog must hold only the
+// source's transactions (--keep-gtid, a failover candidate) gets no
+// transaction of its own. It needs the privilege to set sql_log_bin.
+func Unlogged() Option { return func(t *Target) { t.unlogged = true } }
+
 // Open connects to the target and creates the position table if missing.
-func Open(ctx context.Context, e Endpoint, channel string) (*Target, error) {
+func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Target, error) {
 	db, err := sql.Open("mysql", e.DSN())
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxIdleConns(4)
 	t := &Target{Endpoint: e, DB: db, Catalog: NewCatalog(db), Channel: channel}
+	for _, o := range opts {
+		o(t)
+	}
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&t.Version); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to target %s: %w", e, err)
@@ -52,6 +65,19 @@ func Open(ctx context.Context, e Endpoint, channel string) (*Target, error) {
 func (t *Target) Close() error { return t.DB.Close() }
 
 func (t *Target) ensurePositionTable(ctx context.Context) error {
+	c, err := t.DB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
+	}
+	defer func() {
+		c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool with sql_log_bin=0
+		c.Close()
+	}()
+	if t.unlogged {
+		if _, err := c.ExecContext(ctx, "SET SESSION sql_log_bin=0"); err != nil {
+			return fmt.Errorf("keep prepl's setup out of the target's binlog (SET sql_log_bin=0 needs SUPER or BINLOG ADMIN): %w", err)
+		}
+	}
 	for _, q := range []string{
 		"CREATE DATABASE IF NOT EXISTS " + PositionSchema,
 		`CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.position (
@@ -71,16 +97,23 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			PRIMARY KEY (channel, slot)
 		) ENGINE=InnoDB COMMENT='prepl: applied position, written in the same transaction as the rows'`,
 	} {
-		if _, err := t.DB.ExecContext(ctx, q); err != nil {
+		if _, err := c.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create position table %s.position on target: %w", PositionSchema, err)
 		}
 	}
 	// Tables made by earlier builds lack the floor and have a narrower slot.
-	for _, q := range []string{
-		"ALTER TABLE " + PositionSchema + ".position ADD COLUMN floor_gtid TEXT NOT NULL, ADD COLUMN floor_file VARCHAR(512) NOT NULL DEFAULT '', ADD COLUMN floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0",
-		"ALTER TABLE " + PositionSchema + ".position MODIFY slot VARCHAR(128) NOT NULL",
-	} {
-		if _, err := t.DB.ExecContext(ctx, q); err != nil && ErrorCode(err) != 1060 {
+	var floors, slotLen int
+	c.QueryRowContext(ctx, `SELECT SUM(column_name = 'floor_gtid'), MAX(IF(column_name = 'slot', character_maximum_length, 0))
+		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &slotLen)
+	var upgrade []string
+	if floors == 0 {
+		upgrade = append(upgrade, "ADD COLUMN floor_gtid TEXT NOT NULL, ADD COLUMN floor_file VARCHAR(512) NOT NULL DEFAULT '', ADD COLUMN floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0")
+	}
+	if slotLen < 128 {
+		upgrade = append(upgrade, "MODIFY slot VARCHAR(128) NOT NULL")
+	}
+	if len(upgrade) > 0 {
+		if _, err := c.ExecContext(ctx, "ALTER TABLE "+PositionSchema+".position "+strings.Join(upgrade, ", ")); err != nil {
 			return fmt.Errorf("upgrade position table %s.position on target: %w", PositionSchema, err)
 		}
 	}
