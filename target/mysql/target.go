@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -256,3 +257,11 @@ func describe(t *txn.Txn) string {
 	}
 	return "transaction at " + t.Start.String()
 }
+
+// The driver reports dropped connections on its own logger (stderr); prepl
+// reconnects and says so itself, so the driver's lines go to debug.
+func init() { gomysql.SetLogger(driverLog{}) }
+
+type driverLog struct{}
+
+func (driverLog) Print(v ...any) { slog.Debug("mysql driver: " + strings.TrimSpace(fmt.Sprint(v...))) }
