@@ -174,6 +174,7 @@ type entry struct {
 	aborted bool // asked to yield; its failure is a conflict
 	reason  depend.Reason
 	started time.Time // when its current attempt was dispatched
+	ren     *rendering
 }
 
 type engine struct {
@@ -207,6 +208,7 @@ type engine struct {
 	// a crash; replaying it tolerates "already exists" errors.
 	resumedDDL string
 	readyQ      []uint64 // allowed to start, waiting for a worker, ascending
+	render      *renderer
 	waitCh      chan []lockWait
 }
 
@@ -262,6 +264,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		e.idle = append(e.idle, w)
 	}
 	defer e.closeWorkers()
+	e.render = newRenderer(wctx, e.tgt, 2*e.cfg.Workers+2, 64*e.cfg.Workers+16)
 	var mon *monitor
 	if e.cfg.Workers > 1 {
 		mon = startMonitor(wctx, e)
@@ -491,6 +494,10 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 			LastGTID: last.GTID, SourceTS: last.Timestamp, Applied: e.slotApplied[slot]},
 		floorAfter: mysql.Floor{GTIDPos: e.gtid.String(), File: last.End.File, Pos: last.End.Offset}}
 	e.slotLast[slot] = en.pos
+	if !e.cfg.NoCompact && !t.IsDDL() {
+		en.ren = &rendering{txs: ap, gtid: e.cfg.KeepGTID, done: make(chan struct{})}
+		e.render.add(en.ren)
+	}
 	e.entries[t.Seq] = en
 	e.orderQ[en.key] = append(e.orderQ[en.key], t.Seq)
 	e.admittedQ = append(e.admittedQ, en)

@@ -60,7 +60,7 @@ func (e *engine) dispatch() error {
 		w := e.idle[len(e.idle)-1]
 		e.idle = e.idle[:len(e.idle)-1]
 		en.w, en.st, en.aborted, en.started = w, running, false, time.Now()
-		j := job{seq: seq, tx: en.tx, txs: en.u.applied(), pos: en.pos, commitNow: e.isHead(en)}
+		j := job{seq: seq, tx: en.tx, txs: en.u.applied(), ren: en.ren, pos: en.pos, commitNow: e.isHead(en)}
 		if j.commitNow {
 			en.st = committing
 			j.pos.Floor = e.floorAt(en)

@@ -24,6 +24,7 @@ type job struct {
 	seq       uint64
 	tx        *txn.Txn   // the unit as the tracker sees it
 	txs       []*txn.Txn // its members to apply, in order
+	ren       *rendering // its compacted SQL, rendered ahead; nil without compaction
 	pos       mysql.Position
 	before    mysql.Position
 	commitNow bool // the transaction is next to commit: no need to wait for a turn
@@ -63,7 +64,6 @@ func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.KeepGTID = e.cfg.KeepGTID
 	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{})}
 	w.setState("idle", "")
 	go w.loop()
@@ -153,28 +153,29 @@ func (w *worker) run(j job) {
 // them, so that their row counts are checked before anything commits. A
 // compacted statement that surprises makes it start over in source order.
 func (w *worker) body(j job) (saved int, err error) {
-	compaction := !w.e.cfg.NoCompact
-	for {
-		if w.e.cfg.KeepGTID && len(j.txs) == 1 {
-			w.conn.BeginGTID(j.txs[0])
-		} else {
-			w.conn.Begin()
-		}
-		saved, err = w.conn.ApplyUnit(w.ctx, j.txs, compaction)
-		if err == nil {
-			err = w.conn.Flush(w.ctx)
-		}
-		if compaction && errors.Is(err, mysql.ErrCompacted) {
-			w.e.cfg.Log.Debug("compacted unit surprised the target: applying it in source order", "txn", mysql.TxnID(j.tx), "err", err)
-			w.e.counters.fallbacks.Add(1)
-			if err := w.conn.Rollback(w.ctx); err != nil {
-				return 0, err
-			}
-			compaction = false
-			continue
-		}
-		return saved, err
+	keep := w.e.cfg.KeepGTID
+	var b *mysql.Batch
+	if j.ren != nil {
+		b, err = w.e.render.take(w.ctx, j.ren)
+	} else {
+		b, err = w.e.tgt.Render(w.ctx, j.txs, false, keep)
 	}
+	if err != nil {
+		return 0, err
+	}
+	err = w.conn.Send(w.ctx, b)
+	if j.ren != nil && errors.Is(err, mysql.ErrCompacted) {
+		w.e.cfg.Log.Debug("compacted unit surprised the target: applying it in source order", "txn", mysql.TxnID(j.tx), "err", err)
+		w.e.counters.fallbacks.Add(1)
+		if err := w.conn.Rollback(w.ctx); err != nil {
+			return 0, err
+		}
+		if b, err = w.e.tgt.Render(w.ctx, j.txs, false, keep); err != nil {
+			return 0, err
+		}
+		err = w.conn.Send(w.ctx, b)
+	}
+	return b.Saved, err
 }
 
 // fail rolls back and reports; a broken connection is re-opened first.
@@ -207,7 +208,6 @@ func (w *worker) reconnect() error {
 	for {
 		c, err := w.e.tgt.Conn(w.ctx)
 		if err == nil {
-			c.KeepGTID = w.e.cfg.KeepGTID
 			w.conn = c
 			w.e.cfg.Log.Warn("reconnected to target", "worker", w.id)
 			return nil

@@ -21,34 +21,12 @@ const maxBatch = 4 << 20
 const sessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
 	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4, innodb_lock_wait_timeout=20"
 
-// Conn is one pinned target connection, used by one worker at a time.
-// Statements are buffered and sent as one multi-statement round trip;
-// every row statement's affected-row count is checked.
+// Conn is one pinned target connection, used by one worker at a time. It
+// sends Batches (rendered ahead, see Render) and commits with the position.
 type Conn struct {
 	t  *Target
 	c  *sql.Conn
 	ID uint64 // CONNECTION_ID() on the target, for lock-wait inspection
-
-	// KeepGTID makes every source transaction its own target transaction
-	// with the source's GTID in the target's binlog (MariaDB targets).
-	KeepGTID bool
-
-	buf    []byte
-	expect []rowExpect // per buffered statement
-	fkOff  bool
-	uqOff  bool
-	open   bool // BEGIN sent or buffered
-}
-
-type rowExpect struct {
-	check bool
-	want  int64 // affected rows the statement must report (0 means 1)
-	kind  txn.Kind
-	table string
-	tx    *txn.Txn
-	// compacted statements cover several source rows (a commit unit's
-	// net effect); a surprise there re-runs the unit in source order.
-	compacted bool
 }
 
 // Conn opens a pinned connection with prepl's session settings.
@@ -75,106 +53,28 @@ func (c *Conn) Close() {
 	c.c.Close()
 }
 
-func (c *Conn) stmt(q string, e rowExpect) {
-	c.buf = append(c.buf, q...)
-	c.buf = append(c.buf, ';')
-	c.expect = append(c.expect, e)
-}
-
-// Begin starts a target transaction (buffered; sent with the first flush).
-func (c *Conn) Begin() {
-	c.buf, c.expect = c.buf[:0], c.expect[:0]
-	c.stmt("BEGIN", rowExpect{})
-	c.open = true
-}
-
-// Apply buffers the row changes of tx inside the open transaction,
-// flushing to the server when the buffer is large.
-func (c *Conn) Apply(ctx context.Context, tx *txn.Txn) error {
-	if !c.open {
-		return fmt.Errorf("apply %s: no open transaction", describe(tx))
-	}
-	if tx.XA {
-		return fmt.Errorf("apply %s: XA transactions are not supported yet; everything before it is applied (%w)", describe(tx), ErrUnsupported)
-	}
-	for _, ch := range tx.Changes {
-		if ch.Stmt != nil {
-			if ch.Stmt.DDL {
-				return fmt.Errorf("apply %s: DDL inside a row transaction", describe(tx))
-			}
-			c.stmt(ch.Stmt.SQL, rowExpect{})
-			continue
-		}
-		if err := c.applyRow(ctx, tx, ch.Row); err != nil {
+// Send opens a target transaction with b's statements, one round trip per
+// chunk, and checks every row statement's affected-row count. The
+// transaction stays open for Commit or Rollback.
+func (c *Conn) Send(ctx context.Context, b *Batch) error {
+	for _, ch := range b.chunks {
+		if err := c.exec(ctx, ch); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *Conn) table(ctx context.Context, schema, name string) (*txn.TableDef, error) {
-	if d, ok := c.t.Catalog.Table(schema, name); ok {
-		return d, nil
-	}
-	return c.t.Catalog.Load(ctx, schema, name)
-}
-
-// applyRow buffers one row change's statement.
-func (c *Conn) applyRow(ctx context.Context, tx *txn.Txn, rc *txn.RowChange) error {
-	d, err := c.table(ctx, rc.Table.Schema, rc.Table.Name)
-	if err != nil {
-		return fmt.Errorf("apply %s: %w", describe(tx), err)
-	}
-	c.setFlags(rc.Flags)
-	b, err := AppendRowChange(c.buf, rc, d)
-	if err != nil {
-		return fmt.Errorf("apply %s: %w", describe(tx), err)
-	}
-	c.buf = append(b, ';')
-	c.expect = append(c.expect, rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx})
-	return c.flushIfFull(ctx)
-}
-
-func (c *Conn) flushIfFull(ctx context.Context) error {
-	if len(c.buf) >= maxBatch {
-		return c.Flush(ctx)
-	}
-	return nil
-}
-
-func (c *Conn) setFlags(f uint16) {
-	fkOff := f&txn.RowsFlagNoForeignKeyChecks != 0
-	uqOff := f&txn.RowsFlagRelaxedUniqueCheck != 0
-	if fkOff != c.fkOff {
-		c.stmt("SET SESSION foreign_key_checks="+boolInt(!fkOff), rowExpect{})
-		c.fkOff = fkOff
-	}
-	if uqOff != c.uqOff {
-		c.stmt("SET SESSION unique_checks="+boolInt(!uqOff), rowExpect{})
-		c.uqOff = uqOff
-	}
-}
-
-func boolInt(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
-}
-
-// Flush sends the buffered statements and checks their row counts.
-func (c *Conn) Flush(ctx context.Context) error {
-	if len(c.buf) == 0 {
+func (c *Conn) exec(ctx context.Context, ch chunk) error {
+	if len(ch.sql) == 0 {
 		return nil
 	}
-	q := string(c.buf[:len(c.buf)-1])
-	expect := c.expect
-	c.buf, c.expect = c.buf[:0], c.expect[:0]
+	q := string(ch.sql[:len(ch.sql)-1])
 	var affected []int64
 	err := c.c.Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
 		if err != nil {
-			if ErrorCode(err) == 1062 && slices.ContainsFunc(expect, func(e rowExpect) bool { return e.compacted }) {
+			if ErrorCode(err) == 1062 && slices.ContainsFunc(ch.expect, func(e rowExpect) bool { return e.compacted }) {
 				return fmt.Errorf("%w: %w", ErrCompacted, err)
 			}
 			return err
@@ -185,7 +85,7 @@ func (c *Conn) Flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for i, e := range expect {
+	for i, e := range ch.expect {
 		if !e.check || i >= len(affected) {
 			continue
 		}
@@ -201,25 +101,17 @@ func (c *Conn) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Commit stores p in the position table and commits. Row statements still
-// buffered are sent and checked first, so a row count surprise is seen
-// before COMMIT, never after it.
+// Commit stores p in the position table and commits the transaction Send
+// opened; the rows were checked before, so a surprise never follows COMMIT.
 func (c *Conn) Commit(ctx context.Context, p Position) error {
-	if slices.ContainsFunc(c.expect, func(e rowExpect) bool { return e.check }) {
-		if err := c.Flush(ctx); err != nil {
-			return err
-		}
-	}
-	c.stmt(c.t.positionSQL(p), rowExpect{})
-	c.stmt("COMMIT", rowExpect{})
-	c.open = false
-	return c.Flush(ctx)
+	var ch chunk
+	ch.stmt(c.t.positionSQL(p), rowExpect{})
+	ch.stmt("COMMIT", rowExpect{})
+	return c.exec(ctx, ch)
 }
 
 // Rollback abandons the open transaction.
 func (c *Conn) Rollback(ctx context.Context) error {
-	c.buf, c.expect = c.buf[:0], c.expect[:0]
-	c.open = false
 	_, err := c.c.ExecContext(ctx, "ROLLBACK")
 	return err
 }
@@ -231,17 +123,6 @@ func KeepGTIDSQL(tx *txn.Txn) string {
 		return ""
 	}
 	return fmt.Sprintf("SET SESSION gtid_domain_id=%d, server_id=%d, gtid_seq_no=%d", tx.Domain, tx.ServerID, tx.SeqNo)
-}
-
-// BeginGTID starts a transaction that will carry tx's GTID on a MariaDB
-// target with a binlog.
-func (c *Conn) BeginGTID(tx *txn.Txn) {
-	c.Begin()
-	if q := KeepGTIDSQL(tx); q != "" {
-		c.buf, c.expect = c.buf[:0], c.expect[:0]
-		c.stmt(q, rowExpect{})
-		c.stmt("BEGIN", rowExpect{})
-	}
 }
 
 // ddlTolerated are the errors a DDL gives when it had already run before a

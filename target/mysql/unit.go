@@ -11,40 +11,28 @@ import (
 // netRows bounds the rows of one multi-row statement.
 const netRows = 1000
 
-// ApplyUnit buffers a commit unit's members inside the open transaction.
-// With compaction the unit's net effect goes as a few multi-row statements
-// per table (see package compact); a failed check on one of them returns
-// an error wrapping ErrCompacted, and the caller rolls back and calls
-// again with compaction off. It reports how many source row changes
-// compaction saved.
-func (c *Conn) ApplyUnit(ctx context.Context, txs []*txn.Txn, compaction bool) (saved int, err error) {
+// renderUnit writes the members' changes: with compaction, the net effect
+// per table where package compact allows it, else in source order.
+func (t *Target) renderUnit(ctx context.Context, b *Batch, txs []*txn.Txn, compaction bool) error {
 	if !compaction || len(txs) == 1 && txs[0].Rows() < 2 {
-		return 0, c.applyAll(ctx, txs)
-	}
-	for _, tx := range txs {
-		if tx.XA {
-			return 0, c.Apply(ctx, tx) // the error that names it
-		}
+		return t.renderAll(ctx, b, txs)
 	}
 	plan, ok, err := compact.Unit(txs, func(schema, name string) (*txn.TableDef, error) {
-		return c.table(ctx, schema, name)
+		return t.table(ctx, schema, name)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("apply %s: %w", describe(txs[0]), err)
+		return fmt.Errorf("apply %s: %w", describe(txs[0]), err)
 	}
 	if !ok {
-		return 0, c.applyAll(ctx, txs)
-	}
-	if !c.open {
-		return 0, fmt.Errorf("apply %s: no open transaction", describe(txs[0]))
+		return t.renderAll(ctx, b, txs)
 	}
 	for _, s := range plan.Ordered {
-		if err := c.applyRow(ctx, s.Tx, s.Row); err != nil {
-			return 0, err
+		if err := t.renderRow(ctx, b, s.Tx, s.Row); err != nil {
+			return err
 		}
 	}
 	tx := txs[len(txs)-1]
-	c.setFlags(0)
+	b.setFlags(0)
 	for _, n := range plan.Nets {
 		for _, st := range []struct {
 			kind txn.Kind
@@ -53,31 +41,28 @@ func (c *Conn) ApplyUnit(ctx context.Context, txs []*txn.Txn, compaction bool) (
 		}{{txn.Delete, n.Deletes, 1}, {txn.Insert, n.Inserts, 1}, {txn.Update, n.Updates, 2}} {
 			for len(st.rows) > 0 {
 				k := min(len(st.rows), netRows)
-				var b []byte
-				if st.kind == txn.Delete {
-					b, err = AppendNetDelete(c.buf, n, st.rows[:k])
-				} else {
-					b, err = AppendNetUpsert(c.buf, n, st.rows[:k], st.kind == txn.Update)
-				}
+				rows := st.rows[:k]
+				e := rowExpect{check: true, want: st.per * int64(k), kind: st.kind, table: n.Def.QualifiedName(), tx: tx, compacted: true}
+				err := b.add(e, func(buf []byte) ([]byte, error) {
+					if st.kind == txn.Delete {
+						return AppendNetDelete(buf, n, rows)
+					}
+					return AppendNetUpsert(buf, n, rows, st.kind == txn.Update)
+				})
 				if err != nil {
-					return 0, fmt.Errorf("apply %s: %w", describe(tx), err)
+					return fmt.Errorf("apply %s: %w", describe(tx), err)
 				}
-				c.buf = append(b, ';')
-				c.expect = append(c.expect, rowExpect{check: true, want: st.per * int64(k), kind: st.kind,
-					table: n.Def.QualifiedName(), tx: tx, compacted: true})
 				st.rows = st.rows[k:]
-				if err := c.flushIfFull(ctx); err != nil {
-					return 0, err
-				}
 			}
 		}
 	}
-	return plan.Dropped, nil
+	b.Saved = plan.Dropped
+	return nil
 }
 
-func (c *Conn) applyAll(ctx context.Context, txs []*txn.Txn) error {
+func (t *Target) renderAll(ctx context.Context, b *Batch, txs []*txn.Txn) error {
 	for _, tx := range txs {
-		if err := c.Apply(ctx, tx); err != nil {
+		if err := t.renderTxn(ctx, b, tx); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,151 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// Batch is the SQL of one commit unit, rendered before a worker connection
+// is free to send it (Conn.Send): BEGIN, the unit's statements, in chunks
+// of at most maxBatch bytes, and each statement's expected row count. It
+// ends with the session's default checks restored, so any connection can
+// send it, again after a retry.
+type Batch struct {
+	chunks []chunk
+	fkOff  bool
+	uqOff  bool
+	// Saved counts the source row changes compaction made unnecessary.
+	Saved int
+}
+
+type chunk struct {
+	sql    []byte
+	expect []rowExpect // one per statement in sql
+}
+
+type rowExpect struct {
+	check bool
+	want  int64 // affected rows the statement must report (0 means 1)
+	kind  txn.Kind
+	table string
+	tx    *txn.Txn
+	// compacted statements cover several source rows (a commit unit's
+	// net effect); a surprise there re-runs the unit in source order.
+	compacted bool
+}
+
+func (c *chunk) stmt(q string, e rowExpect) {
+	c.sql = append(c.sql, q...)
+	c.sql = append(c.sql, ';')
+	c.expect = append(c.expect, e)
+}
+
+// cur is the chunk statements go to; a full one is closed first.
+func (b *Batch) cur() *chunk {
+	if n := len(b.chunks); n == 0 || len(b.chunks[n-1].sql) >= maxBatch {
+		b.chunks = append(b.chunks, chunk{})
+	}
+	return &b.chunks[len(b.chunks)-1]
+}
+
+func (b *Batch) stmt(q string, e rowExpect) { b.cur().stmt(q, e) }
+
+// add appends one statement written by write, with its expectation.
+func (b *Batch) add(e rowExpect, write func([]byte) ([]byte, error)) error {
+	c := b.cur()
+	out, err := write(c.sql)
+	if err != nil {
+		return err // c.sql keeps its length: the partial statement is dropped
+	}
+	c.sql = append(out, ';')
+	c.expect = append(c.expect, e)
+	return nil
+}
+
+func (b *Batch) setFlags(f uint16) {
+	fkOff := f&txn.RowsFlagNoForeignKeyChecks != 0
+	uqOff := f&txn.RowsFlagRelaxedUniqueCheck != 0
+	if fkOff != b.fkOff {
+		b.stmt("SET SESSION foreign_key_checks="+boolInt(!fkOff), rowExpect{})
+		b.fkOff = fkOff
+	}
+	if uqOff != b.uqOff {
+		b.stmt("SET SESSION unique_checks="+boolInt(!uqOff), rowExpect{})
+		b.uqOff = uqOff
+	}
+}
+
+func boolInt(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// Render writes the batch of a commit unit's members (in order). With
+// compaction the unit's net effect goes as a few multi-row statements per
+// table (package compact); if one of them surprises the target, Send
+// returns an error wrapping ErrCompacted and the caller renders the unit
+// again without compaction. keepGTID gives the target transaction the
+// (single) member's GTID.
+func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction, keepGTID bool) (*Batch, error) {
+	b := &Batch{}
+	if keepGTID && len(txs) == 1 {
+		if q := KeepGTIDSQL(txs[0]); q != "" {
+			b.stmt(q, rowExpect{})
+		}
+	}
+	b.stmt("BEGIN", rowExpect{})
+	for _, tx := range txs {
+		if tx.XA {
+			return nil, fmt.Errorf("apply %s: XA transactions are not supported yet; everything before it is applied (%w)", describe(tx), ErrUnsupported)
+		}
+	}
+	if err := t.renderUnit(ctx, b, txs, compaction); err != nil {
+		return nil, err
+	}
+	b.setFlags(0)
+	return b, nil
+}
+
+// renderTxn writes tx's changes in source order.
+func (t *Target) renderTxn(ctx context.Context, b *Batch, tx *txn.Txn) error {
+	for _, ch := range tx.Changes {
+		if ch.Stmt != nil {
+			if ch.Stmt.DDL {
+				return fmt.Errorf("apply %s: DDL inside a row transaction", describe(tx))
+			}
+			b.stmt(ch.Stmt.SQL, rowExpect{})
+			continue
+		}
+		if err := t.renderRow(ctx, b, tx, ch.Row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renderRow writes one row change's statement.
+func (t *Target) renderRow(ctx context.Context, b *Batch, tx *txn.Txn, rc *txn.RowChange) error {
+	d, err := t.table(ctx, rc.Table.Schema, rc.Table.Name)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", describe(tx), err)
+	}
+	b.setFlags(rc.Flags)
+	err = b.add(rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx}, func(buf []byte) ([]byte, error) {
+		return AppendRowChange(buf, rc, d)
+	})
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", describe(tx), err)
+	}
+	return nil
+}
+
+func (t *Target) table(ctx context.Context, schema, name string) (*txn.TableDef, error) {
+	if d, ok := t.Catalog.Table(schema, name); ok {
+		return d, nil
+	}
+	return t.Catalog.Load(ctx, schema, name)
+}
