@@ -23,40 +23,53 @@ func appliedCount(t *testing.T, tgt *sandbox.Server, channel string) int64 {
 	return n
 }
 
-// killAt starts prepl, waits until the target has applied at least
-// threshold transactions (or prepl exits), then kills it with SIGKILL.
-// It reports whether prepl finished on its own.
-func killAt(t *testing.T, bin string, args []string, tgt *sandbox.Server, channel string, threshold int64) bool {
+// preplProc is a prepl process a test started.
+type preplProc struct {
+	cmd    *exec.Cmd
+	out    *strings.Builder
+	exited chan error
+}
+
+// startUntil starts prepl and waits until the target has applied at least
+// threshold transactions, then calls at with prepl still running. It
+// reports whether prepl finished on its own first (then at is not called).
+func startUntil(t *testing.T, bin string, args []string, tgt *sandbox.Server, channel string, threshold int64, at func(*preplProc)) bool {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	r := &preplProc{cmd: exec.Command(bin, args...), out: &strings.Builder{}, exited: make(chan error, 1)}
+	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { r.exited <- r.cmd.Wait() }()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(2 * time.Minute)
 	for {
 		select {
-		case err := <-exited:
+		case err := <-r.exited:
 			if err != nil {
-				t.Fatalf("prepl failed before being killed: %v\n%s", err, out.String())
+				t.Fatalf("prepl failed before reaching %d transactions: %v\n%s", threshold, err, r.out.String())
 			}
 			return true
 		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("prepl made no progress to %d transactions in 2 minutes\n%s", threshold, out.String())
+			r.cmd.Process.Kill()
+			t.Fatalf("prepl made no progress to %d transactions in 2 minutes\n%s", threshold, r.out.String())
 		case <-tick.C:
 			if appliedCount(t, tgt, channel) >= threshold {
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-exited
+				at(r)
 				return false
 			}
 		}
 	}
+}
+
+// killAt runs prepl until threshold transactions are applied, then kills
+// it with SIGKILL; it reports whether prepl finished on its own first.
+func killAt(t *testing.T, bin string, args []string, tgt *sandbox.Server, channel string, threshold int64) bool {
+	return startUntil(t, bin, args, tgt, channel, threshold, func(r *preplProc) {
+		r.cmd.Process.Signal(syscall.SIGKILL)
+		<-r.exited
+	})
 }
 
 func TestKillNineAndResume(t *testing.T) {
@@ -157,47 +170,28 @@ func TestTargetKilledMidRun(t *testing.T) {
 	args := append([]string{"replay", "--target", tgt.URL(), "--workers", "4", "--commit-unit", "5",
 		"--progress", "0", "--reconnect-timeout", "2m"}, files...)
 
-	cmd := exec.Command(bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	killed := false
-	for !killed {
-		select {
-		case err := <-exited:
-			t.Fatalf("prepl ended before the target could be killed (err %v): make the workload bigger\n%s", err, out.String())
-		case <-tick.C:
-			if appliedCount(t, tgt, "replay") >= total/5 {
-				tgt.Kill()
-				killed = true
-			}
-		}
+	var r *preplProc
+	if startUntil(t, bin, args, tgt, "replay", total/5, func(x *preplProc) { r = x; tgt.Kill() }) {
+		t.Fatal("prepl ended before the target could be killed: make the workload bigger")
 	}
 	if err := tgt.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
+	case err := <-r.exited:
 		if err != nil {
 			// Allowed: a clear error that says the target is the problem.
-			if !strings.Contains(out.String(), "target") {
-				t.Fatalf("prepl failed without naming the target: %v\n%s", err, out.String())
+			if !strings.Contains(r.out.String(), "target") {
+				t.Fatalf("prepl failed without naming the target: %v\n%s", err, r.out.String())
 			}
 			t.Logf("prepl stopped: %v", err)
-		} else if !strings.Contains(out.String(), "reconnected") {
-			t.Fatalf("prepl finished but never said it reconnected:\n%s", out.String())
+		} else if !strings.Contains(r.out.String(), "reconnected") {
+			t.Fatalf("prepl finished but never said it reconnected:\n%s", r.out.String())
 		}
 	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("prepl hung after the target restarted:\n%s", out.String())
+		r.cmd.Process.Kill()
+		t.Fatalf("prepl hung after the target restarted:\n%s", r.out.String())
 	}
-	t.Logf("prepl's output:\n%s", out.String())
 	args[2] = tgt.URL() // the restart may have moved it to another port
 	if code, out := runBin(bin, args); code != 0 {
 		t.Fatalf("run after the restart: exit %d\n%s", code, out)
