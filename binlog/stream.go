@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -49,13 +50,23 @@ type StreamConfig struct {
 	StopAtEnd bool
 	// Logger receives go-mysql's log; nil discards it.
 	Logger *slog.Logger
+	// ReconnectTimeout turns on reconnecting: after a network error Next
+	// reconnects with backoff and resumes after the last transaction it
+	// returned; it gives up, returning the error, once the source has been
+	// unreachable for this long. 0 returns the first network error.
+	ReconnectTimeout time.Duration
+	// Log receives prepl's own notices about the stream (lost connection,
+	// reconnected); nil discards them.
+	Log *slog.Logger
 }
 
 // StreamReader reads transactions over the replication protocol.
 //
-// The connection is not retried: on a network error Next returns it, and
-// the caller reopens from the End (or GTID) of the last transaction it
-// applied, so a transaction is never half-read across reconnects.
+// With ReconnectTimeout set, a network error makes Next reconnect and
+// resume at the End of the last transaction it returned, so a transaction
+// is never half-read across reconnects. Without it (or once it gives up)
+// Next returns the error and the caller reopens from the position it
+// applied.
 type StreamReader struct {
 	cfg      StreamConfig
 	flavor   txn.Flavor
@@ -70,6 +81,11 @@ type StreamReader struct {
 	endPos  txn.Position
 	endGTID map[uint32]uint64 // MariaDB gtid_binlog_pos per domain
 	seen    map[uint32]uint64 // MariaDB GTIDs returned (or covered by StartGTID)
+
+	// Reconnect state: down is when the source was first found unreachable
+	// since the last event received (zero while connected).
+	down       time.Time
+	reconnects atomic.Uint64
 }
 
 // OpenStream connects to the source and starts the binlog dump.
@@ -85,6 +101,9 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &StreamReader{cfg: cfg, asm: newAssembler(), seen: map[uint32]uint64{}}
 	if err := s.inspect(ctx); err != nil {
@@ -253,14 +272,24 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 		if s.cfg.StopAtEnd && s.reachedEnd() {
 			return nil, io.EOF
 		}
-		ev, err := s.streamer.GetEvent(ctx)
+		var ev *replication.BinlogEvent
+		err := errNotConnected // a reconnect was interrupted
+		if s.streamer != nil {
+			ev, err = s.streamer.GetEvent(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			s.err = fmt.Errorf("binlog stream: %w", err)
-			return nil, s.err
+			if err := s.reconnect(ctx, err); err != nil {
+				if ctx.Err() == nil {
+					s.err = err
+				}
+				return nil, err
+			}
+			continue
 		}
+		s.down = time.Time{}
 		if hb, ok := ev.Event.(*replication.HeartbeatEvent); ok {
 			s.heartbeat(hb, ev.Header)
 			continue
@@ -303,6 +332,99 @@ func (s *StreamReader) reachedEnd() bool {
 		s.atEnd = true
 	}
 	return s.atEnd
+}
+
+// errNotConnected is the cause of a reconnect when the previous one was
+// interrupted before it had a connection.
+var errNotConnected = errors.New("not connected")
+
+// Reconnects counts the successful reconnections to the source. It may be
+// called while another goroutine is in Next.
+func (s *StreamReader) Reconnects() uint64 { return s.reconnects.Load() }
+
+// Reconnect backoff: the first retry after reconnectFirst, doubling up to
+// reconnectMax between attempts.
+const (
+	reconnectFirst = 100 * time.Millisecond
+	reconnectMax   = 5 * time.Second
+)
+
+// reconnect replaces a broken replication connection, resuming at the End
+// of the last transaction returned (the partial one is read again whole).
+// It returns an error when cause is not a network error, when ctx ends, or
+// when the source has been unreachable for ReconnectTimeout.
+func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
+	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
+	if s.cfg.ReconnectTimeout <= 0 || !retryable(cause) {
+		var me *mysql.MyError
+		if errors.As(cause, &me) && me.Code == 1236 { // ER_MASTER_FATAL_ERROR_READING_BINLOG
+			return fmt.Errorf("binlog stream from %s: %w (the source no longer has the binlog to resume from, "+
+				"e.g. purged: re-seed the target from a snapshot, delete the channel's row in prepl.position and start with --start-gtid)", addr, cause)
+		}
+		return fmt.Errorf("binlog stream from %s: %w", addr, cause)
+	}
+	if s.down.IsZero() {
+		s.down = time.Now()
+	}
+	// Errors as strings: slog prints error values with %+v, which for
+	// go-mysql's errors includes stack traces.
+	s.cfg.Log.Warn("source connection lost: reconnecting", "source", addr, "err", cause.Error(),
+		"resume_at", s.pos.String(), "give_up_after", s.cfg.ReconnectTimeout)
+	wait := reconnectFirst
+	for attempt := 1; ; attempt++ {
+		s.syncer.Close()
+		s.rewind()
+		err := s.start()
+		if err == nil {
+			s.reconnects.Add(1)
+			s.cfg.Log.Info("reconnected to source", "source", addr, "attempts", attempt,
+				"down_for", time.Since(s.down).Round(time.Millisecond), "resume_at", s.pos.String())
+			return nil
+		}
+		if !retryable(err) {
+			return fmt.Errorf("binlog stream from %s: reconnect: %w", addr, err)
+		}
+		if time.Since(s.down) >= s.cfg.ReconnectTimeout {
+			return fmt.Errorf("binlog stream: source %s unreachable for %s (%d reconnect attempts; last error: %v; first: %v): "+
+				"check the source and the network, then start prepl again: it resumes from the position stored in the target",
+				addr, time.Since(s.down).Round(time.Second), attempt, err, cause)
+		}
+		s.cfg.Log.Debug("reconnect to source failed", "source", addr, "attempt", attempt, "err", err.Error(), "retry_in", wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wait = min(2*wait, reconnectMax)
+	}
+}
+
+// rewind drops a partly read transaction and makes the next start resume
+// at the End of the last transaction returned (or where the stream began,
+// when none was).
+func (s *StreamReader) rewind() {
+	a := s.asm
+	a.cur, a.inTxn, a.xid = nil, false, ""
+	if s.pos.File == "" {
+		return
+	}
+	s.cfg.StartGTID, s.cfg.StartFile, s.cfg.StartPos = "", s.pos.File, s.pos.Offset
+	a.file, a.lastEnd = s.pos.File, s.pos.Offset
+}
+
+// retryable tells a network failure (worth reconnecting) from an answer of
+// the source (a purged binlog, bad credentials) that a retry cannot change.
+func retryable(err error) bool {
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		switch me.Code {
+		case 1053, 1152, 1158, 1159, 1160, 1161, 1317, 1927, 2006, 2013: // shutdown, aborted, net errors, killed, gone, lost
+			return true
+		}
+		return false
+	}
+	var fe *FormatError
+	return !errors.As(err, &fe) && !errors.Is(err, errStopped)
 }
 
 // Close ends the replication connection.

@@ -30,6 +30,8 @@ type applyFlags struct {
 	logLevel  string
 	progress  time.Duration
 	reconnect time.Duration
+
+	ops // metrics, filters, progress bar (ops.go)
 }
 
 func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
@@ -37,10 +39,13 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
-		"optimistic/aggressive: run ahead, roll back and retry on conflict; schema/domain: parallel across schemas/GTID domains)")
+		"optimistic/aggressive: run ahead, roll back and retry on conflict; schema/domain: parallel across schemas/GTID domains).\n"+
+		"Every mode but schema/domain commits in the source's order: the target only shows states the source had.\n"+
+		"schema/domain commit in order within a schema/domain and out of order across them, each with its own\n"+
+		"position row; a restart resumes each one exactly where it stopped")
 	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
 	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window in bytes (like slave_parallel_max_queued); a bigger transaction runs alone")
-	fs.IntVar(&f.unit, "commit-unit", 50, "commit up to this many consecutive source transactions as one target transaction;\n"+
+	fs.IntVar(&f.unit, "commit-unit", 500, "commit up to this many consecutive source transactions as one target transaction;\n"+
 		"units commit in source order, so the target only ever shows states the source had.\n"+
 		"1: one target transaction per source transaction")
 	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+
@@ -51,6 +56,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
+	f.registerOps(fs)
 }
 
 func modeNames() []string {
@@ -87,6 +93,9 @@ func (f *applyFlags) setup(stderr io.Writer) (*slog.Logger, apply.Config, error)
 		return nil, apply.Config{}, err
 	}
 	cfg, err := f.config(log)
+	if err == nil {
+		err = f.setupOps(&cfg)
+	}
 	return log, cfg, err
 }
 
@@ -96,6 +105,7 @@ func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", errUsage, f.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
+	stderr = f.terminal(stderr)
 	var h slog.Handler
 	switch f.logFormat {
 	case "text":
@@ -118,7 +128,11 @@ func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --target: %v", errUsage, err)
 	}
-	return mysql.Open(ctx, e, f.channel)
+	var opts []mysql.Option
+	if f.keepGTID {
+		opts = append(opts, mysql.Unlogged())
+	}
+	return mysql.Open(ctx, e, f.channel, opts...)
 }
 
 // parseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.
@@ -145,6 +159,10 @@ func parseBytes(s string) (int, error) {
 func printSummary(w io.Writer, s apply.Stats) {
 	fmt.Fprintf(w, "applied %d transactions (%d rows, %d bytes) in %s: %.0f txn/s; skipped %d; retries %d\n",
 		s.Txns, s.Rows, s.Bytes, s.Elapsed.Round(time.Millisecond), s.Rate(), s.Skipped, s.Retries)
+	if s.Units > 0 {
+		fmt.Fprintf(w, "commit units: %d (%.1f transactions each); row changes saved by compaction: %d; units re-applied in order: %d\n",
+			s.Units, float64(s.Txns)/float64(s.Units), s.CompactedRows, s.CompactFallbacks)
+	}
 	if s.Last.File != "" || s.Last.GTIDPos != "" {
 		fmt.Fprintf(w, "position: %s:%d gtid %s\n", s.Last.File, s.Last.Pos, s.Last.GTIDPos)
 	}

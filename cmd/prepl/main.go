@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -48,6 +50,23 @@ Commands:
 }
 
 func main() {
+	// prepl's heap is mostly the read-ahead window, bounded by --window; a
+	// higher GC target than Go's default trades some of that memory for
+	// about a third less CPU spent collecting (measured on a sysbench
+	// binlog). GOGC in the environment still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	// PREPL_CPUPROFILE=FILE writes a Go CPU profile of the run, for
+	// looking into where prepl's own time goes (go tool pprof).
+	if f := os.Getenv("PREPL_CPUPROFILE"); f != "" {
+		if out, err := os.Create(f); err == nil && pprof.StartCPUProfile(out) == nil {
+			code := run(os.Args[1:], os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			out.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -68,6 +87,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err := c.run(ctx, args[1:], stdout, stderr)
 		switch {
 		case err == nil || errors.Is(err, flag.ErrHelp):
+			return 0
+		case ctx.Err() != nil && errors.Is(err, context.Canceled):
+			// Stopped by SIGINT/SIGTERM before or while applying: what was
+			// in flight is finished and the position is stored.
+			fmt.Fprintf(stderr, "prepl %s: stopped on signal\n", c.name)
 			return 0
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "prepl %s: %v\n", c.name, err)
@@ -91,13 +115,19 @@ func signalContext() (context.Context, func()) {
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		select {
-		case <-ch:
-			slog.Default().Warn("signal received: finishing transactions in flight (send again to stop at once)")
+		case sig := <-ch:
+			slog.Default().Warn("signal received: finishing transactions in flight (send again to stop at once)", "signal", sig.String())
 			cancel()
 		case <-ctx.Done():
 			return
 		}
-		<-ch
+		// Exiting drops the target connections: the server rolls back what
+		// was not committed, and every commit carries its own position.
+		sig := <-ch
+		slog.Default().Warn("second signal: exiting at once; uncommitted work is rolled back by the target", "signal", sig.String())
+		if s, ok := sig.(syscall.Signal); ok {
+			os.Exit(128 + int(s))
+		}
 		os.Exit(130)
 	}()
 	return ctx, func() { signal.Stop(ch); cancel() }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -41,16 +42,22 @@ same transaction as the rows, so after a crash the same command resumes
 exactly where it stopped. A damaged file stops the replay with an error naming
 the file and offset, after applying every complete transaction before it.
 
-Example:
+On a terminal a progress bar shows the bytes read of all files, the rate
+and the time left. SIGINT or SIGTERM stops after what is in flight, with the
+position stored: the same command resumes.
+
+Examples:
   prepl replay --target mysql://root@127.0.0.1:3306 --workers 8 \
       --stop-datetime "2026-11-20 09:59:00" /backup/binlog.000041 /backup/binlog.000042
+  prepl replay --config /etc/prepl/prepl.toml --include 'shop.*' \
+      --rewrite-schema shop=shop_restored /backup/binlog.0000*
 
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	files := fs.Args()
 	if len(files) == 0 {
@@ -64,7 +71,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	cfg.Filter = filter
+	cfg.Filter = af.filter(filter)
 
 	tgt, err := af.openTarget(ctx)
 	if err != nil {
@@ -90,7 +97,13 @@ Flags:
 		return err
 	}
 	defer rd.Close()
+	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replay", Source: filesSource(files),
+		Target: tgt.Endpoint.String()}, end: newFileEnd(files), bar: true})
+	if err != nil {
+		return err
+	}
 	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
+	w.finish(stats, err)
 	printSummary(stdout, stats)
 	return err
 }

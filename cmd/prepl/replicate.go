@@ -10,6 +10,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -24,6 +25,7 @@ func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	stopAtEnd := fs.Bool("stop-at-end", false, "exit 0 once everything the source had written when prepl started is applied")
 	serverID := fs.Uint("server-id", 0, "server_id prepl presents to the source (default: derived, unique per channel)")
 	heartbeat := fs.Duration("heartbeat", time.Second, "heartbeat period asked of the source; a silent network is noticed after a few of them")
+	sourceReconnect := fs.Duration("source-reconnect-timeout", 5*time.Minute, "after a network error, reconnect to the source with backoff for this long before giving up\n(0: give up at once)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl replicate --source URL --target URL [flags]
 
@@ -33,16 +35,23 @@ applied position is stored in the target (table prepl.position) in the same
 transaction as the rows; a restart resumes exactly after the last committed
 transaction, and a stored position wins over --start-gtid.
 
-Example:
+A lost source connection is re-opened with backoff (--source-reconnect-timeout),
+a lost target connection too (--reconnect-timeout). SIGINT or SIGTERM stops
+reading, finishes what is in flight, stores the position and exits 0; a
+second signal exits at once (the position stays consistent).
+
+Examples:
   prepl replicate --source mysql://repl:secret@10.0.0.1:3306 \
       --target mysql://root@127.0.0.1:3306 --start-gtid 0-1-1000 --workers 8 --stop-at-end
+  prepl replicate --config /etc/prepl/prepl.toml --metrics-addr 127.0.0.1:9104 \
+      --include 'shop.*' --exclude 'shop.tmp_*' --rewrite-schema shop=shop_replica
 
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
@@ -62,7 +71,7 @@ Flags:
 		return err
 	}
 	if *untilGTID != "" {
-		cfg.Filter = untilFilter(*untilGTID)
+		cfg.Filter = af.filter(untilFilter(*untilGTID))
 	}
 
 	srcDB, err := sql.Open("mysql", src.DSN())
@@ -77,6 +86,8 @@ Flags:
 	for _, w := range warnings {
 		log.Warn(w, "source", src.String())
 	}
+	poller := startSourcePoller(srcDB, log)
+	defer poller.stop()
 
 	tgt, err := af.openTarget(ctx)
 	if err != nil {
@@ -88,7 +99,7 @@ Flags:
 		return err
 	}
 	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, Password: src.Password,
-		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd}
+		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log}
 	switch {
 	case res.Found && res.Position.GTIDPos != "":
 		sc.StartGTID = res.Position.GTIDPos
@@ -115,8 +126,13 @@ Flags:
 		return fmt.Errorf("source %s: %w", src, err)
 	}
 	defer rd.Close()
-	log.Info("replicating", "source", src.String(), "target", tgt.Endpoint.String(), "mode", cfg.Mode, "workers", cfg.Workers)
+	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replicate", Source: src.String(),
+		Target: tgt.Endpoint.String()}, end: poller, bar: *stopAtEnd, sourceReconnects: rd.Reconnects})
+	if err != nil {
+		return err
+	}
 	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
+	w.finish(stats, err)
 	printSummary(stdout, stats)
 	return err
 }

@@ -14,20 +14,39 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var af applyFlags
 	af.register(fs, "default")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: prepl status --target URL [--channel NAME]
+		fmt.Fprint(fs.Output(), `Usage: prepl status --target URL [--channel NAME] [--metrics-addr HOST:PORT]
 
-Prints the position prepl stored in the target for a channel.
+Prints the position prepl stored in the target for a channel and, with
+--metrics-addr, the live status of the prepl serving there: read and applied
+positions, lag, rates, workers, last error. Either part may be asked alone.
 
 Example:
   prepl status --target mysql://root@127.0.0.1:3306 --channel replay
+  prepl status --config /etc/prepl/prepl.toml   # target and metrics-addr from the file
 
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
+	if af.target == "" && af.metricsAddr != "" {
+		return printLive(ctx, stdout, af.metricsAddr, true)
+	}
+	err := printStored(ctx, stdout, &af)
+	if af.metricsAddr == "" {
+		if err == nil {
+			fmt.Fprintln(stdout, "live: not asked (give --metrics-addr HOST:PORT of the running prepl for its live status)")
+		}
+		return err
+	}
+	printLive(ctx, stdout, af.metricsAddr, false)
+	return err
+}
+
+// printStored prints the positions stored on the target for the channel.
+func printStored(ctx context.Context, stdout io.Writer, af *applyFlags) error {
 	tgt, err := af.openTarget(ctx)
 	if err != nil {
 		return err

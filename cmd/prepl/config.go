@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	toml "github.com/pelletier/go-toml/v2"
+)
+
+// commandNames are the commands a config file may have a [COMMAND] table
+// for. Filled in init: the commands table refers to the functions that
+// read config files, so it cannot be referred to in a variable's
+// initializer.
+var commandNames []string
+
+func init() {
+	for _, c := range commands {
+		commandNames = append(commandNames, c.name)
+	}
+}
+
+// parseFlags registers --config on fs, parses args, then sets every flag
+// the command line left alone from the config file, if one is given. Every
+// flag is a key (its name, without dashes); keys at the top of the file
+// apply to every command and keys under [COMMAND] to that one, overriding
+// the top. The command line overrides both.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	path := fs.String("config", "", "TOML file of flag values: one KEY = VALUE per flag, the flag's name as key;\n"+
+		"keys at the top apply to every command, keys under [COMMAND] to that command; the command line wins")
+	if err := fs.Parse(args); err != nil {
+		return usageErr(err)
+	}
+	if *path == "" {
+		return nil
+	}
+	return loadConfig(fs, *path)
+}
+
+// loadConfig applies a TOML config file to fs (see parseFlags).
+func loadConfig(fs *flag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w: --config: %v", errUsage, err)
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return fmt.Errorf("%w: config %s:%d:%d: %v", errUsage, path, row, col, de)
+		}
+		return fmt.Errorf("%w: config %s: %v", errUsage, path, err)
+	}
+	cmd := fs.Name()
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+
+	values := map[string]any{}
+	var where = map[string]string{} // key -> "" (top) or "[cmd]", for messages
+	for _, k := range configKeys(doc) {
+		v := doc[k]
+		if table, ok := v.(map[string]any); ok {
+			if !slices.Contains(commandNames, k) {
+				return fmt.Errorf("%w: config %s: unknown table [%s]: tables are named after commands (%s)",
+					errUsage, path, k, strings.Join(commandNames, ", "))
+			}
+			if k != cmd {
+				continue
+			}
+			for _, kk := range configKeys(table) {
+				values[kk], where[kk] = table[kk], "["+k+"] "
+			}
+			continue
+		}
+		if _, set := where[k]; !set {
+			values[k], where[k] = v, ""
+		}
+	}
+	for _, k := range configKeys(values) {
+		f := fs.Lookup(k)
+		switch {
+		case k == "config":
+			return fmt.Errorf("%w: config %s: %skey \"config\": a config file cannot name another one", errUsage, path, where[k])
+		case f == nil:
+			hint := ""
+			if where[k] == "" {
+				hint = "; keys for one command go under [COMMAND]"
+			}
+			return fmt.Errorf("%w: config %s: unknown key %q: prepl %s has no --%s flag (see prepl %s --help)%s",
+				errUsage, path, where[k]+k, cmd, k, cmd, hint)
+		case onCommandLine[k]:
+			continue
+		}
+		if err := setFlag(f, values[k]); err != nil {
+			return fmt.Errorf("%w: config %s: key %q: %v", errUsage, path, where[k]+k, err)
+		}
+	}
+	return nil
+}
+
+// setFlag sets a flag from a TOML value. An array sets a repeatable flag
+// once per element.
+func setFlag(f *flag.Flag, v any) error {
+	if list, ok := v.([]any); ok {
+		if _, repeatable := f.Value.(*multiFlag); !repeatable {
+			return fmt.Errorf("--%s takes one value, not a list", f.Name)
+		}
+		for _, e := range list {
+			if err := setFlag(f, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s, err := tomlString(v)
+	if err != nil {
+		return err
+	}
+	if err := f.Value.Set(s); err != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if _, isDuration := g.Get().(time.Duration); isDuration {
+				return fmt.Errorf("%v (durations are strings such as \"10s\" or \"5m\")", err)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// tomlString renders a TOML scalar as a flag would be given it.
+func tomlString(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano), nil
+	case toml.LocalDateTime:
+		return x.AsTime(time.UTC).Format("2006-01-02 15:04:05"), nil
+	case toml.LocalDate:
+		return x.String(), nil
+	case toml.LocalTime:
+		return x.String(), nil
+	}
+	return "", fmt.Errorf("unsupported value %v (%T)", v, v)
+}
+
+func configKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/metrics"
+)
+
+func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
+
+// fileEnd is the end of the binlog files a replay reads.
+type fileEnd struct {
+	names  []string // base names, in the order given
+	starts []int64  // offset of each file's start on the byte axis
+	total  int64
+}
+
+func newFileEnd(paths []string) *fileEnd {
+	f := &fileEnd{}
+	for _, p := range paths {
+		f.names = append(f.names, filepath.Base(p))
+		f.starts = append(f.starts, f.total)
+		if fi, err := os.Stat(p); err == nil {
+			f.total += fi.Size()
+		}
+	}
+	return f
+}
+
+func (f *fileEnd) end() (metrics.SourceEnd, bool) {
+	if len(f.names) == 0 {
+		return metrics.SourceEnd{}, false
+	}
+	last := len(f.names) - 1
+	return metrics.SourceEnd{File: f.names[last], Pos: uint32(f.total - f.starts[last])}, true
+}
+
+func (f *fileEnd) offset(file string, pos uint32) (int64, bool) {
+	for i, n := range f.names {
+		if n == file {
+			return f.starts[i] + int64(pos), true
+		}
+	}
+	return 0, false
+}
+
+// caughtUp: a replay is caught up when it is done (finish says so).
+func (f *fileEnd) caughtUp(apply.Stats, time.Time) bool { return false }
+
+// sourcePoller asks a live source how far it has written, every
+// pollEvery, over an ordinary connection (SHOW MASTER STATUS, SHOW BINARY
+// LOGS and the GTID position: REPLICATION CLIENT / BINLOG MONITOR).
+type sourcePoller struct {
+	db  *sql.DB
+	log *slog.Logger
+
+	mu      sync.Mutex
+	last    metrics.SourceEnd
+	known   bool
+	sizes   map[string]int64 // SHOW BINARY LOGS
+	order   []string
+	mariadb bool
+	warned  bool
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+const pollEvery = time.Second
+
+func startSourcePoller(db *sql.DB, log *slog.Logger) *sourcePoller {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &sourcePoller{db: db, log: log, cancel: cancel, done: make(chan struct{})}
+	p.poll(ctx)
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.poll(ctx)
+			}
+		}
+	}()
+	return p
+}
+
+func (p *sourcePoller) stop() {
+	p.cancel()
+	<-p.done
+}
+
+func (p *sourcePoller) poll(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	end, sizes, order, mariadb, err := querySourceEnd(ctx, p.db)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil && !p.warned {
+			p.log.Warn("cannot read the source's binlog position (for lag in bytes and caught-up); retrying", "err", err)
+			p.warned = true
+		}
+		p.last.Error = err.Error()
+		return
+	}
+	p.last, p.known, p.sizes, p.order, p.mariadb, p.warned = end, true, sizes, order, mariadb, false
+}
+
+// querySourceEnd reads the source's end, its binlog files' sizes in order,
+// and whether it is MariaDB.
+func querySourceEnd(ctx context.Context, db *sql.DB) (end metrics.SourceEnd, sizes map[string]int64, order []string, mariadb bool, err error) {
+	end.CheckedAt = time.Now().UTC()
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return end, nil, nil, false, err
+	}
+	mariadb = strings.Contains(strings.ToLower(version), "mariadb")
+	st, err := queryRow(ctx, db, "SHOW MASTER STATUS")
+	if err != nil {
+		st, err = queryRow(ctx, db, "SHOW BINARY LOG STATUS") // MySQL 8.4
+	}
+	if err != nil {
+		return end, nil, nil, mariadb, err
+	}
+	if len(st) < 2 {
+		return end, nil, nil, mariadb, errors.New("SHOW MASTER STATUS is empty: the source has no binary log")
+	}
+	end.File = st[0]
+	pos, _ := strconv.ParseUint(st[1], 10, 32)
+	end.Pos = uint32(pos)
+	q := "SELECT @@GLOBAL.gtid_executed"
+	if mariadb {
+		q = "SELECT @@GLOBAL.gtid_binlog_pos"
+	}
+	var g sql.NullString
+	if err := db.QueryRowContext(ctx, q).Scan(&g); err == nil {
+		end.GTIDPos = strings.ReplaceAll(g.String, "\n", "")
+	}
+	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")
+	if err != nil {
+		return end, nil, nil, mariadb, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	sizes = map[string]int64{}
+	for rows.Next() {
+		vals := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return end, nil, nil, mariadb, err
+		}
+		n, _ := strconv.ParseInt(string(vals[1]), 10, 64)
+		sizes[string(vals[0])] = n
+		order = append(order, string(vals[0]))
+	}
+	return end, sizes, order, mariadb, rows.Err()
+}
+
+// queryRow returns the first row of q as strings.
+func queryRow(ctx context.Context, db *sql.DB, q string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = v.String
+	}
+	return out, nil
+}
+
+func (p *sourcePoller) end() (metrics.SourceEnd, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last, p.known
+}
+
+func (p *sourcePoller) offset(file string, pos uint32) (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var at int64
+	for _, n := range p.order {
+		if n == file {
+			return at + int64(pos), true
+		}
+		at += p.sizes[n]
+	}
+	return 0, false
+}
+
+// caughtUp: nothing in flight, the last poll succeeded after the last
+// transaction was read (an older one may predate writes read since), and
+// either the applied GTID position covers the source's (which sees past a
+// rotation with nothing after it) or reading reached the source's file and
+// offset (which sees past trailing transactions that were skipped).
+func (p *sourcePoller) caughtUp(s apply.Stats, readAt time.Time) bool {
+	p.mu.Lock()
+	end, ok, mariadb := p.last, p.known, p.mariadb
+	p.mu.Unlock()
+	if !ok || end.Error != "" || s.InFlight > 0 || !end.CheckedAt.After(readAt) {
+		return false
+	}
+	if mariadb && end.GTIDPos == "" {
+		return true // every MariaDB transaction has a GTID: none was written
+	}
+	if gtidCovers(s.Last.GTIDPos, end.GTIDPos) {
+		return true
+	}
+	read := readPosition(s)
+	return read.File == end.File && read.Pos >= end.Pos
+}
+
+// gtidCovers reports whether GTID position have includes want: per MariaDB
+// domain a sequence number at least want's, or a MySQL GTID superset.
+func gtidCovers(have, want string) bool {
+	if want == "" {
+		return false // a source without GTIDs: decide by position
+	}
+	if strings.Contains(want, ":") {
+		h, err1 := gomysql.ParseMysqlGTIDSet(have)
+		w, err2 := gomysql.ParseMysqlGTIDSet(want)
+		return err1 == nil && err2 == nil && h.Contain(w)
+	}
+	seqs := func(pos string) map[string]uint64 {
+		m := map[string]uint64{}
+		for _, g := range strings.Split(pos, ",") {
+			f := strings.Split(strings.TrimSpace(g), "-")
+			if len(f) == 3 {
+				n, _ := strconv.ParseUint(f[2], 10, 64)
+				m[f[0]] = n
+			}
+		}
+		return m
+	}
+	h := seqs(have)
+	for d, n := range seqs(want) {
+		if h[d] < n {
+			return false
+		}
+	}
+	return true
+}

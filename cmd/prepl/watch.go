@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/metrics"
+	pbar "github.com/prepl/prepl/progress"
+	"github.com/prepl/prepl/target/mysql"
+)
+
+// sourceEnd tells how far the source has written: a live source polled by
+// sourcePoller, or the end of the files replayed.
+type sourceEnd interface {
+	// end is the source's end as last seen; false when not known yet.
+	end() (metrics.SourceEnd, bool)
+	// offset places a binlog position on one axis of bytes (the files in
+	// order, end to end); false when a file's size is unknown.
+	offset(file string, pos uint32) (int64, bool)
+	// caughtUp reports whether a run with stats has applied everything up
+	// to the end last seen, that end having been seen after readAt, when
+	// the last transaction was read.
+	caughtUp(s apply.Stats, readAt time.Time) bool
+}
+
+// watchOptions say what a command's watch shows.
+type watchOptions struct {
+	info metrics.Info
+	end  sourceEnd // nil: unknown
+	// bar draws a progress bar on a terminal (a run that ends by itself).
+	bar bool
+	// sourceReconnects counts reconnections to the source (nil: none).
+	sourceReconnects func() uint64
+}
+
+// watch runs beside the engine and reads its apply.Live snapshots: it
+// serves /metrics and /status (--metrics-addr), logs progress lines with
+// rate and lag (--progress) and notable events (caught up, retry storms,
+// stop), and draws the progress bar.
+type watch struct {
+	ctx   context.Context // the command's: cancelled by SIGINT/SIGTERM
+	log   *slog.Logger
+	live  *apply.Live
+	mon   *metrics.Monitor
+	srv   *metrics.Server
+	o     watchOptions
+	every time.Duration
+	bar   *pbar.Bar
+	base  int64 // bar: offset where the run started (-1 unknown)
+
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	done     chan struct{}
+
+	// Shared with HTTP handlers.
+	mu       sync.Mutex
+	state    string    // running, then done, stopped or failed
+	lastRead uint64    // Stats.Read when last seen
+	readAt   time.Time // when Stats.Read was last seen to move
+
+	// Loop state.
+	lastObserve, lastProgress time.Time
+	caughtUp                  bool
+	retries                   []retrySample
+	lastStorm                 time.Time
+}
+
+type retrySample struct {
+	at             time.Time
+	retries, txnsN uint64
+}
+
+const (
+	watchTick    = 250 * time.Millisecond // as often as the engine refreshes Live
+	observeEvery = time.Second
+	// A retry storm: at least stormRetries retries within stormWindow, and
+	// more retries than transactions applied; warned at most once per
+	// stormQuiet.
+	stormRetries = 100
+	stormWindow  = 10 * time.Second
+	stormQuiet   = time.Minute
+)
+
+// startWatch starts the watch of a run that uses cfg: it sets cfg.Live,
+// binds --metrics-addr and logs the start line.
+func (f *applyFlags) startWatch(ctx context.Context, log *slog.Logger, cfg *apply.Config, o watchOptions) (*watch, error) {
+	cfg.Live = new(apply.Live)
+	cfg.ProgressEvery = 0 // the watch logs progress lines, with lag and rate over a window
+	o.info.Version, o.info.Channel = version, f.channel
+	o.info.Mode, o.info.Workers = string(cfg.Mode), cfg.Workers
+	if cfg.Workers < 1 {
+		o.info.Mode = "serial"
+	}
+	w := &watch{ctx: ctx, log: log, live: cfg.Live, o: o, every: f.progress, base: -1,
+		stopCh: make(chan struct{}), done: make(chan struct{}), state: "running"}
+	w.mon = metrics.New(cfg.Live.Stats, o.info, w.extra)
+	attrs := []any{"source", o.info.Source, "target", o.info.Target, "mode", o.info.Mode, "workers", o.info.Workers,
+		"channel", f.channel, "version", version}
+	if f.metricsAddr != "" {
+		srv, err := metrics.Listen(f.metricsAddr, w.mon.Handler())
+		if err != nil {
+			return nil, err // exit 1, not 2: the address may be free again on a restart
+		}
+		w.srv = srv
+		attrs = append(attrs, "metrics", "http://"+srv.Addr()+"/metrics", "status", "http://"+srv.Addr()+"/status")
+	}
+	if o.bar && f.term != nil && f.progressBar {
+		w.bar = pbar.NewBar(f.term, o.info.Command, nil)
+	}
+	log.Info(o.info.Command+" started", attrs...)
+	go w.loop()
+	return w, nil
+}
+
+func (w *watch) loop() {
+	defer close(w.done)
+	t := time.NewTicker(watchTick)
+	defer t.Stop()
+	for {
+		select {
+		case now := <-t.C:
+			w.tick(now)
+		case <-w.stopCh:
+			return
+		}
+	}
+}
+
+func (w *watch) tick(now time.Time) {
+	s, ok := w.live.Stats()
+	if !ok {
+		return
+	}
+	if x := w.extra(s); x.CaughtUp != w.caughtUp {
+		if x.CaughtUp {
+			w.log.Info("caught up with the source", "applied", s.Txns, "position", posString(s.Last), "gtid", s.Last.GTIDPos)
+		}
+		w.caughtUp = x.CaughtUp
+	}
+	if now.Sub(w.lastObserve) >= observeEvery {
+		w.lastObserve = now
+		w.mon.Observe(now, s)
+		w.retryStorm(now, s)
+	}
+	if w.every > 0 && now.Sub(w.lastProgress) >= w.every {
+		if !w.lastProgress.IsZero() {
+			w.progressLine(s)
+		}
+		w.lastProgress = now
+	}
+	if w.bar != nil {
+		w.drawBar(now, s)
+	}
+}
+
+// extra is what the watch knows of snapshot s beyond it. HTTP handlers
+// call it too, with the snapshot they show.
+func (w *watch) extra(s apply.Stats) metrics.Extra {
+	w.mu.Lock()
+	if s.Read != w.lastRead || w.readAt.IsZero() {
+		w.lastRead, w.readAt = s.Read, time.Now()
+	}
+	state, readAt := w.state, w.readAt
+	w.mu.Unlock()
+	x := metrics.Extra{State: state, BehindBytes: -1}
+	if w.ctx.Err() != nil && state == "running" {
+		x.State = "stopping"
+	}
+	if w.o.sourceReconnects != nil {
+		x.SourceReconnects = w.o.sourceReconnects()
+	}
+	if w.o.end == nil {
+		return x
+	}
+	end, ok := w.o.end.end()
+	if !ok {
+		return x
+	}
+	x.SourceEnd = &end
+	x.CaughtUp = w.o.end.caughtUp(s, readAt) || (state == "done" && w.o.info.Command == "replay")
+	read := readPosition(s)
+	if r, ok1 := w.o.end.offset(read.File, read.Pos); ok1 {
+		if e, ok2 := w.o.end.offset(end.File, end.Pos); ok2 {
+			x.BehindBytes = max(0, e-r)
+		}
+	}
+	if x.CaughtUp {
+		x.BehindBytes = 0 // what is left are events outside transactions (rotations, checkpoints)
+	}
+	return x
+}
+
+// readPosition is where reading stands: the last transaction read, or
+// the resumed position before anything was read.
+func readPosition(s apply.Stats) mysql.Position {
+	if s.ReadPos.File != "" {
+		return s.ReadPos
+	}
+	return s.Last
+}
+
+func posString(p mysql.Position) string {
+	if p.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", p.File, p.Pos)
+}
+
+func (w *watch) progressLine(s apply.Stats) {
+	r := w.mon.Rates()
+	x := w.extra(s)
+	attrs := []any{"applied", s.Txns, "rate", fmt.Sprintf("%.0f/s", r.Transactions), "lag", s.Lag.Round(time.Millisecond),
+		"in_flight", s.InFlight, "queue", pbar.Bytes(int64(s.QueueBytes)), "retries", s.Retries,
+		"position", posString(s.Last), "gtid", s.Last.LastGTID}
+	if x.BehindBytes >= 0 {
+		attrs = append(attrs, "behind", pbar.Bytes(x.BehindBytes))
+	}
+	if s.Skipped > 0 {
+		attrs = append(attrs, "skipped", s.Skipped)
+	}
+	w.log.Info("progress", attrs...)
+}
+
+func (w *watch) retryStorm(now time.Time, s apply.Stats) {
+	w.retries = append(w.retries, retrySample{now, s.Retries, s.Txns})
+	for len(w.retries) > 2 && now.Sub(w.retries[1].at) >= stormWindow {
+		w.retries = w.retries[1:]
+	}
+	a, z := w.retries[0], w.retries[len(w.retries)-1]
+	retries, applied := z.retries-a.retries, z.txnsN-a.txnsN
+	if retries < stormRetries || retries <= applied || now.Sub(w.lastStorm) < stormQuiet {
+		return
+	}
+	w.lastStorm = now
+	w.log.Warn("retry storm: transactions keep conflicting on the target", "retries", retries, "applied", applied,
+		"over", z.at.Sub(a.at).Round(time.Second), "errors", s.Errors, "last_error", s.LastError,
+		"hint", "fewer --workers, --mode commit-order, or a smaller --commit-unit conflict less")
+}
+
+func (w *watch) drawBar(now time.Time, s apply.Stats) {
+	var done, total int64 = int64(s.Bytes), 0
+	if w.o.end != nil {
+		read := readPosition(s)
+		end, ok := w.o.end.end()
+		r, ok1 := w.o.end.offset(read.File, read.Pos)
+		e, ok2 := w.o.end.offset(end.File, end.Pos)
+		if ok && ok1 && ok2 {
+			if w.base < 0 {
+				w.base = r
+			}
+			done, total = r-w.base, e-w.base
+		}
+	}
+	note := fmt.Sprintf("%d txn  %.0f txn/s", s.Txns, w.mon.Rates().Transactions)
+	if s.Lag > 0 && w.o.info.Command != "replay" { // a replayed binlog may be days old
+		note += fmt.Sprintf("  lag %s", s.Lag.Round(100*time.Millisecond))
+	}
+	w.bar.Update(now, done, total, note)
+}
+
+// finish stops the watch after the run: it publishes the final state,
+// logs how the run ended and closes the HTTP server.
+func (w *watch) finish(s apply.Stats, runErr error) {
+	w.stopOnce.Do(func() { close(w.stopCh) })
+	<-w.done
+	if w.bar != nil {
+		w.bar.Finish()
+	}
+	state := "done"
+	switch {
+	case runErr != nil && !(w.ctx.Err() != nil && isCanceled(runErr)):
+		state = "failed"
+	case w.ctx.Err() != nil:
+		state = "stopped"
+	}
+	w.mon.Observe(time.Now(), s)
+	w.mu.Lock()
+	w.state = state
+	w.mu.Unlock()
+	attrs := []any{"applied", s.Txns, "skipped", s.Skipped, "elapsed", s.Elapsed.Round(time.Millisecond),
+		"rate", fmt.Sprintf("%.0f/s", s.Rate()), "position", posString(s.Last), "gtid", s.Last.GTIDPos}
+	switch state {
+	case "failed":
+		w.log.Error("stopped by an error; the position stored is that of the last transaction committed", append(attrs, "err", runErr.Error())...)
+	case "stopped":
+		w.log.Info("stopped on signal: transactions in flight were finished and the position stored", attrs...)
+	default:
+		w.log.Info(w.o.info.Command+" done", attrs...)
+	}
+	if w.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		w.srv.Close(ctx)
+	}
+}

@@ -1,0 +1,208 @@
+// Package filter selects and renames what a stream applies: --include and
+// --exclude on schema.table patterns and --rewrite-schema src=dst. It works
+// on a transaction before the engine sees it, so row changes, DDL and the
+// dependency keys (computed from the rewritten table names) agree.
+//
+// Patterns match the source's names, before any rewrite. A table is applied
+// when it matches an include pattern (or there are none) and no exclude
+// pattern. Names compare case-sensitively, as on a Linux server with
+// lower_case_table_names=0.
+package filter
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// Filter decides and rewrites transactions. It keeps a cache and is not
+// safe for concurrent use: the engine calls it from one goroutine.
+type Filter struct {
+	include, exclude []pattern
+	rewrite          map[string]string
+	// renamed caches the rewritten copy of each source table: a *txn.Table
+	// is shared by every transaction that uses the table map, so it is
+	// copied rather than changed.
+	renamed map[*txn.Table]*txn.Table
+}
+
+// maxRenamed bounds the cache of rewritten tables (table ids are never
+// reused, so a long run would otherwise keep every version).
+const maxRenamed = 10000
+
+type pattern struct{ schema, table, text string }
+
+// New parses include and exclude patterns ("shop.orders", "shop.*",
+// "*.audit_?", "logs_[0-9]*.*") and rewrites ("src=dst").
+func New(include, exclude, rewrite []string) (*Filter, error) {
+	f := &Filter{rewrite: map[string]string{}, renamed: map[*txn.Table]*txn.Table{}}
+	var err error
+	if f.include, err = parsePatterns("--include", include); err != nil {
+		return nil, err
+	}
+	if f.exclude, err = parsePatterns("--exclude", exclude); err != nil {
+		return nil, err
+	}
+	for _, r := range rewrite {
+		src, dst, ok := strings.Cut(r, "=")
+		src, dst = strings.TrimSpace(src), strings.TrimSpace(dst)
+		if !ok || src == "" || dst == "" {
+			return nil, fmt.Errorf("--rewrite-schema %q: want SOURCE_SCHEMA=TARGET_SCHEMA", r)
+		}
+		if strings.ContainsAny(src+dst, "`.*?[") {
+			return nil, fmt.Errorf("--rewrite-schema %q: give plain schema names, no quotes, dots or patterns", r)
+		}
+		if old, dup := f.rewrite[src]; dup && old != dst {
+			return nil, fmt.Errorf("--rewrite-schema: %s is rewritten twice (to %s and %s)", src, old, dst)
+		}
+		f.rewrite[src] = dst
+	}
+	return f, nil
+}
+
+func parsePatterns(flag string, in []string) ([]pattern, error) {
+	var out []pattern
+	for _, p := range in {
+		s, t, ok := strings.Cut(strings.TrimSpace(p), ".")
+		if !ok || s == "" || t == "" {
+			return nil, fmt.Errorf("%s %q: want SCHEMA.TABLE, with * ? [..] globs (e.g. shop.* for a whole schema)", flag, p)
+		}
+		for _, part := range []string{s, t} {
+			if _, err := path.Match(part, ""); err != nil {
+				return nil, fmt.Errorf("%s %q: bad pattern: %v", flag, p, err)
+			}
+		}
+		out = append(out, pattern{schema: s, table: t, text: p})
+	}
+	return out, nil
+}
+
+// Empty reports whether the filter lets everything through unchanged.
+func (f *Filter) Empty() bool {
+	return len(f.include) == 0 && len(f.exclude) == 0 && len(f.rewrite) == 0
+}
+
+func (p pattern) match(schema, table string) bool {
+	ok1, _ := path.Match(p.schema, schema)
+	ok2, _ := path.Match(p.table, table)
+	return ok1 && ok2
+}
+
+// Table reports whether the source table schema.table is applied.
+func (f *Filter) Table(schema, table string) bool {
+	if len(f.include) > 0 {
+		in := false
+		for _, p := range f.include {
+			if p.match(schema, table) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	for _, p := range f.exclude {
+		if p.match(schema, table) {
+			return false
+		}
+	}
+	return true
+}
+
+// Schema reports whether some table of the source schema may be applied:
+// an include pattern's schema part matches it (or there are none), and no
+// exclude pattern takes the whole schema (its table part is "*").
+func (f *Filter) Schema(schema string) bool {
+	if len(f.include) > 0 {
+		in := false
+		for _, p := range f.include {
+			if ok, _ := path.Match(p.schema, schema); ok {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	for _, p := range f.exclude {
+		if ok, _ := path.Match(p.schema, schema); ok && p.table == "*" {
+			return false
+		}
+	}
+	return true
+}
+
+// Rename returns the target name of a source schema.
+func (f *Filter) Rename(schema string) string {
+	if dst, ok := f.rewrite[schema]; ok {
+		return dst
+	}
+	return schema
+}
+
+// Apply filters and rewrites t in place and reports whether anything is
+// left to apply. A transaction with nothing left should be skipped (its
+// position still counts as applied).
+//
+// Row changes of tables not applied are dropped, the others get the
+// target's schema name. Statements inside a row transaction are kept and
+// rewritten, but a transaction whose row changes were all dropped is left
+// with nothing. A DDL is kept or dropped as a whole by the tables it
+// changes (see DDL).
+func (f *Filter) Apply(t *txn.Txn) bool {
+	if f.Empty() {
+		return true
+	}
+	if t.IsDDL() {
+		st := t.Changes[0].Stmt
+		sql, keep := f.DDL(st.SQL, st.Schema)
+		if !keep {
+			return false
+		}
+		st.SQL, st.Schema = sql, f.Rename(st.Schema)
+		return true
+	}
+	kept := t.Changes[:0]
+	hadRows, rows := false, 0
+	for _, ch := range t.Changes {
+		switch {
+		case ch.Row != nil:
+			hadRows = true
+			tb := ch.Row.Table
+			if !f.Table(tb.Schema, tb.Name) {
+				continue
+			}
+			ch.Row.Table = f.table(tb)
+			rows++
+		case ch.Stmt != nil:
+			ch.Stmt.SQL = rewriteQualified(ch.Stmt.SQL, f.rewrite)
+			ch.Stmt.Schema = f.Rename(ch.Stmt.Schema)
+		}
+		kept = append(kept, ch)
+	}
+	clear(t.Changes[len(kept):])
+	t.Changes = kept
+	return !hadRows || rows > 0
+}
+
+// table returns tb under its target schema name.
+func (f *Filter) table(tb *txn.Table) *txn.Table {
+	dst, ok := f.rewrite[tb.Schema]
+	if !ok {
+		return tb
+	}
+	if c := f.renamed[tb]; c != nil {
+		return c
+	}
+	if len(f.renamed) >= maxRenamed {
+		clear(f.renamed)
+	}
+	c := *tb
+	c.Schema = dst
+	f.renamed[tb] = &c
+	return &c
+}

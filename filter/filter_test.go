@@ -1,0 +1,213 @@
+package filter
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prepl/prepl/txn"
+)
+
+func mustNew(t *testing.T, include, exclude, rewrite []string) *Filter {
+	t.Helper()
+	f, err := New(include, exclude, rewrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestNewRejectsBadRules(t *testing.T) {
+	for _, c := range []struct {
+		include, exclude, rewrite []string
+		want                      string
+	}{
+		{include: []string{"orders"}, want: "want SCHEMA.TABLE"},
+		{exclude: []string{".t"}, want: "want SCHEMA.TABLE"},
+		{include: []string{"shop.[a"}, want: "bad pattern"},
+		{rewrite: []string{"shop"}, want: "SOURCE_SCHEMA=TARGET_SCHEMA"},
+		{rewrite: []string{"shop="}, want: "SOURCE_SCHEMA=TARGET_SCHEMA"},
+		{rewrite: []string{"sh*p=x"}, want: "plain schema names"},
+		{rewrite: []string{"a=b", "a=c"}, want: "rewritten twice"},
+	} {
+		_, err := New(c.include, c.exclude, c.rewrite)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%v, %v, %v) = %v, want an error with %q", c.include, c.exclude, c.rewrite, err, c.want)
+		}
+	}
+}
+
+func TestTableAndSchema(t *testing.T) {
+	f := mustNew(t, []string{"shop.*", "crm.customer?", "log_[0-9]*.events"}, []string{"shop.tmp_*", "crm.*"}, nil)
+	tables := []struct {
+		schema, table string
+		want          bool
+	}{
+		{"shop", "orders", true},
+		{"shop", "tmp_import", false},
+		{"crm", "customers", false}, // included, but crm.* excludes it
+		{"log_2024", "events", true},
+		{"log_2024", "other", false},
+		{"logx", "events", false},
+		{"Shop", "orders", false}, // case-sensitive
+		{"other", "t", false},
+	}
+	for _, c := range tables {
+		if got := f.Table(c.schema, c.table); got != c.want {
+			t.Errorf("Table(%s, %s) = %v, want %v", c.schema, c.table, got, c.want)
+		}
+	}
+	schemas := map[string]bool{"shop": true, "crm": false, "log_1": true, "other": false}
+	for s, want := range schemas {
+		if got := f.Schema(s); got != want {
+			t.Errorf("Schema(%s) = %v, want %v", s, got, want)
+		}
+	}
+	all := mustNew(t, nil, []string{"*.audit"}, nil)
+	if !all.Table("x", "y") || all.Table("x", "audit") || !all.Schema("x") {
+		t.Errorf("exclude-only filter: wrong decisions")
+	}
+}
+
+func row(tb *txn.Table, id int64) txn.Change {
+	return txn.Change{Row: &txn.RowChange{Kind: txn.Insert, Table: tb, After: []txn.Value{id}, AfterCols: []bool{true}}}
+}
+
+func TestApplyRows(t *testing.T) {
+	orders := &txn.Table{ID: 1, Schema: "shop", Name: "orders"}
+	tmp := &txn.Table{ID: 2, Schema: "shop", Name: "tmp_x"}
+	other := &txn.Table{ID: 3, Schema: "other", Name: "t"}
+	f := mustNew(t, []string{"shop.*"}, []string{"shop.tmp_*"}, []string{"shop=shop_copy"})
+
+	tx := &txn.Txn{Changes: []txn.Change{row(orders, 1), row(tmp, 2), row(other, 3), row(orders, 4),
+		{Stmt: &txn.Statement{SQL: "DROP TEMPORARY TABLE IF EXISTS shop.t1", Schema: "shop"}}}}
+	if !f.Apply(tx) {
+		t.Fatal("transaction with included rows reported empty")
+	}
+	if len(tx.Changes) != 3 || tx.Rows() != 2 {
+		t.Fatalf("kept %d changes (%d rows), want 2 rows and the statement", len(tx.Changes), tx.Rows())
+	}
+	for _, ch := range tx.Changes[:2] {
+		if ch.Row.Table.Schema != "shop_copy" || ch.Row.Table.Name != "orders" {
+			t.Errorf("row table %s, want shop_copy.orders", ch.Row.Table.QualifiedName())
+		}
+	}
+	if tx.Changes[0].Row.Table != tx.Changes[1].Row.Table {
+		t.Error("the rewritten table is not shared between rows of one source table")
+	}
+	if orders.Schema != "shop" {
+		t.Error("the source's *txn.Table was changed: it is shared with later transactions")
+	}
+	if st := tx.Changes[2].Stmt; st.SQL != "DROP TEMPORARY TABLE IF EXISTS `shop_copy`.t1" || st.Schema != "shop_copy" {
+		t.Errorf("statement rewritten to %q in %q", st.SQL, st.Schema)
+	}
+
+	empty := &txn.Txn{Changes: []txn.Change{row(tmp, 1), row(other, 2)}}
+	if f.Apply(empty) || len(empty.Changes) != 0 {
+		t.Errorf("transaction of excluded tables only: kept %d changes", len(empty.Changes))
+	}
+	onlyRowsGone := &txn.Txn{Changes: []txn.Change{row(other, 1), {Stmt: &txn.Statement{SQL: "SAVEPOINT a"}}}}
+	if f.Apply(onlyRowsGone) {
+		t.Error("a transaction left with a SAVEPOINT and no rows should be skipped")
+	}
+	if !mustNew(t, nil, nil, nil).Apply(&txn.Txn{Changes: []txn.Change{row(other, 1)}}) {
+		t.Error("an empty filter must keep everything")
+	}
+}
+
+func TestApplyDDLTransaction(t *testing.T) {
+	f := mustNew(t, nil, []string{"shop.secret"}, []string{"shop=s2"})
+	tx := &txn.Txn{Changes: []txn.Change{{Stmt: &txn.Statement{SQL: "ALTER TABLE orders ADD c INT", Schema: "shop", DDL: true}}}}
+	if !f.Apply(tx) || tx.Changes[0].Stmt.Schema != "s2" || tx.Changes[0].Stmt.SQL != "ALTER TABLE orders ADD c INT" {
+		t.Errorf("DDL on an included table: %+v", tx.Changes[0].Stmt)
+	}
+	tx = &txn.Txn{Changes: []txn.Change{{Stmt: &txn.Statement{SQL: "ALTER TABLE secret ADD c INT", Schema: "shop", DDL: true}}}}
+	if f.Apply(tx) {
+		t.Error("DDL on an excluded table kept")
+	}
+}
+
+func TestDDL(t *testing.T) {
+	f := mustNew(t, []string{"shop.*", "app.*"}, []string{"shop.secret*", "app.tmp"}, []string{"shop=shop2"})
+	cases := []struct {
+		sql, schema string
+		want        string // "" means skipped
+	}{
+		// Tables: decided by the table, every qualified name rewritten.
+		{"CREATE TABLE shop.orders (id INT PRIMARY KEY)", "", "CREATE TABLE `shop2`.orders (id INT PRIMARY KEY)"},
+		{"CREATE TABLE orders (id INT, c INT, FOREIGN KEY (c) REFERENCES shop.customers (id))", "shop",
+			"CREATE TABLE orders (id INT, c INT, FOREIGN KEY (c) REFERENCES `shop2`.customers (id))"},
+		{"CREATE TABLE IF NOT EXISTS `shop`.`x``y` LIKE shop.orders", "", "CREATE TABLE IF NOT EXISTS `shop2`.`x``y` LIKE `shop2`.orders"},
+		{"CREATE OR REPLACE TEMPORARY TABLE shop.secret_1 (a INT)", "", ""},
+		{"CREATE TABLE secret_2 (a INT)", "shop", ""},
+		{"CREATE TABLE other.t (a INT)", "shop", ""},
+		{"CREATE TABLE t (a INT)", "other", ""},
+		{"ALTER TABLE shop.orders ADD COLUMN note VARCHAR(20) DEFAULT 'shop.orders'", "", "ALTER TABLE `shop2`.orders ADD COLUMN note VARCHAR(20) DEFAULT 'shop.orders'"},
+		{"ALTER ONLINE IGNORE TABLE orders ADD KEY (a)", "shop", "ALTER ONLINE IGNORE TABLE orders ADD KEY (a)"},
+		{"ALTER TABLE shop.secret_x RENAME TO shop.public_x", "", "ALTER TABLE `shop2`.secret_x RENAME TO `shop2`.public_x"},
+		{"ALTER TABLE shop.secret_x RENAME COLUMN a TO b", "", ""},
+		{"TRUNCATE shop.orders", "", "TRUNCATE `shop2`.orders"},
+		{"TRUNCATE TABLE app.tmp", "", ""},
+		{"RENAME TABLE shop.a TO shop.b, app.c TO app.d", "", "RENAME TABLE `shop2`.a TO `shop2`.b, app.c TO app.d"},
+		{"RENAME TABLE app.tmp TO other.tmp", "", ""},
+		{"CREATE UNIQUE INDEX ux USING BTREE ON shop.orders (a)", "", "CREATE UNIQUE INDEX ux USING BTREE ON `shop2`.orders (a)"},
+		{"DROP INDEX ux ON app.tmp", "", ""},
+		{"CREATE SEQUENCE shop.seq START WITH 10", "", "CREATE SEQUENCE `shop2`.seq START WITH 10"},
+		// DROP lists lose the names not applied.
+		{"DROP TABLE IF EXISTS shop.orders, shop.secret, app.t /* generated by server */", "",
+			"DROP TABLE IF EXISTS `shop2`.orders, app.t /* generated by server */"},
+		{"DROP TABLE `secret`", "shop", ""},
+		{"DROP TABLE IF EXISTS `t` /* generated by server */", "shop", "DROP TABLE IF EXISTS `t` /* generated by server */"},
+		{"DROP VIEW app.tmp, app.v", "", "DROP VIEW app.v"},
+		// Views, triggers, routines: only their own names are rewritten.
+		{"CREATE ALGORITHM=MERGE DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW shop.v AS SELECT shop.orders.id FROM shop.orders", "",
+			"CREATE ALGORITHM=MERGE DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW `shop2`.v AS SELECT shop.orders.id FROM shop.orders"},
+		{"CREATE VIEW shop.secret_v AS SELECT 1", "", ""},
+		{"CREATE DEFINER=root@localhost TRIGGER shop.trg BEFORE INSERT ON shop.orders FOR EACH ROW SET NEW.a = 1", "",
+			"CREATE DEFINER=root@localhost TRIGGER `shop2`.trg BEFORE INSERT ON `shop2`.orders FOR EACH ROW SET NEW.a = 1"},
+		{"CREATE TRIGGER trg AFTER UPDATE ON secret_t FOR EACH ROW SET @x = 1", "shop", ""},
+		{"DROP TRIGGER IF EXISTS shop.trg", "", "DROP TRIGGER IF EXISTS `shop2`.trg"},
+		{"CREATE PROCEDURE shop.p() BEGIN SELECT * FROM shop.orders; END", "", "CREATE PROCEDURE `shop2`.p() BEGIN SELECT * FROM shop.orders; END"},
+		{"DROP FUNCTION IF EXISTS other.f", "", ""},
+		// Databases follow Schema.
+		{"CREATE DATABASE shop", "shop", "CREATE DATABASE `shop2`"},
+		{"CREATE DATABASE IF NOT EXISTS `shop` CHARACTER SET utf8mb4", "", "CREATE DATABASE IF NOT EXISTS `shop2` CHARACTER SET utf8mb4"},
+		{"DROP SCHEMA other", "", ""},
+		{"ALTER DATABASE CHARACTER SET latin1", "app", "ALTER DATABASE CHARACTER SET latin1"},
+		{"ALTER DATABASE CHARACTER SET latin1", "other", ""},
+		// Unknown statements follow their default schema, and run without one.
+		{"GRANT SELECT ON shop.* TO u@localhost", "", "GRANT SELECT ON shop.* TO u@localhost"},
+		{"CREATE USER u@localhost", "other", ""},
+		{"ANALYZE TABLE shop.orders", "shop", "ANALYZE TABLE shop.orders"},
+		// Comments and strings are not names; executable comments are code.
+		{"/*!40000 ALTER TABLE shop.orders DISABLE KEYS */", "", "/*!40000 ALTER TABLE `shop2`.orders DISABLE KEYS */"},
+		{"/*!40000 ALTER TABLE shop.secret DISABLE KEYS */", "", ""},
+		{"CREATE TABLE shop.c (a INT) COMMENT 'from shop.orders' /* shop.x */ -- shop.y", "",
+			"CREATE TABLE `shop2`.c (a INT) COMMENT 'from shop.orders' /* shop.x */ -- shop.y"},
+		{"CREATE TABLE shop.d (a INT) /*!50100 PARTITION BY HASH (a) */", "", "CREATE TABLE `shop2`.d (a INT) /*!50100 PARTITION BY HASH (a) */"},
+	}
+	for _, c := range cases {
+		got, keep := f.DDL(c.sql, c.schema)
+		if !keep {
+			got = ""
+		}
+		if got != c.want {
+			t.Errorf("DDL(%q in %q)\n got  %q\n want %q", c.sql, c.schema, got, c.want)
+		}
+	}
+}
+
+func TestTokenizeNamesAndQualifiers(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"SELECT a.b.c, x . y, 1.5, `a.b`.c, 'a.b', \"a.b\", u@a.b", "SELECT `A`.b.c, `X` . y, 1.5, `a.b`.c, 'a.b', \"a.b\", u@a.b"},
+		{"INSERT INTO a.t SELECT * FROM x.t # a.t", "INSERT INTO `A`.t SELECT * FROM `X`.t # a.t"},
+		{"GRANT ALL ON a.* TO b", "GRANT ALL ON `A`.* TO b"},
+		{"x.`y` 'it''s a.b' `q``.r`.s", "`X`.`y` 'it''s a.b' `q``.r`.s"},
+		{"'unterminated a.b", "'unterminated a.b"},
+	}
+	rw := map[string]string{"a": "A", "x": "X"}
+	for _, c := range cases {
+		if got := rewriteQualified(c.in, rw); got != c.want {
+			t.Errorf("rewriteQualified(%q)\n got  %q\n want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package metrics
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/prepl/prepl/apply"
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("prepl_"+name, help, labels, nil)
+}
+
+// Every metric prepl exports, besides the Go and process collectors.
+var (
+	descInfo       = desc("info", "The run: version, command, mode, channel, source and target (always 1).", "version", "command", "mode", "channel", "source", "target")
+	descWorkers    = desc("workers", "Worker connections to the target, by state (idle, applying, waiting-commit, committing, reconnecting).", "state")
+	descCaughtUp   = desc("caught_up", "1 when everything the source had written (at the last check) is applied, else 0.")
+	descApplied    = desc("transactions_applied_total", "Source transactions applied (committed on the target) by this process.")
+	descSkipped    = desc("transactions_skipped_total", "Source transactions read and not applied: filtered out or already applied.")
+	descRead       = desc("transactions_read_total", "Source transactions read.")
+	descRows       = desc("rows_applied_total", "Row changes applied.")
+	descBytes      = desc("bytes_applied_total", "Binlog bytes of the transactions applied.")
+	descLag        = desc("lag_seconds", "Now minus the source commit time of the oldest transaction read and not yet applied; 0 when nothing is waiting.")
+	descBehind     = desc("source_behind_bytes", "Bytes the source has written past prepl's read position (absent when unknown).")
+	descInFlight   = desc("in_flight_transactions", "Transactions read and not yet committed.")
+	descQueue      = desc("queue_bytes", "Binlog bytes read and not yet committed.")
+	descWindow     = desc("window_bytes", "The read-ahead window (--window): queue_bytes stays at or below it.")
+	descReadPos    = desc("read_position_bytes", "Offset in its binlog file of the end of the last transaction read.", "file")
+	descAppliedPos = desc("applied_position_bytes", "Offset in its binlog file of the end of the last transaction applied.", "file")
+	descReadFile   = desc("read_file_number", "Numeric suffix of the binlog file of the last transaction read.")
+	descAppFile    = desc("applied_file_number", "Numeric suffix of the binlog file of the last transaction applied.")
+	descAppliedTS  = desc("applied_source_timestamp_seconds", "Source commit time (Unix) of the last transaction applied.")
+	descBusy       = desc("worker_busy_seconds_total", "Time a worker spent applying and committing.", "worker")
+	descUnits      = desc("commit_unit_transactions", "Target commits of row transactions, by how many source transactions each held.")
+	descRetries    = desc("retries_total", "Transactions rolled back and run again (conflicts, deadlocks, lock wait timeouts, reconnects).")
+	descSerialized = desc("serialized_total", "Times a transaction had to wait for an earlier one, by reason.", "reason")
+	descReconnects = desc("reconnects_total", "Reconnections, by peer (source, target).", "peer")
+	descErrors     = desc("errors_total", "Failed attempts, by class (conflict, retry, connection, fatal).", "class")
+	descCompacted  = desc("compacted_rows_total", "Source row changes that compaction of commit units made unnecessary.")
+	descFallbacks  = desc("compact_fallbacks_total", "Commit units re-applied in source order after a compacted statement surprised.")
+)
+
+var allDescs = []*prometheus.Desc{descInfo, descWorkers, descCaughtUp, descApplied, descSkipped, descRead, descRows,
+	descBytes, descLag, descBehind, descInFlight, descQueue, descWindow, descReadPos, descAppliedPos, descReadFile,
+	descAppFile, descAppliedTS, descBusy, descUnits, descRetries, descSerialized, descReconnects, descErrors,
+	descCompacted, descFallbacks}
+
+// collector reads the latest snapshot on every scrape.
+type collector struct{ m *Monitor }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	i := m.info
+	ch <- prometheus.MustNewConstMetric(descInfo, prometheus.GaugeValue, 1, i.Version, i.Command, i.Mode, i.Channel, i.Source, i.Target)
+	s, x, _ := m.snapshot()
+	ch <- prometheus.MustNewConstMetric(descCaughtUp, prometheus.GaugeValue, b2f(x.CaughtUp))
+	ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(x.SourceReconnects), "source")
+	if x.BehindBytes >= 0 {
+		ch <- prometheus.MustNewConstMetric(descBehind, prometheus.GaugeValue, float64(x.BehindBytes))
+	}
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter(descApplied, s.Txns)
+	counter(descSkipped, s.Skipped)
+	counter(descRead, s.Read)
+	counter(descRows, s.Rows)
+	counter(descBytes, s.Bytes)
+	counter(descRetries, s.Retries)
+	counter(descCompacted, s.CompactedRows)
+	counter(descFallbacks, s.CompactFallbacks)
+	counter(descReconnects, s.Reconnects, "target")
+	gauge(descLag, s.Lag.Seconds())
+	gauge(descInFlight, float64(s.InFlight))
+	gauge(descQueue, float64(s.QueueBytes))
+	gauge(descWindow, float64(s.WindowBytes))
+	if s.ReadPos.File != "" {
+		gauge(descReadPos, float64(s.ReadPos.Pos), s.ReadPos.File)
+		gauge(descReadFile, float64(FileNumber(s.ReadPos.File)))
+	}
+	if s.Last.File != "" {
+		gauge(descAppliedPos, float64(s.Last.Pos), s.Last.File)
+		gauge(descAppFile, float64(FileNumber(s.Last.File)))
+	}
+	if !s.Last.SourceTS.IsZero() {
+		gauge(descAppliedTS, float64(s.Last.SourceTS.UnixNano())/1e9)
+	}
+	states := map[string]int{"idle": 0, "applying": 0, "waiting-commit": 0, "committing": 0, "reconnecting": 0}
+	for _, w := range s.Workers {
+		ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, w.Busy.Seconds(), strconv.Itoa(w.ID))
+		states[w.State]++
+	}
+	for st, n := range states {
+		gauge(descWorkers, float64(n), st)
+	}
+	for _, r := range sortedKeys(s.Serialized) {
+		if r != "" {
+			counter(descSerialized, s.Serialized[r], string(r))
+		}
+	}
+	for _, class := range []string{"conflict", "retry", "connection", "fatal"} {
+		counter(descErrors, s.Errors[class], class)
+	}
+	for class, n := range s.Errors {
+		switch class {
+		case "conflict", "retry", "connection", "fatal":
+		default:
+			counter(descErrors, n, class)
+		}
+	}
+	ch <- unitHistogram(s)
+}
+
+// unitHistogram builds the commit unit histogram from Stats.UnitHist
+// (per-bucket counts, bounds apply.UnitBuckets, last one overflow).
+//
+// The engine does not report how many source transactions its units held
+// in total, so the sum is the applied transactions (DDL included, which is
+// committed outside units): exact for units of row transactions only.
+func unitHistogram(s apply.Stats) prometheus.Metric {
+	buckets := map[float64]uint64{}
+	var cum uint64
+	for i, b := range apply.UnitBuckets {
+		if i < len(s.UnitHist) {
+			cum += s.UnitHist[i]
+		}
+		buckets[float64(b)] = cum
+	}
+	if n := len(apply.UnitBuckets); n < len(s.UnitHist) {
+		cum += s.UnitHist[n]
+	}
+	return prometheus.MustNewConstHistogram(descUnits, cum, float64(s.Txns), buckets)
+}
+
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
