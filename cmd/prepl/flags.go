@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -166,13 +167,24 @@ func printSummary(w io.Writer, s apply.Stats) {
 	if s.Last.File != "" || s.Last.GTIDPos != "" {
 		fmt.Fprintf(w, "position: %s:%d gtid %s\n", s.Last.File, s.Last.Pos, s.Last.GTIDPos)
 	}
-	var parts []string
-	for r, n := range s.Serialized {
+	if why := serializedString(s.Serialized); why != "" {
+		fmt.Fprintf(w, "serialized: %s\n", why)
+	}
+}
+
+// serializedString lists how often transactions waited, by reason, most
+// frequent first: "key-conflict=826 ddl=1".
+func serializedString(m map[depend.Reason]uint64) string {
+	var rs []depend.Reason
+	for r, n := range m {
 		if r != "" && n > 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", r, n))
+			rs = append(rs, r)
 		}
 	}
-	if len(parts) > 0 {
-		fmt.Fprintf(w, "serialized: %s\n", strings.Join(parts, " "))
+	sort.Slice(rs, func(i, j int) bool { return m[rs[i]] > m[rs[j]] || m[rs[i]] == m[rs[j]] && rs[i] < rs[j] })
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s=%d", r, m[r])
 	}
+	return strings.Join(parts, " ")
 }

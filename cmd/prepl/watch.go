@@ -222,6 +222,10 @@ func (w *watch) progressLine(s apply.Stats) {
 	if s.Skipped > 0 {
 		attrs = append(attrs, "skipped", s.Skipped)
 	}
+	attrs = append(attrs, "rows", s.Rows)
+	if why := serializedString(s.Serialized); why != "" {
+		attrs = append(attrs, "serialized", why)
+	}
 	w.log.Info("progress", attrs...)
 }
 
