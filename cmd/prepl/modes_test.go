@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"math/rand"
 	"sync"
 	"testing"
@@ -15,19 +17,35 @@ import (
 // counters, a DELETE then INSERT of the same unique value under another
 // primary key (MySQL Bug #86078), swaps of unique values, foreign key
 // parents and children with ON DELETE CASCADE, a table without a key with
-// duplicate rows, two schemas, and a DDL in the middle.
+// duplicate rows, two schemas in two GTID domains (schema a in domain 0,
+// b in domain 1: independent, as domain-based replication requires), and a
+// DDL in the middle.
 func conflictWorkload(t *testing.T, db *sql.DB, seed int64, perSession, sessions int) {
 	t.Helper()
-	sandbox.MustExec(t, db,
-		"CREATE DATABASE a", "CREATE DATABASE b",
-		"CREATE TABLE a.hot (id INT PRIMARY KEY, n INT NOT NULL, u INT NOT NULL, UNIQUE KEY uu (u))",
-		"CREATE TABLE a.parent (id INT PRIMARY KEY, v INT)",
-		"CREATE TABLE a.child (id INT PRIMARY KEY, pid INT, v INT, FOREIGN KEY (pid) REFERENCES a.parent (id) ON DELETE CASCADE)",
-		"CREATE TABLE b.nokey (k INT, v INT)",
-		"CREATE TABLE b.acct (id INT PRIMARY KEY, bal INT)",
-		"INSERT INTO a.hot VALUES (1,0,1),(2,0,2),(3,0,3),(4,0,4),(5,0,5)",
-		"INSERT INTO a.parent VALUES (1,0),(2,0),(3,0)",
-		"INSERT INTO b.acct VALUES (1,100),(2,100),(3,100)")
+	setup, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		domain int
+		sql    string
+	}{
+		{0, "CREATE DATABASE a"},
+		{0, "CREATE TABLE a.hot (id INT PRIMARY KEY, n INT NOT NULL, u INT NOT NULL, UNIQUE KEY uu (u))"},
+		{0, "CREATE TABLE a.parent (id INT PRIMARY KEY, v INT)"},
+		{0, "CREATE TABLE a.child (id INT PRIMARY KEY, pid INT, v INT, FOREIGN KEY (pid) REFERENCES a.parent (id) ON DELETE CASCADE)"},
+		{0, "INSERT INTO a.hot VALUES (1,0,1),(2,0,2),(3,0,3),(4,0,4),(5,0,5)"},
+		{0, "INSERT INTO a.parent VALUES (1,0),(2,0),(3,0)"},
+		{1, "CREATE DATABASE b"},
+		{1, "CREATE TABLE b.nokey (k INT, v INT)"},
+		{1, "CREATE TABLE b.acct (id INT PRIMARY KEY, bal INT)"},
+		{1, "INSERT INTO b.acct VALUES (1,100),(2,100),(3,100)"},
+	} {
+		if err := runTxn(setup, q.domain, []string{q.sql}); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	setup.Close()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -36,9 +54,17 @@ func conflictWorkload(t *testing.T, db *sql.DB, seed int64, perSession, sessions
 		go func(s int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(seed + int64(s)))
+			conn, err := db.Conn(context.Background())
+			if err != nil {
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+				return
+			}
+			defer conn.Close()
 			for i := 0; i < perSession; i++ {
 				if s == 0 && i == perSession/2 {
-					db.Exec("ALTER TABLE b.acct ADD COLUMN note VARCHAR(20) DEFAULT 'x'")
+					runTxn(conn, 1, []string{"ALTER TABLE b.acct ADD COLUMN note VARCHAR(20) DEFAULT 'x'"})
 				}
 				id := 1 + rng.Intn(5)
 				var stmts []string
@@ -72,7 +98,11 @@ func conflictWorkload(t *testing.T, db *sql.DB, seed int64, perSession, sessions
 					stmts = []string{fmt.Sprintf("UPDATE b.acct SET bal = bal - 1 WHERE id = %d", from),
 						fmt.Sprintf("UPDATE b.acct SET bal = bal + 1 WHERE id = %d", to)}
 				}
-				if err := runTxn(db, stmts); err != nil {
+				domain := 0
+				if strings.HasPrefix(stmts[0], "INSERT INTO b.") || strings.HasPrefix(stmts[0], "UPDATE b.") {
+					domain = 1
+				}
+				if err := runTxn(conn, domain, stmts); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -88,8 +118,13 @@ func conflictWorkload(t *testing.T, db *sql.DB, seed int64, perSession, sessions
 	}
 }
 
-func runTxn(db *sql.DB, stmts []string) error {
-	tx, err := db.Begin()
+// runTxn runs stmts as one transaction in GTID domain domain.
+func runTxn(conn *sql.Conn, domain int, stmts []string) error {
+	ctx := context.Background()
+	if _, err := conn.ExecContext(ctx, "SET SESSION gtid_domain_id = ?", domain); err != nil {
+		return err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -108,10 +143,12 @@ func TestEveryModeConvergesOnConflictingWorkload(t *testing.T) {
 	conflictWorkload(t, db, 42, 60, 8)
 	files := binlogFiles(t, src)
 	for _, mode := range depend.Modes {
-		for _, workers := range []string{"2", "8", "32"} {
-			t.Run(fmt.Sprintf("%s/%s", mode, workers), func(t *testing.T) {
+		// Commit units from one source transaction each to the default.
+		for _, run := range []struct{ workers, unit string }{{"2", "1"}, {"8", "4"}, {"32", "500"}} {
+			t.Run(fmt.Sprintf("%s/%s", mode, run.workers), func(t *testing.T) {
 				tgt := targetServer(t)
-				mustPrepl(t, append([]string{"replay", "--target", tgt.URL(), "--mode", string(mode), "--workers", workers, "--progress", "0"}, files...)...)
+				mustPrepl(t, append([]string{"replay", "--target", tgt.URL(), "--mode", string(mode), "--workers", run.workers,
+					"--commit-unit", run.unit, "--progress", "0"}, files...)...)
 				sameRows(t, src, tgt)
 			})
 		}
