@@ -125,6 +125,13 @@ type Stats struct {
 	LastError               string
 }
 
+// Reasons of Stats.Serialized besides the tracker's: a unit larger than
+// the window ran alone; the window was full, so reading waited.
+const (
+	ReasonBigTransaction depend.Reason = "big-transaction"
+	ReasonWindowFull     depend.Reason = "window-full"
+)
+
 // Rate is applied transactions per second.
 func (s Stats) Rate() float64 {
 	if s.Elapsed <= 0 {
@@ -209,6 +216,10 @@ type engine struct {
 	resumedDDL string
 	readyQ      []uint64 // allowed to start, waiting for a worker, ascending
 	render      *renderer
+	// waits counts what held admission back (big transactions, a full
+	// window), beside the tracker's reasons.
+	waits         map[depend.Reason]uint64
+	windowStalled bool
 	waitCh      chan []lockWait
 }
 
@@ -226,7 +237,7 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 	}
 	e := &engine{tgt: tgt, cfg: cfg, res: res, gtid: g,
 		tracker: depend.New(cfg.Mode, tgt.Catalog),
-		entries: map[uint64]*entry{}, orderQ: map[string][]uint64{},
+		entries: map[uint64]*entry{}, orderQ: map[string][]uint64{}, waits: map[depend.Reason]uint64{},
 		events:   make(chan event, 4*cfg.Workers+4),
 		slotGTID: map[string]*gtidState{}, slotApplied: map[string]uint64{}, slotLast: map[string]mysql.Position{},
 		floor:    mysql.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos}}
@@ -318,9 +329,17 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			f.seal()
 		}
 		for f.ready() && e.canAdmit(f.bytes) {
+			if f.bytes > e.cfg.WindowBytes {
+				e.waits[ReasonBigTransaction]++
+			}
 			if err := e.admit(wctx, f.take()); err != nil {
 				return e.fail(start, err)
 			}
+			e.windowStalled = false
+		}
+		if f.ready() && !e.windowStalled && !e.ddlHold {
+			e.windowStalled = true // counted once per stall
+			e.waits[ReasonWindowFull]++
 		}
 		if err := e.dispatch(); err != nil {
 			return e.fail(start, err)
@@ -411,6 +430,9 @@ func (e *engine) snapshot(start time.Time) Stats {
 	s.Reconnects = e.counters.reconnects.Load()
 	s.CompactedRows, s.CompactFallbacks = e.counters.compacted.Load(), e.counters.fallbacks.Load()
 	s.Serialized = e.tracker.Stats()
+	for r, n := range e.waits {
+		s.Serialized[r] += n
+	}
 	s.Elapsed = time.Since(start)
 	s.Last = e.lastPos
 	s.InFlight, s.QueueBytes, s.WindowBytes = len(e.entries), e.inflight, e.cfg.WindowBytes
