@@ -165,23 +165,23 @@ const (
 )
 
 type entry struct {
-	tx      *txn.Txn // the unit as the tracker sees it (depend.Merge of the applied members)
-	u       unit
-	size    int // bytes of all members
-	key     string // commit-order key
-	pos     mysql.Position // its slot's row once it commits (Floor set at its commit turn)
-	before  mysql.Position // its slot's row before it (for DDL)
+	tx     *txn.Txn // the unit as the tracker sees it (depend.Merge of the applied members)
+	u      unit
+	size   int            // bytes of all members
+	key    string         // commit-order key
+	pos    mysql.Position // its slot's row once it commits (Floor set at its commit turn)
+	before mysql.Position // its slot's row before it (for DDL)
 	// floorAfter is the gapless position once it and everything before it
 	// have committed.
 	floorAfter mysql.Floor
 	committed  bool
-	st      state
-	w       *worker
-	retries int
-	aborted bool // asked to yield; its failure is a conflict
-	reason  depend.Reason
-	started time.Time // when its current attempt was dispatched
-	ren     *rendering
+	st         state
+	w          *worker
+	retries    int
+	aborted    bool // asked to yield; its failure is a conflict
+	reason     depend.Reason
+	started    time.Time // when its current attempt was dispatched
+	ren        *rendering
 }
 
 type engine struct {
@@ -214,13 +214,13 @@ type engine struct {
 	// resumedDDL is the DDL the stored position says may have run before
 	// a crash; replaying it tolerates "already exists" errors.
 	resumedDDL string
-	readyQ      []uint64 // allowed to start, waiting for a worker, ascending
-	render      *renderer
+	readyQ     []uint64 // allowed to start, waiting for a worker, ascending
+	render     *renderer
 	// waits counts what held admission back (big transactions, a full
 	// window), beside the tracker's reasons.
 	waits         map[depend.Reason]uint64
 	windowStalled bool
-	waitCh      chan []lockWait
+	waitCh        chan []lockWait
 }
 
 type counters struct {
@@ -240,7 +240,7 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 		entries: map[uint64]*entry{}, orderQ: map[string][]uint64{}, waits: map[depend.Reason]uint64{},
 		events:   make(chan event, 4*cfg.Workers+4),
 		slotGTID: map[string]*gtidState{}, slotApplied: map[string]uint64{}, slotLast: map[string]mysql.Position{},
-		floor:    mysql.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos}}
+		floor: mysql.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos}}
 	for slot, p := range res.Slots {
 		if e.slotGTID[slot], err = newGTIDState(p.GTIDPos); err != nil {
 			return nil, err

@@ -3,7 +3,6 @@ package apply
 import (
 	"sync/atomic"
 	"time"
-
 )
 
 // Live publishes a run's statistics while it runs, for /status and
@@ -49,4 +48,3 @@ func unitBucket(n int) int {
 	}
 	return len(UnitBuckets)
 }
-

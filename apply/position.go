@@ -112,7 +112,6 @@ func (s *gtidState) Contains(t *txn.Txn) bool {
 	return err == nil && t.SeqNo <= seq
 }
 
-
 // PositionLess orders binlog positions: by the file's numeric extension
 // (binlog.000009 < binlog.000010), then by offset.
 func PositionLess(fileA string, posA uint32, fileB string, posB uint32) bool {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 
