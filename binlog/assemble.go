@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -298,9 +299,34 @@ func (a *assembler) tableMap(e *replication.TableMapEvent) {
 // tableMapKey is what a table map says of its table: equal keys mean the
 // same *txn.Table can be reused. (The raw event cannot serve: its checksum
 // covers the header, which differs for every event.)
+//
+// Built by hand, each field prefixed with its length: it runs for every
+// table map event, and fmt made it a seventh of prepl's CPU on a busy
+// stream.
 func tableMapKey(e *replication.TableMapEvent) string {
-	return fmt.Sprintf("%s\x00%s\x00%x\x00%v\x00%x\x00%q\x00%x\x00%v",
-		e.Schema, e.Table, e.ColumnType, e.ColumnMeta, e.NullBitmap, e.ColumnName, e.SignednessBitmap, e.PrimaryKey)
+	b := make([]byte, 0, 96+4*len(e.ColumnType))
+	field := func(p []byte) {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	field(e.Schema)
+	field(e.Table)
+	field(e.ColumnType)
+	b = binary.AppendUvarint(b, uint64(len(e.ColumnMeta)))
+	for _, m := range e.ColumnMeta {
+		b = binary.LittleEndian.AppendUint16(b, m)
+	}
+	field(e.NullBitmap)
+	b = binary.AppendUvarint(b, uint64(len(e.ColumnName)))
+	for _, n := range e.ColumnName {
+		field(n)
+	}
+	field(e.SignednessBitmap)
+	b = binary.AppendUvarint(b, uint64(len(e.PrimaryKey)))
+	for _, k := range e.PrimaryKey {
+		b = binary.AppendUvarint(b, k)
+	}
+	return string(b)
 }
 
 func newTable(e *replication.TableMapEvent) *txn.Table {

@@ -16,13 +16,15 @@ import (
 // tcpProxy forwards connections to a server and lets the test cut them:
 // after cutAfter bytes have come from the server, it closes every
 // connection, then turns away the next refuse connections, or every one
-// when down is set.
+// when down is set. With freeze, the connection that crossed cutAfter goes
+// silent instead, open but forwarding nothing, as a dead network looks.
 type tcpProxy struct {
 	ln       net.Listener
 	upstream string
 	cutAfter int64
 	refuse   int32
 	down     bool
+	freeze   bool
 
 	fromServer atomic.Int64
 	cuts       atomic.Int32
@@ -82,8 +84,8 @@ func (p *tcpProxy) forward(client net.Conn) {
 			if _, werr := client.Write(buf[:n]); werr != nil {
 				break
 			}
-			if p.fromServer.Add(int64(n)) >= p.cutAfter {
-				p.cutOnce()
+			if p.fromServer.Add(int64(n)) >= p.cutAfter && p.cutOnce() && p.freeze {
+				return // silent from now on; prepl must notice and reconnect
 			}
 		}
 		if err != nil {
@@ -94,17 +96,21 @@ func (p *tcpProxy) forward(client net.Conn) {
 	client.Close()
 }
 
-// cutOnce closes every open connection, the first time it is called.
-func (p *tcpProxy) cutOnce() {
+// cutOnce closes every open connection (unless freeze), the first time it
+// is called; it reports whether this was the first time.
+func (p *tcpProxy) cutOnce() bool {
 	p.mu.Lock()
 	if p.cut {
 		p.mu.Unlock()
-		return
+		return false
 	}
 	p.cut = true
 	p.mu.Unlock()
 	p.cuts.Add(1)
-	p.closeAll()
+	if !p.freeze {
+		p.closeAll()
+	}
+	return true
 }
 
 func (p *tcpProxy) closeAll() {
@@ -154,6 +160,18 @@ func TestSourceReconnect(t *testing.T) {
 			"--stop-at-end", "--progress", "0", "--source-reconnect-timeout", "1m")
 		if p.cuts.Load() != 1 || !strings.Contains(out, "source connection lost") || !strings.Contains(out, "reconnected to source") {
 			t.Fatalf("cuts %d; want one cut, then a reconnect in the log:\n%s", p.cuts.Load(), out)
+		}
+		sameRows(t, src, tgt)
+	})
+	t.Run("silent-network", func(t *testing.T) {
+		t.Parallel()
+		tgt := targetServer(t)
+		p := startProxy(t, src.Addr(), size/3, 0, false)
+		p.freeze = true
+		out := mustPrepl(t, "replicate", "--source", "mysql://root@"+p.addr(), "--target", tgt.URL(), "--workers", "4",
+			"--stop-at-end", "--progress", "0", "--heartbeat", "200ms", "--source-reconnect-timeout", "1m")
+		if p.cuts.Load() != 1 || !strings.Contains(out, "not even a heartbeat") || !strings.Contains(out, "reconnected to source") {
+			t.Fatalf("cuts %d; want the silence noticed, then a reconnect in the log:\n%s", p.cuts.Load(), out)
 		}
 		sameRows(t, src, tgt)
 	})
