@@ -7,6 +7,7 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -322,35 +323,67 @@ var (
 
 // template creates a fresh data directory once per process.
 func template(ctx context.Context) (string, error) {
-	templateOnce.Do(func() {
-		installDB, err := exec.LookPath("mariadb-install-db")
-		if err != nil {
-			templateErr = ErrNoServer
-			return
-		}
-		dir, err := os.MkdirTemp("", "prepl-sb-template-")
-		if err != nil {
-			templateErr = err
-			return
-		}
-		// A private tmpdir: bootstraps of parallel test binaries clash in /tmp.
-		args := []string{"--no-defaults", "--datadir=" + dir, "--tmpdir=" + dir, "--user=root",
-			"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
-		var out []byte
-		for attempt := 0; attempt < 2; attempt++ {
-			if out, err = exec.CommandContext(ctx, installDB, args...).CombinedOutput(); err == nil {
-				break
-			}
-			os.RemoveAll(dir)
-			os.MkdirAll(dir, 0o755)
-		}
-		if err != nil {
-			templateErr = fmt.Errorf("sandbox: mariadb-install-db: %v: %s", err, out)
-			return
-		}
-		templateDir = dir
-	})
+	templateOnce.Do(func() { templateDir, templateErr = sharedTemplate(ctx) })
 	return templateDir, templateErr
+}
+
+// sharedTemplate returns a bootstrapped data directory shared by every
+// process on the machine for one server binary (a test binary per package
+// used to leave one of ~100 MB each behind): TMPDIR/prepl-sb-template-KEY,
+// built privately and renamed into place; a process that loses the race
+// uses the winner's.
+func sharedTemplate(ctx context.Context) (string, error) {
+	installDB, err := exec.LookPath("mariadb-install-db")
+	if err != nil {
+		return "", ErrNoServer
+	}
+	bin, err := exec.LookPath(mariadbd())
+	if err != nil {
+		return "", ErrNoServer
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return "", err
+	}
+	key := sha256.Sum256([]byte(fmt.Sprintf("%s|%d|%d|%s", bin, fi.Size(), fi.ModTime().UnixNano(), installDB)))
+	final := filepath.Join(os.TempDir(), fmt.Sprintf("prepl-sb-template-%x", key[:8]))
+	data := filepath.Join(final, "data")
+	if _, err := os.Stat(filepath.Join(final, "ready")); err == nil {
+		return data, nil
+	}
+	build, err := os.MkdirTemp("", "prepl-sb-build-")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(build, "data")
+	// A private tmpdir: bootstraps of parallel test binaries clash in /tmp.
+	args := []string{"--no-defaults", "--datadir=" + dir, "--tmpdir=" + build, "--user=root",
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
+	var out []byte
+	for attempt := 0; attempt < 2; attempt++ {
+		os.RemoveAll(dir)
+		if err = os.MkdirAll(dir, 0o755); err != nil {
+			break
+		}
+		if out, err = exec.CommandContext(ctx, installDB, args...).CombinedOutput(); err == nil {
+			break
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(build, "ready"), nil, 0o644)
+	}
+	if err != nil {
+		os.RemoveAll(build)
+		return "", fmt.Errorf("sandbox: mariadb-install-db: %v: %s", err, out)
+	}
+	if err := os.Rename(build, final); err != nil {
+		os.RemoveAll(build)
+		if _, serr := os.Stat(filepath.Join(final, "ready")); serr == nil {
+			return data, nil // another process was first
+		}
+		return "", fmt.Errorf("sandbox: template: %w", err)
+	}
+	return data, nil
 }
 
 func freePort() (int, error) {
