@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build deps deps-server test demo clean
+.PHONY: all build deps deps-server test demo bench bench-full bench-docs clean
 
 all: build
 
@@ -20,12 +20,39 @@ deps-server:
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-test: deps-server
+test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 
 demo: deps build
 	$(GO) run ./cmd/prepl-demo --prepl $(BIN)
+
+# bench is the quick catch-up benchmark (under 15 minutes on a 2-core
+# machine): all three workloads and configs, 3 repeats, but threads 0, 4 and
+# 16 only, MariaDB's conservative and optimistic modes (not aggressive),
+# prepl replicate in writeset and commit-order modes (not replay, not the
+# optimistic modes) and 10,000 transactions per binlog. bench-full is the
+# whole matrix of tracker issue 4 (hours). Results: bench-out/*/results.md.
+BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 10000 \
+	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate \
+	--mariadb-modes conservative,optimistic --prepl-modes writeset,commit-order --repeats 3
+
+bench: deps build
+	$(BIN) bench $(BENCH_QUICK) --out bench-out/quick $(BENCH_ARGS)
+
+bench-full: deps build
+	$(BIN) bench --out bench-out/full $(BENCH_ARGS)
+
+# bench-docs puts the last `make bench` into docs/benchmarks.md: its
+# results.md between the markers, its charts in docs/img/. Review the prose
+# around them: it discusses the numbers of the run it was written for.
+bench-docs:
+	test -f bench-out/quick/results.md || { echo "run make bench first"; exit 1; }
+	cp bench-out/quick/*.png docs/img/
+	awk 'FNR == NR { r = r $$0 "\n"; next } \
+	     /^<!-- results.md begins/ { print; printf "%s", r; skip = 1; next } \
+	     /^<!-- results.md ends/ { skip = 0 } !skip' bench-out/quick/results.md docs/benchmarks.md > docs/benchmarks.md.new
+	mv docs/benchmarks.md.new docs/benchmarks.md
 
 clean:
 	rm -rf bin demo-out

@@ -132,6 +132,10 @@ const (
 	ReasonWindowFull     depend.Reason = "window-full"
 )
 
+// sealQuiet is how long the source must stay quiet, while a worker waits
+// for work, before the unit being formed is committed as it is.
+const sealQuiet = time.Millisecond
+
 // Rate is applied transactions per second.
 func (s Stats) Rate() float64 {
 	if s.Elapsed <= 0 {
@@ -322,11 +326,26 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	f := &former{mode: e.cfg.Mode, maxTxns: e.cfg.UnitTxns, maxBytes: e.cfg.UnitBytes}
 	reading := true
 	stopping := false
+	var quiet *time.Timer // runs while a worker waits and nothing is read
 	for {
-		// Seal the unit being formed when a worker would otherwise wait
-		// for work, or nothing more will come; admit what the window allows.
-		if !reading || len(reads) == 0 && len(e.idle) > 0 && len(e.readyQ) == 0 {
+		// Seal the unit being formed when nothing more will come, or when
+		// a worker waits for work and the source has been quiet for
+		// sealQuiet: a live stream's pause, not a reader merely a step
+		// behind while catching up (sealing then would make small units,
+		// each paying a commit). Admit what the window allows.
+		starved := !f.empty() && len(reads) == 0 && len(e.idle) > 0 && len(e.readyQ) == 0
+		switch {
+		case !reading:
 			f.seal()
+		case starved && quiet == nil:
+			quiet = time.NewTimer(sealQuiet)
+		case !starved && quiet != nil:
+			quiet.Stop()
+			quiet = nil
+		}
+		var quietC <-chan time.Time
+		if quiet != nil {
+			quietC = quiet.C
 		}
 		for f.ready() && e.canAdmit(f.bytes) {
 			if f.bytes > e.cfg.WindowBytes {
@@ -356,7 +375,14 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			done = ctx.Done()
 		}
 		select {
+		case <-quietC:
+			quiet = nil
+			f.seal()
 		case r, ok := <-readCh:
+			if quiet != nil { // the source is not quiet: start over
+				quiet.Stop()
+				quiet = nil
+			}
 			switch {
 			case !ok:
 				reading = false
@@ -504,11 +530,8 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 	}
 	e.slotApplied[slot] += uint64(len(u.txs))
 	last := u.last()
-	// One global commit order for every mode: out-of-order commit across
-	// schemas/domains needs one position row per slot, which the position
-	// table does not keep yet; a single row with out-of-order commits could
-	// make a restart apply a transaction twice. depend.OrderKey says which
-	// keys could commit independently once it does.
+	// The commit-order key (depend.OrderKey) is "" in every mode but schema
+	// and domain, which commit in order per key, each in its own slot.
 	before := e.slotLast[slot]
 	before.Slot = slot
 	en := &entry{tx: t, u: u, size: size, key: key, before: before,

@@ -141,7 +141,12 @@ func (e *engine) handle(ev event) error {
 			return fe.error
 		}
 		class := mysql.Classify(ev.err)
-		conflict := en.aborted || errors.Is(ev.err, errYield) || !e.isHead(en)
+		// A failure is a conflict with speculative work, not counted
+		// against --retries, unless the transaction was next to commit
+		// and ran alone: a deadlock victim chosen among several running
+		// units is not to blame.
+		conflict := en.aborted || errors.Is(ev.err, errYield) || !e.isHead(en) ||
+			class == mysql.Retry && e.othersInFlight(en)
 		e.countError(class, conflict, ev.err)
 		if !conflict {
 			if class == mysql.Fatal {
@@ -272,4 +277,15 @@ func (e *engine) countError(class mysql.Class, conflict bool, err error) {
 	if !errors.Is(err, errYield) {
 		e.stats.LastError = err.Error()
 	}
+}
+
+// othersInFlight reports whether a transaction other than en holds or may
+// hold locks on the target.
+func (e *engine) othersInFlight(en *entry) bool {
+	for _, o := range e.entries {
+		if o != en && (o.st == running || o.st == prepared || o.st == committing) {
+			return true
+		}
+	}
+	return false
 }

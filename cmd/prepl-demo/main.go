@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"time"
 
+	"github.com/prepl/prepl/bench"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/verify"
 )
@@ -45,18 +45,13 @@ func run(ctx context.Context, bin string, rows, seconds, threads int) error {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Exec("CREATE DATABASE sbtest"); err != nil {
+	sb := bench.Sysbench{Server: src, TableSize: rows}
+	fmt.Printf("sysbench oltp_read_write: prepare %d rows, then %ds with %d threads...\n", rows, seconds, threads)
+	if err := sb.Prepare(ctx, "oltp_read_write"); err != nil {
 		return err
 	}
-	sb := []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(src.Port),
-		"--mysql-user=root", "--mysql-db=sbtest", "--tables=1", "--table-size=" + strconv.Itoa(rows)}
-	fmt.Printf("sysbench oltp_read_write: prepare %d rows, then %ds with %d threads...\n", rows, seconds, threads)
-	if out, err := exec.Command("sysbench", append([]string{"oltp_read_write"}, append(sb, "prepare")...)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("sysbench prepare: %v\n%s", err, out)
-	}
-	runArgs := append([]string{"oltp_read_write"}, append(sb, "--threads="+strconv.Itoa(threads), "--time="+strconv.Itoa(seconds), "run")...)
-	if out, err := exec.Command("sysbench", runArgs...).CombinedOutput(); err != nil {
-		return fmt.Errorf("sysbench run: %v\n%s", err, out)
+	if err := sb.Run(ctx, "oltp_read_write", bench.RunSpec{Threads: threads, Seconds: seconds}); err != nil {
+		return err
 	}
 	var commits, groups int64
 	var name string

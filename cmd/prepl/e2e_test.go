@@ -193,13 +193,19 @@ func TestKeysTransactionsAndDDL(t *testing.T) {
 // counterWorkload writes n transactions from sessions concurrent writers:
 // each inserts a log row (a replay would fail on its key) and moves hot rows.
 // counterWorkload runs n transactions from concurrent sessions, each
-// inserting a row and bumping one of four hot counters.
-func counterWorkload(t *testing.T, db *sql.DB, n, sessions int) {
+// inserting a row and bumping one of four hot counters. It returns the
+// GTID that ends its setup (schema and hot rows, in domain 0): the
+// sessions' transactions of domain 1 depend on it, so a domain-mode run
+// must have applied it before.
+func counterWorkload(t *testing.T, db *sql.DB, n, sessions int) (setupEnd string) {
 	t.Helper()
 	sandbox.MustExec(t, db, "CREATE DATABASE IF NOT EXISTS w",
 		"CREATE TABLE IF NOT EXISTS w.log (id INT PRIMARY KEY, session INT, note VARCHAR(40))",
 		"CREATE TABLE IF NOT EXISTS w.hot (id INT PRIMARY KEY, n BIGINT, u INT, UNIQUE KEY (u))",
 		"INSERT IGNORE INTO w.hot VALUES (1,0,1),(2,0,2),(3,0,3),(4,0,4)")
+	if err := db.QueryRow("SELECT @@last_gtid").Scan(&setupEnd); err != nil || setupEnd == "" {
+		db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&setupEnd)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, sessions)
 	for s := 0; s < sessions; s++ {
@@ -245,6 +251,7 @@ func counterWorkload(t *testing.T, db *sql.DB, n, sessions int) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	return setupEnd
 }
 
 func TestBadInputStopsAtLastCompleteTransaction(t *testing.T) {

@@ -1,0 +1,233 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/txn"
+)
+
+// report turns the accumulators into the report.
+func (a *Analyzer) report() *Report {
+	r := &Report{Input: a.opt.Input, Summary: a.tot.summary()}
+	switch {
+	case a.mysql:
+		r.Flavor = string(txn.MySQL)
+	case a.mariadb:
+		r.Flavor = string(txn.MariaDB)
+	}
+	for _, f := range a.files {
+		r.Files = append(r.Files, f.summary())
+	}
+	if a.mariadb || a.groups.tagged > 0 {
+		g := a.groups.report()
+		r.GroupCommit = &g
+	}
+	if a.source.n > 0 {
+		st := a.source.stats()
+		st.Note = "MySQL's own last_committed/sequence_number; the running maximum restarts with each binlog file"
+		r.SourceIntervals = &st
+		r.Rotations = &Rotations{Files: len(a.files), ClockRestarts: a.clockRestarts}
+		r.Rotations.TxnsPerRestart = float64(a.source.n) / float64(a.clockRestarts+1)
+	}
+	r.Catalog = a.catalogInfo()
+	r.Model = Model{Costs: a.opt.Costs, UnitTxns: a.opt.UnitTxns, CompareUnits: a.opt.CompareUnits, UnitBytes: a.opt.UnitBytes,
+		WindowBytes: a.opt.WindowBytes, History: a.opt.History, Workers: a.opt.Workers}
+	main := a.sizes[0]
+	r.Serial = Serial{Seconds: main.serial.seconds(), Units: main.serial.units, AvgUnit: ratio(float64(main.serial.txns), float64(main.serial.units)),
+		PerTxnSeconds: a.perTxnSerial}
+	for _, mode := range a.opt.Modes {
+		r.Modes = append(r.Modes, a.modeReport(mode, main, r.Serial.Seconds))
+	}
+	if len(a.sizes) > 1 {
+		for _, us := range a.sizes {
+			r.UnitSizes = append(r.UnitSizes, a.unitSizeReport(us, r.Serial.Seconds))
+		}
+		sort.Slice(r.UnitSizes, func(i, j int) bool { return r.UnitSizes[i].UnitTxns < r.UnitSizes[j].UnitTxns })
+	}
+	r.Offenders = a.offenderReport()
+	r.Recommendations = recommend(r)
+	r.Assumptions = assumptions(r)
+	return r
+}
+
+func (a *Analyzer) unitSizeReport(us *unitSize, serial float64) UnitSize {
+	r := UnitSize{UnitTxns: us.txns, SerialSeconds: us.serial.seconds()}
+	for _, mode := range a.opt.Modes {
+		m := UnitSizeMode{Mode: string(mode), Predictions: a.predictions(us, mode, serial)}
+		for _, p := range m.Predictions {
+			if p.Speedup > m.Best.Speedup+1e-9 {
+				m.Best = p
+			}
+			m.Units = p.Units
+		}
+		r.Modes = append(r.Modes, m)
+	}
+	return r
+}
+
+func (a *Analyzer) predictions(us *unitSize, mode depend.Mode, serial float64) []Prediction {
+	var out []Prediction
+	runs, before := us.modeRuns(mode)
+	for i, r := range runs {
+		p := Prediction{Workers: r.workers, Seconds: r.seconds(), Reruns: r.reruns, Units: r.units}
+		txns := r.txns
+		if i < len(before) {
+			b := before[i]
+			p.Seconds += b.seconds()
+			p.Reruns += b.reruns
+			p.Units += b.units
+			txns += b.txns
+		}
+		p.AvgUnit = ratio(float64(txns), float64(p.Units))
+		p.Speedup = ratio(serial, p.Seconds)
+		p.TxnRate = ratio(float64(a.tot.txns), p.Seconds)
+		out = append(out, p)
+	}
+	return out
+}
+
+func (a *Analyzer) modeReport(mode depend.Mode, main *unitSize, serial float64) ModeReport {
+	mr := ModeReport{Mode: string(mode), Waits: map[string]uint64{}}
+	for _, tm := range a.txnModes {
+		if tm.mode != mode {
+			continue
+		}
+		mr.Intervals = tm.iv.stats()
+		mr.Intervals.Capped = a.opt.History
+		mr.Chain = tm.chain.length()
+		if mr.Chain > 0 {
+			mr.ChainBound = float64(a.tot.txns) / float64(mr.Chain)
+		}
+		for reason, n := range tm.deps.stats() {
+			mr.Waits[string(reason)] = n
+		}
+	}
+	mr.Predictions = a.predictions(main, mode, serial)
+	for _, p := range mr.Predictions {
+		if p.Speedup > mr.Best.Speedup+1e-9 {
+			mr.Best = p
+		}
+	}
+	return mr
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+func (a *Analyzer) catalogInfo() CatalogInfo {
+	ci := CatalogInfo{Source: a.opt.CatalogSource}
+	for _, m := range a.meta.tables {
+		s, n := m.src.Schema, m.src.Name
+		ci.Tables++
+		fromServer := a.cat.fromPrimary(s, n)
+		if fromServer {
+			ci.FromServer++
+		}
+		def, _ := a.cat.Table(s, n)
+		switch {
+		case def != nil && len(def.Indexes) > 0:
+		case fromServer || m.keyKnown:
+			ci.NoKey++
+		default:
+			ci.KeyUnknown++
+		}
+	}
+	return ci
+}
+
+func (a *Analyzer) offenderReport() Offenders {
+	k := a.opt.Top
+	o := Offenders{
+		DDL:              a.offenders[catDDL].top(k),
+		Statements:       a.offenders[catStatement].top(k),
+		NoKeyTables:      a.offenders[catNoKey].top(k),
+		KeyUnknownTables: a.offenders[catNoKeyInfo].top(k),
+		FKParents:        a.offenders[catFKParent].top(k),
+		TriggerTables:    a.offenders[catTrigger].top(k),
+		NonTransactional: a.offenders[catNonTransactional].top(k),
+		UnknownTables:    a.offenders[catUnknownTable].top(k),
+		XA:               a.tot.xa,
+		HotKeyWindow:     a.opt.HotWindow,
+		HotKeyChanges:    a.hot.hh.total,
+		Largest:          a.largest.sorted(),
+		BigBytes:         a.opt.BigBytes,
+		MultiSchema:      a.multiSchema,
+	}
+	for _, h := range a.hot.hh.top(k) {
+		o.HotKeys = append(o.HotKeys, Offender{Name: h.name, Transactions: h.count})
+	}
+	return o
+}
+
+// assumptions states what the prediction takes for granted.
+func assumptions(r *Report) []string {
+	out := []string{
+		fmt.Sprintf("Each prediction is a simulated run of the apply engine, in simulated time: its own depend.Tracker (the engine's dependency rules, transaction for transaction), commit units formed as the engine forms them (depend.CanJoin and depend.Merge, up to %d transactions and %s; a unit grows while the workers are busy, at the pace of prepl's reader, and is sealed when a worker is idle with nothing to do), admission within %s and 64 units per worker, a DDL holding admission until it is done, the last idle worker kept for the next unit to commit.",
+			r.Model.UnitTxns, fmtBytes(float64(r.Model.UnitBytes)), fmtBytes(float64(r.Model.WindowBytes))),
+		"Units commit one at a time and in source order within a commit-order key: one key in most modes; one per schema or GTID domain in those modes, which commit out of order across them. A worker holds its unit until it has committed.",
+		fmt.Sprintf("Cost model: %s. A unit's work is its statements and rows as the engine sends them (with compaction: its net effect per table as multi-row statements) plus its bytes; it shares the target's cores with the other running units; commits do not overlap within a key.", r.Model.Costs.String()),
+		"Optimistic mode: a unit started before the units it shares a row with (writeset) have committed costs the expected price of the conflict: the next unit to commit stalls for half the conflict stall, and the unit waits for those commits, then does half its work again.",
+		"Domain mode is simulated from the first transaction of a second GTID domain on (before it, it is the same as writeset).",
+		fmt.Sprintf("Intervals (AMIL) and critical paths look for dependencies %d transactions back; one further back counts as one on the transaction that far back. The simulations have no such limit.", r.Model.History),
+		"Speedups are against prepl's serial apply (--workers 0) with the same commit unit size. Not modelled: the network, the applier's own CPU beyond its reader, the target's buffer pool misses, retries other than row conflicts.",
+	}
+	if r.Catalog.FromServer < r.Catalog.Tables {
+		out = append(out, "Tables defined by the binlog's metadata only: unique secondary keys, foreign keys and triggers are unknown, so their conflicts are not counted; a table whose primary key the metadata does not give conflicts table-wide.")
+	}
+	return out
+}
+
+// sortedReasons lists a wait map's reasons, most waits first.
+func sortedReasons(m map[string]uint64) []string {
+	var out []string
+	for r, n := range m {
+		if n > 0 {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if m[out[i]] != m[out[j]] {
+			return m[out[i]] > m[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// best returns the mode with the largest predicted speedup at any worker
+// count, with that prediction.
+func (r *Report) best() (ModeReport, Prediction) {
+	var bm ModeReport
+	var bp Prediction
+	for _, m := range r.Modes {
+		for _, p := range m.Predictions {
+			if p.Speedup > bp.Speedup+1e-9 || (bm.Mode == "" && p.Speedup > 0) {
+				bm, bp = m, p
+			}
+		}
+	}
+	return bm, bp
+}
+
+// enough returns the fewest workers reaching 90% of mode's best speedup.
+func (m ModeReport) enough() Prediction {
+	var top float64
+	for _, p := range m.Predictions {
+		top = max(top, p.Speedup)
+	}
+	ps := slices.Clone(m.Predictions)
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Workers < ps[j].Workers })
+	for _, p := range ps {
+		if p.Speedup >= 0.9*top {
+			return p
+		}
+	}
+	return Prediction{}
+}

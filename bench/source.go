@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/prepl/prepl/sandbox"
+)
+
+// Source is a sandbox source, the snapshot replicas are restored from and
+// the binlog of one workload generated after it.
+type Source struct {
+	Server   *sandbox.Server
+	DB       *sql.DB
+	Snapshot string // data directory copied before the workload
+	Stats    SourceStats
+	// Files hold the workload's binlog events, complete (rotated) files
+	// only; the transactions of the prepare are in earlier files.
+	Files []string
+	// MasterFile and MasterPos are SHOW MASTER STATUS once the workload is
+	// binlogged: a replica's IO thread has fetched everything there.
+	MasterFile string
+	MasterPos  uint64
+	// prepareFiles are the binlog files written before the snapshot.
+	prepareFiles []string
+}
+
+// SourceStats describe a workload's binlog.
+type SourceStats struct {
+	Workload      string
+	Script        string
+	Rows          int
+	SourceThreads int
+	CommitWait    bool
+	// StartGTID is the gtid_binlog_pos of the snapshot; EndGTID the one
+	// after the workload.
+	StartGTID, EndGTID string
+	Txns               int
+	// BinlogCommits / BinlogGroupCommits (status counters during the
+	// workload) is the average group commit: what commit-order parallel
+	// replication can run together.
+	BinlogCommits, BinlogGroupCommits int64
+	Generate                          time.Duration // sysbench run time on the source
+	Version                           string        // the source's VERSION()
+}
+
+// GroupSize is the average number of transactions per group commit.
+func (s SourceStats) GroupSize() float64 {
+	if s.BinlogGroupCommits == 0 {
+		return 0
+	}
+	return float64(s.BinlogCommits) / float64(s.BinlogGroupCommits)
+}
+
+// prepareSource starts a source for workload w, fills its table, snapshots
+// it and generates the workload's binlog. The source is durable
+// (sync_binlog=1, innodb_flush_log_at_trx_commit=1) like the seeds'
+// masters: group commits then form as they do in production.
+func prepareSource(ctx context.Context, cfg *Config, w Workload, workDir string, say func(string, ...any)) (*Source, error) {
+	o := sandbox.Defaults()
+	o.Binlog = true
+	o.BinlogRowMetadata = "FULL"
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 1, 1
+	srv, err := sandbox.Start(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("start source: %w", err)
+	}
+	src := &Source{Server: srv}
+	ok := false
+	defer func() {
+		if !ok {
+			src.Close(cfg.Keep)
+		}
+	}()
+	st := &src.Stats
+	*st = SourceStats{Workload: w.Name, Script: w.Script, Rows: cfg.Rows, SourceThreads: cfg.SourceThreads, CommitWait: w.CommitWait}
+	if w.Serial {
+		st.SourceThreads = 1
+	}
+	sb := Sysbench{Server: srv, TableSize: cfg.Rows}
+	say("%s: source %s: sysbench %s prepare, %d rows", w.Name, srv.Dir, w.Script, cfg.Rows)
+	if err := sb.Prepare(ctx, w.Script); err != nil {
+		return nil, err
+	}
+	if err := src.snapshot(ctx, filepath.Join(workDir, "snapshot-"+w.Name)); err != nil {
+		return nil, err
+	}
+	say("%s: snapshot at GTID %s; generating the binlog: %d events, %d source threads, commit wait %v",
+		w.Name, st.StartGTID, cfg.Events, st.SourceThreads, w.CommitWait)
+	if err := src.generate(ctx, sb, w, cfg.Events); err != nil {
+		return nil, err
+	}
+	say("%s: %d transactions in %d group commits (%.1f per group), generated in %s (%.0f txn/s)",
+		w.Name, st.Txns, st.BinlogGroupCommits, st.GroupSize(), st.Generate.Round(time.Millisecond),
+		float64(st.Txns)/st.Generate.Seconds())
+	ok = true
+	return src, nil
+}
+
+// snapshot stops the source cleanly, copies its data directory and
+// starts it again: the copy is every replica's starting point, at GTID
+// StartGTID. The restart opens a new binlog file, so the workload's
+// transactions are in files of their own.
+func (s *Source) snapshot(ctx context.Context, dir string) error {
+	db, err := s.Server.Open("")
+	if err != nil {
+		return err
+	}
+	err = db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos, VERSION()").Scan(&s.Stats.StartGTID, &s.Stats.Version)
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("source gtid_binlog_pos: %w", err)
+	}
+	s.Server.Stop()
+	if s.prepareFiles, err = s.Server.BinlogFiles(); err != nil {
+		return err
+	}
+	if err := s.Server.CopyDataDir(dir); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	s.Snapshot = dir
+	if err := s.Server.Restart(ctx); err != nil {
+		return fmt.Errorf("restart source after snapshot: %w", err)
+	}
+	s.DB, err = s.Server.Open("")
+	return err
+}
+
+// generate runs the workload and records what it binlogged.
+func (s *Source) generate(ctx context.Context, sb Sysbench, w Workload, events int) error {
+	wait := [2]int{0, 0}
+	if w.CommitWait {
+		wait = [2]int{12, 10000}
+	}
+	if _, err := s.DB.ExecContext(ctx, fmt.Sprintf("SET GLOBAL binlog_commit_wait_count = %d, GLOBAL binlog_commit_wait_usec = %d", wait[0], wait[1])); err != nil {
+		return fmt.Errorf("source commit wait: %w", err)
+	}
+	start := time.Now()
+	if err := sb.Run(ctx, w.Script, RunSpec{Threads: s.Stats.SourceThreads, Events: events}); err != nil {
+		return err
+	}
+	s.Stats.Generate = time.Since(start)
+	if _, err := s.DB.ExecContext(ctx, "SET GLOBAL binlog_commit_wait_count = 0, GLOBAL binlog_commit_wait_usec = 0"); err != nil {
+		return err
+	}
+	st := &s.Stats
+	for name, dst := range map[string]*int64{"Binlog_commits": &st.BinlogCommits, "Binlog_group_commits": &st.BinlogGroupCommits} {
+		var n string
+		if err := s.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&n, dst); err != nil {
+			return fmt.Errorf("source status %s: %w", name, err)
+		}
+	}
+	if err := s.DB.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&st.EndGTID); err != nil {
+		return err
+	}
+	var err error
+	if st.Txns, err = gtidDistance(st.StartGTID, st.EndGTID); err != nil {
+		return fmt.Errorf("count the workload's transactions: %w", err)
+	}
+	if st.Txns == 0 {
+		return fmt.Errorf("sysbench %s wrote nothing to the binlog", w.Script)
+	}
+	// Close the last workload file so every file handed to prepl replay
+	// is complete; the new one holds no transaction.
+	if _, err := s.DB.ExecContext(ctx, "FLUSH BINARY LOGS"); err != nil {
+		return err
+	}
+	var ignore sql.NullString
+	row := s.DB.QueryRowContext(ctx, "SHOW MASTER STATUS")
+	if err := row.Scan(&s.MasterFile, &s.MasterPos, &ignore, &ignore); err != nil {
+		return fmt.Errorf("source SHOW MASTER STATUS: %w", err)
+	}
+	after, err := s.Server.BinlogFiles()
+	if err != nil {
+		return err
+	}
+	for _, f := range after[:len(after)-1] {
+		if !slices.Contains(s.prepareFiles, f) {
+			s.Files = append(s.Files, f)
+		}
+	}
+	if len(s.Files) == 0 {
+		return fmt.Errorf("no binlog file holds the workload (files before the snapshot %v, after the workload %v)", s.prepareFiles, after)
+	}
+	return nil
+}
+
+// Close stops the source; keep leaves its directory and the snapshot.
+func (s *Source) Close(keep bool) {
+	if s.DB != nil {
+		s.DB.Close()
+	}
+	if keep {
+		s.Server.Stop()
+		return
+	}
+	s.Server.Close()
+	if s.Snapshot != "" {
+		os.RemoveAll(s.Snapshot)
+	}
+}

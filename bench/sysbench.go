@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/prepl/prepl/sandbox"
+)
+
+// Sysbench drives sysbench's bundled OLTP Lua scripts against a sandbox
+// server: one table (sbtest.sbtest1) of TableSize rows.
+type Sysbench struct {
+	Server    *sandbox.Server
+	DB        string // default "sbtest"
+	TableSize int
+}
+
+// RunSpec bounds a sysbench run by transactions (Events), by time
+// (Seconds), or both; 0 means no bound, and one of them must be set.
+type RunSpec struct {
+	Threads int
+	Events  int
+	Seconds int
+}
+
+func (sb Sysbench) db() string {
+	if sb.DB == "" {
+		return "sbtest"
+	}
+	return sb.DB
+}
+
+func (sb Sysbench) args(script string, extra ...string) []string {
+	a := []string{script, "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(sb.Server.Port),
+		"--mysql-user=root", "--mysql-db=" + sb.db(), "--tables=1", "--table-size=" + strconv.Itoa(sb.TableSize)}
+	return append(a, extra...)
+}
+
+// Prepare creates the database and fills the table.
+func (sb Sysbench) Prepare(ctx context.Context, script string) error {
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		return ErrNoSysbench
+	}
+	db, err := sb.Server.Open("")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+sb.db()+"`"); err != nil {
+		return fmt.Errorf("sysbench prepare: create database %s: %w", sb.db(), err)
+	}
+	return sb.exec(ctx, sb.args(script, "prepare"))
+}
+
+// Run runs the script's load.
+func (sb Sysbench) Run(ctx context.Context, script string, spec RunSpec) error {
+	if spec.Events <= 0 && spec.Seconds <= 0 {
+		return fmt.Errorf("sysbench run: give events or seconds")
+	}
+	return sb.exec(ctx, sb.args(script, "--threads="+strconv.Itoa(max(spec.Threads, 1)),
+		"--events="+strconv.Itoa(max(spec.Events, 0)), "--time="+strconv.Itoa(max(spec.Seconds, 0)), "run"))
+}
+
+func (sb Sysbench) exec(ctx context.Context, args []string) error {
+	out, err := exec.CommandContext(ctx, "sysbench", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), err, tail(string(out), 20))
+	}
+	return nil
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

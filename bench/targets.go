@@ -1,0 +1,94 @@
+package bench
+
+import "fmt"
+
+// Best is the fastest cell of a system family in one workload and config.
+type Best struct {
+	Cell    Cell
+	Seconds float64
+	Found   bool
+}
+
+// TargetCheck is one of the targets, evaluated on one run's
+// numbers: prepl's best time against a MariaDB reference time.
+type TargetCheck struct {
+	Workload, Config string
+	Against          string // what MariaDB reference: "MariaDB best" or "MariaDB single-threaded"
+	Prepl, MariaDB   Best
+	Limit            float64 // prepl/MariaDB must be at most this
+}
+
+// Ratio is prepl's time over MariaDB's; 0 when either is missing.
+func (t TargetCheck) Ratio() float64 {
+	if !t.Prepl.Found || !t.MariaDB.Found || t.MariaDB.Seconds <= 0 {
+		return 0
+	}
+	return t.Prepl.Seconds / t.MariaDB.Seconds
+}
+
+// Evaluated reports whether both sides were measured.
+func (t TargetCheck) Evaluated() bool { return t.Ratio() > 0 }
+
+// Met reports whether the target is met.
+func (t TargetCheck) Met() bool { return t.Evaluated() && t.Ratio() <= t.Limit }
+
+// Verdict is "met", "NOT met" or why it could not be evaluated.
+func (t TargetCheck) Verdict() string {
+	switch {
+	case !t.Prepl.Found:
+		return "n/a: no verified prepl run"
+	case !t.MariaDB.Found:
+		return "n/a: no verified MariaDB run"
+	case t.Met():
+		return "met"
+	}
+	return "NOT met"
+}
+
+// Goal states the target, e.g. "≤ 0.50× MariaDB best".
+func (t TargetCheck) Goal() string { return fmt.Sprintf("≤ %.2f× %s", t.Limit, t.Against) }
+
+// best returns the fastest verified cell of workload w, config c among
+// systems accepted by which (and threads accepted by threads, if set).
+func best(sum map[Cell]Summary, w, c string, which func(System) bool, threads func(int) bool) Best {
+	var b Best
+	for cell, s := range sum {
+		if cell.Workload != w || cell.Config != c || !which(cell.System) || !s.OK() {
+			continue
+		}
+		if threads != nil && !threads(cell.Threads) {
+			continue
+		}
+		if !b.Found || s.Median < b.Seconds || (s.Median == b.Seconds && cell.String() < b.Cell.String()) {
+			b = Best{Cell: cell, Seconds: s.Median, Found: true}
+		}
+	}
+	return b
+}
+
+func isPrepl(s System) bool   { return s == PreplReplicate || s == PreplReplay }
+func isMariaDB(s System) bool { return s == MariaDB }
+
+// checkTargets evaluates the targets for every workload and
+// config measured:
+//   - every workload, every config: prepl's best time at most
+//     TargetRatio (½ in A and B, 1× in C) of MariaDB's best over all its
+//     modes and thread counts;
+//   - update-index-serial in durable configs: prepl's best at most ½ of
+//     MariaDB's single-threaded replica.
+func checkTargets(sum map[Cell]Summary, workloads []Workload, configs []ReplicaConfig) []TargetCheck {
+	var out []TargetCheck
+	for _, w := range workloads {
+		for _, c := range configs {
+			p := best(sum, w.Name, c.Name, isPrepl, nil)
+			out = append(out, TargetCheck{Workload: w.Name, Config: c.Name, Against: "MariaDB best",
+				Prepl: p, MariaDB: best(sum, w.Name, c.Name, isMariaDB, nil), Limit: c.TargetRatio})
+			if w.Name == "update-index-serial" && c.Durable() {
+				single := best(sum, w.Name, c.Name, isMariaDB, func(t int) bool { return t == 0 })
+				out = append(out, TargetCheck{Workload: w.Name, Config: c.Name, Against: "MariaDB single-threaded",
+					Prepl: p, MariaDB: single, Limit: 0.5})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package bench
+
+import "testing"
+
+func TestCheckTargets(t *testing.T) {
+	mk := func(w, c string, s System, mode string, threads int, median float64, failed int) (Cell, Summary) {
+		return Cell{w, c, s, mode, threads}, Summary{Median: median, Min: median, Max: median, Runs: 1, Failed: failed, Txns: 1000}
+	}
+	sum := map[Cell]Summary{}
+	add := func(c Cell, s Summary) { sum[c] = s }
+	// oltp A: MariaDB best 10 (optimistic 16); prepl best 4 → 0.40 ≤ 0.5, met.
+	add(mk("oltp", "A", MariaDB, SerialMode, 0, 40, 0))
+	add(mk("oltp", "A", MariaDB, "optimistic", 16, 10, 0))
+	add(mk("oltp", "A", PreplReplicate, "writeset", 4, 4, 0))
+	// A faster prepl cell that failed verification never counts.
+	add(mk("oltp", "A", PreplReplicate, "aggressive", 16, 1, 1))
+	// oltp C: prepl 11 against MariaDB 10: not met (limit 1×).
+	add(mk("oltp", "C", MariaDB, "conservative", 4, 10, 0))
+	add(mk("oltp", "C", PreplReplay, "writeset", 4, 11, 0))
+	// update-index-serial B: MariaDB best 6 (parallel), single-threaded 10;
+	// prepl 4: 0.67 of the best (not met), 0.4 of single-threaded (met).
+	add(mk("update-index-serial", "B", MariaDB, SerialMode, 0, 10, 0))
+	add(mk("update-index-serial", "B", MariaDB, "optimistic", 4, 6, 0))
+	add(mk("update-index-serial", "B", PreplReplicate, SerialMode, 0, 4, 0))
+	// update-index-serial C: no second target; no prepl run at all.
+	add(mk("update-index-serial", "C", MariaDB, SerialMode, 0, 2, 0))
+
+	wl := []Workload{{Name: "oltp"}, {Name: "update-index-serial"}}
+	cfgA, _ := ParseConfig("A")
+	cfgB, _ := ParseConfig("B")
+	cfgC, _ := ParseConfig("C")
+	got := checkTargets(sum, wl, []ReplicaConfig{cfgA, cfgB, cfgC})
+	want := []struct {
+		workload, config, against string
+		ratio                     float64
+		verdict                   string
+	}{
+		{"oltp", "A", "MariaDB best", 0.4, "met"},
+		{"oltp", "B", "MariaDB best", 0, "n/a: no verified prepl run"},
+		{"oltp", "C", "MariaDB best", 1.1, "NOT met"},
+		{"update-index-serial", "A", "MariaDB best", 0, "n/a: no verified prepl run"},
+		{"update-index-serial", "A", "MariaDB single-threaded", 0, "n/a: no verified prepl run"},
+		{"update-index-serial", "B", "MariaDB best", 4.0 / 6, "NOT met"},
+		{"update-index-serial", "B", "MariaDB single-threaded", 0.4, "met"},
+		{"update-index-serial", "C", "MariaDB best", 0, "n/a: no verified prepl run"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d checks, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Workload != w.workload || g.Config != w.config || g.Against != w.against || g.Verdict() != w.verdict ||
+			(g.Ratio()-w.ratio) > 1e-9 || (w.ratio-g.Ratio()) > 1e-9 {
+			t.Errorf("check %d: got %s %s %s ratio %.3f %q; want %+v", i, g.Workload, g.Config, g.Against, g.Ratio(), g.Verdict(), w)
+		}
+	}
+	if b := got[0].Prepl; b.Cell.Mode != "writeset" || b.Seconds != 4 {
+		t.Errorf("oltp A prepl best = %+v, want writeset at 4 s (the failed aggressive cell must not count)", b)
+	}
+	if b := got[6].MariaDB; b.Cell.Threads != 0 || b.Seconds != 10 {
+		t.Errorf("single-threaded reference = %+v, want threads 0 at 10 s", b)
+	}
+}

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prepl/prepl/analyze"
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/target/mysql"
+)
+
+// analyzeFlags are prepl analyze's flags.
+type analyzeFlags struct {
+	source, startGTID          string
+	duration                   time.Duration
+	json                       bool
+	html                       string
+	catalog, calibrate         string
+	workers, modes, compare    string
+	unit, top, history         int
+	window, big                string
+	costRow, costStmt, costKiB time.Duration
+	costCommit, costDDL        time.Duration
+	costConflict, costRead     time.Duration
+	costReadKiB                time.Duration
+	cores                      float64
+	compact                    bool
+}
+
+func (f *analyzeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.source, "source", "", "read a live source's binlog over the replication protocol instead of FILEs:\nmysql://USER:PASS@HOST:PORT (needs REPLICATION SLAVE and REPLICATION CLIENT)")
+	fs.StringVar(&f.startGTID, "start-gtid", "", "with --source: start after this GTID position (default: the oldest binlog)")
+	fs.DurationVar(&f.duration, "duration", 0, "with --source: read for this long, following new transactions, then report\n(default: stop at the end the source had when analyze started)")
+	fs.BoolVar(&f.json, "json", false, "write the report as JSON instead of text")
+	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report with charts to this file")
+	fs.StringVar(&f.catalog, "catalog", "", "read table definitions (keys, unique keys, foreign keys, triggers) from this server;\n"+
+		"tables it lacks come from the binlog's metadata. Default: the --source server if any, else the\n"+
+		"binlog's metadata only. 'binlog' forces the binlog's metadata")
+	fs.StringVar(&f.calibrate, "calibrate", "", "measure the cost model on this target first (creates and drops a scratch table in\n"+
+		"database prepl_calibrate): per row, per KiB, per commit, per DDL, and its parallel capacity")
+	fs.StringVar(&f.workers, "workers", "1,2,4,8,16,32,64", "worker counts to predict (each is a simulated run: fewer is faster)")
+	fs.StringVar(&f.modes, "modes", "commit-order,writeset,optimistic,schema,domain", "modes to predict: "+strings.Join(modeNames(), ", "))
+	fs.IntVar(&f.unit, "commit-unit", 500, "commit unit of the apply to predict: consecutive source transactions per target commit\n(as replay/replicate --commit-unit; 1: one target transaction per source transaction)")
+	fs.StringVar(&f.compare, "compare-units", "", "other commit unit sizes to predict, for comparison, e.g. 1,50\n(each adds as many simulated runs as the main one)")
+	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window of the apply to predict (as replay/replicate --window)")
+	fs.BoolVar(&f.compact, "compact", true, "predict the engine with compaction (a unit's net effect per table as multi-row statements,\nas replay/replicate --compact); false: one statement per row change")
+	fs.StringVar(&f.big, "big", "1MiB", "a transaction at least this big in the binlog is listed as big")
+	fs.IntVar(&f.top, "top", 10, "offenders listed per kind (tables, hot keys, largest transactions)")
+	fs.IntVar(&f.history, "history", 256, "look for dependencies this many transactions back (like MySQL's\nbinlog_transaction_dependency_history_size); larger is slower")
+	fs.DurationVar(&f.costRow, "cost-row", 0, "cost model: per row change (default "+analyze.DefaultCosts.Row.String()+", or calibrated)")
+	fs.DurationVar(&f.costStmt, "cost-stmt", 0, "cost model: per SQL statement inside a transaction (default "+analyze.DefaultCosts.Stmt.String()+")")
+	fs.DurationVar(&f.costKiB, "cost-kib", 0, "cost model: per KiB of binlog events (default "+analyze.DefaultCosts.PerKiB.String()+")")
+	fs.DurationVar(&f.costCommit, "cost-commit", 0, "cost model: per target commit, paid in order (default "+analyze.DefaultCosts.Commit.String()+")")
+	fs.DurationVar(&f.costDDL, "cost-ddl", 0, "cost model: per DDL statement (default "+analyze.DefaultCosts.DDL.String()+")")
+	fs.DurationVar(&f.costConflict, "cost-conflict", 0, "cost model: stall of a row conflict in optimistic mode (default "+analyze.DefaultCosts.Conflict.String()+")")
+	fs.DurationVar(&f.costRead, "cost-read", 0, "cost model: prepl's reader, per transaction (default "+analyze.DefaultCosts.ReadTxn.String()+")")
+	fs.DurationVar(&f.costReadKiB, "cost-read-kib", 0, "cost model: prepl's reader, per KiB (default "+analyze.DefaultCosts.ReadKiB.String()+")")
+	fs.Float64Var(&f.cores, "target-cores", 0, "cost model: units the target runs at full speed at once (0: as many as workers)")
+}
+
+func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f analyzeFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: prepl analyze [flags] FILE...
+       prepl analyze --source URL [--start-gtid G] [--duration D] [flags]
+
+Tells, before anything is applied, how much parallelism a row-based binlog
+holds and what holds it back: group commit sizes (MariaDB commit_id, as
+Binlog_commits / Binlog_group_commits), MySQL intervals and their AMIL, the
+same recomputed on prepl's own dependencies for every mode, the critical path,
+the predicted speedup for 1 to 64 workers per mode (a simulation of prepl's
+scheduler with commit units, on the binlog's real dependency graph and a cost
+model), what serializes it by name (DDL, tables without a primary key, foreign
+key parents, hot rows, big transactions, MySQL binlog rotations) and what to
+change. Files of many GB are read in bounded memory. See docs/analyze.md.
+
+Examples:
+  prepl analyze /var/lib/mysql/binlog.000041 /var/lib/mysql/binlog.000042
+  prepl analyze --json binlog.0000* > report.json
+  prepl analyze --html report.html --calibrate mysql://root@replica:3306 binlog.000041
+  prepl analyze --source mysql://repl:secret@10.0.0.1:3306 --start-gtid 0-1-1000 --duration 10m
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageErr(err)
+	}
+	if os.Getenv("GOGC") == "" {
+		// analyze's heap is its simulations' state, not a read-ahead
+		// window: 200 keeps the CPU of prepl's 400 at two thirds of the
+		// memory (measured on the oltp benchmark binlog). GOGC still wins.
+		debug.SetGCPercent(200)
+	}
+	opt, err := f.options()
+	if err != nil {
+		return err
+	}
+	files := fs.Args()
+	if err := f.checkInput(files); err != nil {
+		return err
+	}
+
+	if f.calibrate != "" {
+		c, err := calibrateURL(ctx, f.calibrate, stderr)
+		if err != nil {
+			return err
+		}
+		opt.Costs = f.overrideCosts(c)
+	}
+
+	var srvCat *serverCatalog
+	catURL := f.catalog
+	if catURL == "" {
+		catURL = f.source
+	}
+	if catURL != "" && catURL != "binlog" {
+		if srvCat, err = openServerCatalog(ctx, catURL); err != nil {
+			return err
+		}
+		defer srvCat.Close()
+		opt.Catalog, opt.CatalogSource = srvCat, "server "+srvCat.name+" (tables it lacks: binlog metadata)"
+	}
+
+	var warnings []string
+	var rd binlog.Reader
+	var prog *progress
+	readCtx := ctx
+	if f.source != "" {
+		var cancel context.CancelFunc
+		if f.duration > 0 {
+			readCtx, cancel = context.WithTimeout(ctx, f.duration)
+			defer cancel()
+		}
+		sr, w, err := f.openSource(ctx)
+		if err != nil {
+			return err
+		}
+		rd, warnings = sr, w
+		opt.Input = []string{redact(f.source)}
+		prog = newProgress(stderr, nil)
+	} else {
+		fr, err := binlog.OpenFiles(files, binlog.FileOptions{})
+		if err != nil {
+			return err
+		}
+		rd = fr
+		opt.Input = files
+		prog = newProgress(stderr, files)
+	}
+	defer rd.Close()
+
+	a := analyze.New(opt)
+	readErr := analyzeStream(ctx, readCtx, rd, a, srvCat, prog, &warnings)
+	prog.done()
+	rep := a.Finish()
+	if rep.Flavor == "" {
+		rep.Flavor = string(rd.Flavor())
+	}
+	if srvCat != nil {
+		warnings = append(warnings, srvCat.warnings()...)
+	}
+	rep.Warnings = append(rep.Warnings, warnings...)
+	if readErr != nil {
+		rep.Partial = fmt.Sprintf("the binlog could not be read further: %v; this report covers the %d complete transactions before it", readErr, rep.Summary.Transactions)
+	} else if ctx.Err() != nil {
+		rep.Partial = fmt.Sprintf("interrupted; this report covers the %d transactions read", rep.Summary.Transactions)
+	}
+	if err := writeReports(rep, f, stdout, stderr); err != nil {
+		return err
+	}
+	if readErr != nil {
+		return fmt.Errorf("read binlog: %w (the report above covers the %d complete transactions before it)", readErr, rep.Summary.Transactions)
+	}
+	return nil
+}
+
+// analyzeStream feeds the reader's transactions to the analyzer until the
+// end. It returns the error that stopped reading early, if any: nil at the
+// end of the files, at the source's end, at --duration, on interrupt, and
+// when only the last transaction of the last file is incomplete (a file
+// still being written), which becomes a warning.
+func analyzeStream(ctx, readCtx context.Context, rd binlog.Reader, a *analyze.Analyzer, srvCat *serverCatalog, prog *progress, warnings *[]string) error {
+	for {
+		tx, err := rd.Next(readCtx)
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, binlog.ErrIncomplete):
+			*warnings = append(*warnings, fmt.Sprintf("%v (the file may still be written; the incomplete transaction is left out)", err))
+			return nil
+		case readCtx.Err() != nil && ctx.Err() == nil:
+			return nil // --duration elapsed
+		case ctx.Err() != nil:
+			return nil // interrupted: report what was read
+		default:
+			return err
+		}
+		if srvCat != nil {
+			srvCat.prepare(ctx, tx)
+		}
+		a.Add(tx)
+		prog.update(tx, a.Transactions())
+	}
+}
+
+func writeReports(rep *analyze.Report, f analyzeFlags, stdout, stderr io.Writer) error {
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("write JSON report: %w", err)
+		}
+	} else if err := rep.WriteText(stdout); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if f.html == "" {
+		return nil
+	}
+	out, err := os.Create(f.html)
+	if err != nil {
+		return fmt.Errorf("write HTML report: %w", err)
+	}
+	if err := rep.WriteHTML(out); err != nil {
+		out.Close()
+		return fmt.Errorf("write HTML report %s: %w", f.html, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("write HTML report %s: %w", f.html, err)
+	}
+	fmt.Fprintf(stderr, "HTML report written to %s\n", f.html)
+	return nil
+}
+
+// options turns the flags into analyze.Options (without input and catalog).
+func (f *analyzeFlags) options() (analyze.Options, error) {
+	var opt analyze.Options
+	for _, w := range strings.Split(f.workers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || n < 1 || n > 4096 {
+			return opt, fmt.Errorf("%w: --workers %q: want a comma-separated list of worker counts from 1 to 4096", errUsage, f.workers)
+		}
+		opt.Workers = append(opt.Workers, n)
+	}
+	for _, m := range strings.Split(f.modes, ",") {
+		mode, err := depend.ParseMode(m)
+		if err != nil {
+			return opt, fmt.Errorf("%w: --modes: %v", errUsage, err)
+		}
+		opt.Modes = append(opt.Modes, mode)
+	}
+	if f.unit < 1 {
+		return opt, fmt.Errorf("%w: --commit-unit must be 1 or more", errUsage)
+	}
+	for _, u := range strings.Split(f.compare, ",") {
+		if strings.TrimSpace(u) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(u))
+		if err != nil || n < 1 {
+			return opt, fmt.Errorf("%w: --compare-units %q: want a comma-separated list of unit sizes of 1 or more", errUsage, f.compare)
+		}
+		opt.CompareUnits = append(opt.CompareUnits, n)
+	}
+	if f.top < 1 || f.history < 1 {
+		return opt, fmt.Errorf("%w: --top and --history must be 1 or more", errUsage)
+	}
+	window, err := parseBytes(f.window)
+	if err != nil {
+		return opt, fmt.Errorf("%w: --window: %v", errUsage, err)
+	}
+	big, err := parseBytes(f.big)
+	if err != nil {
+		return opt, fmt.Errorf("%w: --big: %v", errUsage, err)
+	}
+	if f.cores < 0 {
+		return opt, fmt.Errorf("%w: --target-cores must be 0 (unlimited) or more", errUsage)
+	}
+	opt.UnitTxns, opt.WindowBytes, opt.BigBytes, opt.Top, opt.History = f.unit, window, big, f.top, f.history
+	opt.Costs = f.overrideCosts(analyze.Costs{})
+	if f.compact {
+		opt.Shape = compactShape
+	}
+	return opt, nil
+}
+
+// overrideCosts applies the --cost-* flags over c.
+func (f *analyzeFlags) overrideCosts(c analyze.Costs) analyze.Costs {
+	set := false
+	for _, o := range []struct {
+		flag time.Duration
+		dst  *time.Duration
+	}{{f.costRow, &c.Row}, {f.costStmt, &c.Stmt}, {f.costKiB, &c.PerKiB}, {f.costCommit, &c.Commit}, {f.costDDL, &c.DDL},
+		{f.costConflict, &c.Conflict}, {f.costRead, &c.ReadTxn}, {f.costReadKiB, &c.ReadKiB}} {
+		if o.flag > 0 {
+			*o.dst, set = o.flag, true
+		}
+	}
+	if f.cores > 0 {
+		c.Cores, set = f.cores, true
+	}
+	if set {
+		if c.Source == "" {
+			c.Source = "defaults"
+		}
+		c.Source += ", with --cost-*/--target-cores flags"
+	}
+	return c
+}
+
+// checkInput checks that there is one input, and that the files exist.
+func (f *analyzeFlags) checkInput(files []string) error {
+	switch {
+	case f.source == "" && len(files) == 0:
+		return fmt.Errorf("%w: give binlog FILEs, or --source URL", errUsage)
+	case f.source != "" && len(files) > 0:
+		return fmt.Errorf("%w: give binlog FILEs or --source, not both", errUsage)
+	case f.source == "" && (f.startGTID != "" || f.duration > 0):
+		return fmt.Errorf("%w: --start-gtid and --duration go with --source", errUsage)
+	}
+	for _, p := range files {
+		st, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("%w: binlog file %s: %v", errUsage, p, err)
+		}
+		if st.IsDir() {
+			return fmt.Errorf("%w: %s is a directory; give the binlog files (e.g. %s/binlog.0*)", errUsage, p, strings.TrimRight(p, "/"))
+		}
+	}
+	return nil
+}
+
+// openSource checks the source's binlog settings and starts reading it.
+func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string, error) {
+	e, err := mysql.ParseURL(f.source)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
+	}
+	if e.Socket != "" {
+		return nil, nil, fmt.Errorf("%w: --source: the replication protocol is read over TCP; give HOST:PORT instead of socket=", errUsage)
+	}
+	db, err := sql.Open("mysql", e.DSN())
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings, err := binlog.Preflight(ctx, db)
+	db.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("source %s: %w", e, err)
+	}
+	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, Password: e.Password,
+		StartGTID: f.startGTID, StopAtEnd: f.duration == 0})
+	if err != nil {
+		return nil, nil, fmt.Errorf("source %s: %w", e, err)
+	}
+	return rd, warnings, nil
+}
+
+// redact drops the password from a URL for the report.
+func redact(raw string) string {
+	if e, err := mysql.ParseURL(raw); err == nil {
+		return e.String()
+	}
+	return raw
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prepl/prepl/analyze"
+	"github.com/prepl/prepl/target/mysql"
+)
+
+// calibrateDB is the database of the scratch table --calibrate creates.
+const calibrateDB = "prepl_calibrate"
+
+// calibrateURL measures analyze's cost model on a target: a few timed
+// statements on a scratch table, shaped like the ones prepl sends (an
+// UPDATE by primary key setting every column from literals per row
+// change, batched in multi-statement round trips; and the multi-row
+// INSERT ... ON DUPLICATE KEY UPDATE of a compacted unit).
+func calibrateURL(ctx context.Context, raw string, stderr io.Writer) (analyze.Costs, error) {
+	e, err := mysql.ParseURL(raw)
+	if err != nil {
+		return analyze.Costs{}, fmt.Errorf("%w: --calibrate: %v", errUsage, err)
+	}
+	db, err := sql.Open("mysql", e.DSN())
+	if err != nil {
+		return analyze.Costs{}, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+	c, err := calibrate(ctx, db)
+	if err != nil {
+		return analyze.Costs{}, fmt.Errorf("calibrate on %s: %w (it needs CREATE, DROP, INSERT and UPDATE on database %s)", e, err, calibrateDB)
+	}
+	c.Source = "calibrated on " + e.String()
+	fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
+	return c, nil
+}
+
+type calibration struct {
+	db    *sql.DB
+	table string
+	c     string // 120-character CHAR value
+	pad   string // 60-character CHAR value
+	wide  string // 4000-character value for the per-KiB cost
+}
+
+const (
+	calRows     = 8000 // rows in the scratch table
+	calTxnRows  = 2000 // row changes in the per-statement and per-row measurements
+	calAutoRows = 200  // single-row commits in the per-commit measurement
+	calWideRows = 1000 // wide row changes in the per-KiB measurement
+	calConnRows = 1000 // row changes per connection in the capacity measurement
+)
+
+func calibrate(ctx context.Context, db *sql.DB) (c analyze.Costs, err error) {
+	var existed int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", calibrateDB).Scan(&existed); err != nil {
+		return c, err
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+calibrateDB); err != nil {
+		return c, err
+	}
+	k := &calibration{db: db, table: fmt.Sprintf("%s.t_%d_%d", calibrateDB, os.Getpid(), time.Now().UnixNano()%1000000),
+		c: strings.Repeat("c", 120), pad: strings.Repeat("p", 60), wide: strings.Repeat("w", 4000)}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db.ExecContext(cctx, "DROP TABLE IF EXISTS "+k.table)
+		if existed == 0 {
+			var left int
+			if db.QueryRowContext(cctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", calibrateDB).Scan(&left) == nil && left == 0 {
+				db.ExecContext(cctx, "DROP DATABASE IF EXISTS "+calibrateDB)
+			}
+		}
+	}()
+
+	start := time.Now()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+k.table+` (id INT NOT NULL PRIMARY KEY, k INT NOT NULL,
+		c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, wide VARCHAR(8000) NOT NULL DEFAULT '') ENGINE=InnoDB`); err != nil {
+		return c, err
+	}
+	c.DDL = time.Since(start)
+	if err := k.fill(ctx); err != nil {
+		return c, err
+	}
+
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return c, err
+	}
+	defer conn.Close()
+	single, err := best(5, func() error { return k.updateTxn(ctx, conn, 1, calTxnRows, false) })
+	if err != nil {
+		return c, err
+	}
+	multi, err := best(5, func() error { return k.upsertTxn(ctx, conn, 1, calTxnRows) })
+	if err != nil {
+		return c, err
+	}
+	auto, err := best(5, func() error { return k.autocommit(ctx, conn, calAutoRows) })
+	if err != nil {
+		return c, err
+	}
+	wide, err := best(5, func() error { return k.updateTxn(ctx, conn, 1, calWideRows, true) })
+	if err != nil {
+		return c, err
+	}
+	// single = n*(stmt+row) + commit; multi = n*row + commit (two
+	// statements); auto = stmt+row+commit per row; a wide row change
+	// carries about 7.8 KiB more binlog (the 4000-byte value in both
+	// images) than a narrow one.
+	perAuto := auto / calAutoRows
+	c.Row = max((multi-perAuto)/calTxnRows, 100*time.Nanosecond)
+	c.Stmt = max((single-perAuto)/calTxnRows-c.Row, time.Microsecond)
+	c.Commit = max(perAuto-c.Stmt-c.Row, time.Microsecond)
+	perWide := (wide - perAuto) / calWideRows
+	c.PerKiB = max(time.Duration(float64(perWide-c.Stmt-c.Row)/(2*4000.0/1024)), time.Nanosecond)
+	if c.Cores, err = k.capacity(ctx); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// fill inserts the scratch rows.
+func (k *calibration) fill(ctx context.Context) error {
+	for lo := 1; lo <= calRows; lo += 500 {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + k.table + " (id, k, c, pad) VALUES ")
+		for id := lo; id < lo+500 && id <= calRows; id++ {
+			if id > lo {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "(%d, %d, '%s', '%s')", id, id, k.c, k.pad)
+		}
+		if _, err := k.db.ExecContext(ctx, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// update is one row change as prepl sends it: every column from literals.
+func (k *calibration) update(b *strings.Builder, id, n int, wide bool) {
+	w := ""
+	if wide {
+		w = k.wide
+	}
+	fmt.Fprintf(b, "UPDATE %s SET id=%d, k=%d, c='%s', pad='%s', wide='%s' WHERE id=%d;", k.table, id, n, k.c, k.pad, w, id)
+}
+
+// updateTxn changes rows first..first+n-1 in one transaction, in batches
+// of 100 statements per round trip.
+func (k *calibration) updateTxn(ctx context.Context, conn *sql.Conn, first, n int, wide bool) error {
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	stamp := int(time.Now().UnixNano() % 1000000)
+	for lo := first; lo < first+n; lo += 100 {
+		var b strings.Builder
+		for id := lo; id < lo+100 && id < first+n; id++ {
+			k.update(&b, id, stamp, wide)
+		}
+		if _, err := conn.ExecContext(ctx, b.String()); err != nil {
+			conn.ExecContext(ctx, "ROLLBACK")
+			return err
+		}
+	}
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// upsertTxn overwrites rows first..first+n-1 in one transaction with
+// multi-row INSERT ... ON DUPLICATE KEY UPDATE statements of 1000 rows, as
+// a compacted unit does.
+func (k *calibration) upsertTxn(ctx context.Context, conn *sql.Conn, first, n int) error {
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	stamp := int(time.Now().UnixNano() % 1000000)
+	for lo := first; lo < first+n; lo += netStatementRows {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + k.table + " (id, k, c, pad, wide) VALUES ")
+		for id := lo; id < lo+netStatementRows && id < first+n; id++ {
+			if id > lo {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "(%d, %d, '%s', '%s', '')", id, stamp, k.c, k.pad)
+		}
+		b.WriteString(" ON DUPLICATE KEY UPDATE id=VALUES(id), k=VALUES(k), c=VALUES(c), pad=VALUES(pad), wide=VALUES(wide)")
+		if _, err := conn.ExecContext(ctx, b.String()); err != nil {
+			conn.ExecContext(ctx, "ROLLBACK")
+			return err
+		}
+	}
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// autocommit changes n rows, each in its own transaction and round trip.
+func (k *calibration) autocommit(ctx context.Context, conn *sql.Conn, n int) error {
+	stamp := int(time.Now().UnixNano() % 1000000)
+	for id := 1; id <= n; id++ {
+		var b strings.Builder
+		k.update(&b, id, stamp, false)
+		if _, err := conn.ExecContext(ctx, strings.TrimSuffix(b.String(), ";")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capacity is how many connections' row changes the target runs at full
+// speed at once: the best throughput of 2, 4 or 8 connections, each
+// changing its own rows, over the throughput of one. It can exceed the
+// target's cores: one connection also waits for its round trips.
+func (k *calibration) capacity(ctx context.Context) (float64, error) {
+	conns := make([]*sql.Conn, 8)
+	for i := range conns {
+		c, err := k.db.Conn(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	run := func(n int) (float64, error) {
+		d, err := best(3, func() error {
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			start := make(chan struct{})
+			for j := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					errs <- k.updateTxn(ctx, conns[j], 1+j*calConnRows, calConnRows, false)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return float64(n*calConnRows) / d.Seconds(), err
+	}
+	one, err := run(1)
+	if err != nil {
+		return 0, err
+	}
+	capacity := 1.0
+	for _, n := range []int{2, 4, 8} {
+		t, err := run(n)
+		if err != nil {
+			return 0, err
+		}
+		capacity = max(capacity, t/one)
+	}
+	return float64(int(capacity*10+0.5)) / 10, nil
+}
+
+// best runs f n times and returns its shortest time.
+func best(n int, f func() error) (time.Duration, error) {
+	var b time.Duration
+	for i := range n {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if d := time.Since(start); i == 0 || d < b {
+			b = d
+		}
+	}
+	return b, nil
+}
