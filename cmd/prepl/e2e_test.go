@@ -344,6 +344,15 @@ var buildOnce struct {
 	err  error
 }
 
+// TestMain removes the prepl binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildOnce.path != "" {
+		os.RemoveAll(filepath.Dir(buildOnce.path))
+	}
+	os.Exit(code)
+}
+
 func preplBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
