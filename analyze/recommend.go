@@ -38,8 +38,8 @@ func recommend(r *Report) []string {
 
 	if m, ok := r.Mode(string(depend.DefaultMode)); ok {
 		if mb, last := m.Best, lastPrediction(m); last.Workers > mb.Workers && last.Speedup < 0.8*mb.Speedup {
-			add("In %s mode, more than %s is slower (%.2fx at %d workers against %.2fx at %d): idle workers make the engine seal commit units early (%.0f transactions per unit at %d workers, %.0f at %d), and commits are paid one at a time.",
-				m.Mode, plural(mb.Workers, "worker"), last.Speedup, last.Workers, mb.Speedup, mb.Workers, last.AvgUnit, last.Workers, mb.AvgUnit, mb.Workers)
+			add("In %s mode, more than %s is slower (%.2fx at %d workers against %.2fx at %d): units in flight together conflict and wait for one another, and the target's cores are shared (%.0f transactions per unit at %d workers, %.0f at %d); use --workers %d.",
+				m.Mode, plural(mb.Workers, "worker"), last.Speedup, last.Workers, mb.Speedup, mb.Workers, last.AvgUnit, last.Workers, mb.AvgUnit, mb.Workers, mb.Workers)
 		}
 	}
 

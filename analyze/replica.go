@@ -20,8 +20,8 @@ import (
 //   - the former groups them into a commit unit (depend.CanJoin, up to
 //     UnitTxns and UnitBytes); the unit grows while the workers are busy
 //     and is sealed when it is full, when the next transaction cannot join
-//     it, or when a worker is idle with nothing to do and the reader has
-//     nothing more yet;
+//     it, or when a worker is idle with nothing to do and the next
+//     transaction is at least sealQuiet away (apply's quiet source);
 //   - a sealed unit is admitted (depend.Merge, Tracker.Add) while fewer
 //     than 64 per worker are in flight and their bytes fit the window; a
 //     DDL holds admission until it is done;
@@ -159,8 +159,11 @@ func (r *replica) run() {
 		if !r.ended && len(r.input) == 0 && r.carry == nil {
 			return // the former may take the next transaction: wait for it
 		}
-		readsEmpty := !(len(r.input) > 0 && r.available())
-		if r.ended && len(r.input) == 0 || readsEmpty && r.idle > 0 && r.readyQ.Len() == 0 {
+		// The engine seals a unit early only when a worker waits and the
+		// source stays quiet for sealQuiet; a reader merely a step behind
+		// does not seal it.
+		quiet := !(len(r.input) > 0 && r.available()) && (len(r.input) == 0 || r.arrival-r.now >= sealQuiet)
+		if r.ended && len(r.input) == 0 || quiet && r.idle > 0 && r.readyQ.Len() == 0 {
 			r.seal()
 		}
 		for r.sealed && len(r.cur) > 0 && r.canAdmit(r.curBytes) {
@@ -180,6 +183,10 @@ func (r *replica) run() {
 func (r *replica) canTake() bool { return r.carry == nil && len(r.input) > 0 }
 
 // available reports whether input[0] has reached the channel by now.
+// sealQuiet mirrors apply's: how long the source must be quiet, while a
+// worker waits, before the engine seals the unit being formed.
+const sealQuiet = 0.001 // seconds
+
 func (r *replica) available() bool {
 	r.arrive()
 	return r.arrival <= r.now
