@@ -87,6 +87,22 @@ func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]b
 		if len(x) == 0 {
 			return append(b, "''"...), nil
 		}
+		if printableASCII(x) && !wideCharset(cs) {
+			// Most text is plain ASCII, the same bytes in every charset
+			// but the wide ones: quoted, it is half the size of hex.
+			b = append(b, '\'')
+			for _, c := range x {
+				switch c {
+				case '\'':
+					b = append(b, '\'', '\'')
+				case '\\':
+					b = append(b, '\\', '\\')
+				default:
+					b = append(b, c)
+				}
+			}
+			return append(b, '\''), nil
+		}
 		b = append(b, "X'"...)
 		b = hex.AppendEncode(b, x)
 		return append(b, '\''), nil
@@ -221,4 +237,19 @@ func hasAll(present []bool, cols []int) bool {
 		}
 	}
 	return true
+}
+
+// printableASCII reports whether every byte is a printable ASCII character.
+func printableASCII(x []byte) bool {
+	for _, c := range x {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// wideCharset: charsets in which ASCII text is not one byte per character.
+func wideCharset(cs string) bool {
+	return cs == "ucs2" || cs == "utf16" || cs == "utf16le" || cs == "utf32"
 }

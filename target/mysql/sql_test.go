@@ -35,7 +35,11 @@ func TestAppendLiteral(t *testing.T) {
 		{[]byte{0xe9}, txn.TypeVarchar, latin, "_latin1 X'e9'"},
 		{[]byte{0, 0xff}, txn.TypeVarchar, bin, "X'00ff'"},
 		{[]byte{}, txn.TypeVarchar, bin, "''"},
-		{[]byte(`{"a":1}`), txn.TypeJSON, json, "_utf8mb4 X'7b2261223a317d'"},
+		{[]byte(`{"a":1}`), txn.TypeJSON, json, `_utf8mb4 '{"a":1}'`},
+		{[]byte(`it's a \ back`), txn.TypeVarchar, text, `_utf8mb4 'it''s a \\ back'`},
+		{[]byte("tab\there"), txn.TypeVarchar, text, "_utf8mb4 X'7461620968657265'"},
+		{[]byte("ab"), txn.TypeVarchar, &txn.ColumnDef{Name: "w", Charset: "ucs2"}, "_ucs2 X'6162'"},
+		{[]byte("plain"), txn.TypeVarchar, bin, "'plain'"},
 	}
 	for _, c := range cases {
 		got, err := AppendLiteral(nil, c.v, c.typ, c.col)
