@@ -33,7 +33,7 @@ demo: deps build
 # prepl replicate in writeset and commit-order modes (not replay, not the
 # optimistic modes) and 10,000 transactions per binlog. bench-full is the
 # whole matrix of tracker issue 4 (hours). Results: bench-out/*/results.md.
-BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 10000 \
+BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 20000 \
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset,commit-order --repeats 3
 
