@@ -98,8 +98,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if os.Getenv("GOGC") == "" {
 		// analyze's heap is its simulations' state, not a read-ahead
