@@ -151,7 +151,7 @@ func (s *StreamReader) inspect(ctx context.Context) error {
 		}
 	}
 	if s.flavor == txn.MariaDB && s.cfg.StartGTID != "" {
-		g, err := parseMariaGTIDPos(s.cfg.StartGTID)
+		g, err := ParseMariaDBGTIDPos(s.cfg.StartGTID)
 		if err != nil {
 			return fmt.Errorf("binlog stream: start GTID: %w", err)
 		}
@@ -183,7 +183,7 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 		if err != nil {
 			return fmt.Errorf("binlog stream: gtid_binlog_pos: %w", err)
 		}
-		if s.endGTID, err = parseMariaGTIDPos(g); err != nil {
+		if s.endGTID, err = ParseMariaDBGTIDPos(g); err != nil {
 			return fmt.Errorf("binlog stream: gtid_binlog_pos %q: %w", g, err)
 		}
 		if s.cfg.StartGTID != "" && gtidCovers(s.seen, s.endGTID) {
@@ -463,8 +463,9 @@ func queryString(conn *client.Conn, q string) (string, error) {
 	return r.GetString(0, 0)
 }
 
-// parseMariaGTIDPos parses "0-1-100,1-1-5" into seq_no per domain.
-func parseMariaGTIDPos(s string) (map[uint32]uint64, error) {
+// ParseMariaDBGTIDPos parses a MariaDB GTID position ("0-1-100,1-1-5", as
+// in gtid_binlog_pos) into the last seq_no of each domain.
+func ParseMariaDBGTIDPos(s string) (map[uint32]uint64, error) {
 	m := map[uint32]uint64{}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
@@ -480,6 +481,9 @@ func parseMariaGTIDPos(s string) (map[uint32]uint64, error) {
 		n, err3 := strconv.ParseUint(f[2], 10, 64)
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, fmt.Errorf("bad MariaDB GTID %q: %w", part, err)
+		}
+		if _, dup := m[uint32(d)]; dup {
+			return nil, fmt.Errorf("bad MariaDB GTID position %q: domain %d twice", s, d)
 		}
 		m[uint32(d)] = n
 	}

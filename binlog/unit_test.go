@@ -147,11 +147,11 @@ func TestPositionsAndGTIDs(t *testing.T) {
 			t.Errorf("comparePos(%v, %v) = %d", c.a, c.b, got)
 		}
 	}
-	g, err := parseMariaGTIDPos("0-1-100, 3-2-5")
+	g, err := ParseMariaDBGTIDPos("0-1-100, 3-2-5")
 	if err != nil || !reflect.DeepEqual(g, map[uint32]uint64{0: 100, 3: 5}) {
 		t.Fatalf("parse: %v %v", g, err)
 	}
-	if _, err := parseMariaGTIDPos("0-1"); err == nil {
+	if _, err := ParseMariaDBGTIDPos("0-1"); err == nil {
 		t.Error("bad GTID accepted")
 	}
 	if !gtidCovers(g, map[uint32]uint64{0: 100}) || gtidCovers(g, map[uint32]uint64{0: 101}) || gtidCovers(g, map[uint32]uint64{1: 1}) {
