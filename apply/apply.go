@@ -133,8 +133,12 @@ const (
 )
 
 // sealQuiet is how long the source must stay quiet, while a worker waits
-// for work, before the unit being formed is committed as it is.
-const sealQuiet = time.Millisecond
+// for work, before the unit being formed is committed as it is;
+// unitMaxWait bounds how long a unit forms while a worker waits.
+const (
+	sealQuiet   = time.Millisecond
+	unitMaxWait = 20 * time.Millisecond
+)
 
 // Rate is applied transactions per second.
 func (s Stats) Rate() float64 {
@@ -337,6 +341,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		switch {
 		case !reading:
 			f.seal()
+		case len(e.idle) > 0 && len(e.readyQ) == 0 && !f.empty() && time.Since(f.since) >= unitMaxWait:
+			f.seal() // a steady trickle never goes quiet: do not let it add lag
 		case starved && quiet == nil:
 			quiet = time.NewTimer(sealQuiet)
 		case !starved && quiet != nil:

@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"time"
+
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/txn"
 )
@@ -40,6 +42,7 @@ type former struct {
 	first  *txn.Txn // first applied member
 	lastAp *txn.Txn // last applied member
 	sealed bool
+	since  time.Time // when the unit's first transaction was read
 	// carry was read after the unit was sealed: it starts the next unit.
 	carry     *txn.Txn
 	carrySkip bool
@@ -57,6 +60,9 @@ func (f *former) add(tx *txn.Txn, skip bool) {
 		f.sealed = true
 		f.carry, f.carrySkip = tx, skip
 		return
+	}
+	if len(f.cur.txs) == 0 {
+		f.since = time.Now()
 	}
 	f.cur.txs = append(f.cur.txs, tx)
 	f.cur.skip = append(f.cur.skip, skip)
