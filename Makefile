@@ -37,12 +37,12 @@ demo: deps build
 # bench is the quick catch-up benchmark (under 15 minutes on a 2-core
 # machine): all three workloads and configs, 3 repeats, but threads 0, 4 and
 # 16 only, MariaDB's conservative and optimistic modes (not aggressive),
-# prepl replicate in writeset and commit-order modes (not replay, not the
-# optimistic modes) and 10,000 transactions per binlog. bench-full is the
+# prepl replicate and replay in writeset mode only, and 20,000 transactions
+# per binlog. bench-full is the
 # whole matrix of tracker issue 4 (hours). Results: bench-out/*/results.md.
 BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 20000 \
-	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate \
-	--mariadb-modes conservative,optimistic --prepl-modes writeset,commit-order --repeats 3
+	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate,prepl-replay \
+	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3
 
 bench: deps build
 	$(BIN) bench $(BENCH_QUICK) --out bench-out/quick $(BENCH_ARGS)
