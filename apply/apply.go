@@ -190,6 +190,7 @@ type entry struct {
 	reason     depend.Reason
 	started    time.Time // when its current attempt was dispatched
 	ren        *rendering
+	nApplied   int // members applied (not skipped)
 }
 
 type engine struct {
@@ -540,13 +541,13 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 	// and domain, which commit in order per key, each in its own slot.
 	before := e.slotLast[slot]
 	before.Slot = slot
-	en := &entry{tx: t, u: u, size: size, key: key, before: before,
+	en := &entry{tx: t, u: u, nApplied: len(ap), size: size, key: key, before: before,
 		pos: mysql.Position{Slot: slot, GTIDPos: sg.String(), File: last.End.File, Pos: last.End.Offset,
 			LastGTID: last.GTID, SourceTS: last.Timestamp, Applied: e.slotApplied[slot]},
 		floorAfter: mysql.Floor{GTIDPos: e.gtid.String(), File: last.End.File, Pos: last.End.Offset}}
 	e.slotLast[slot] = en.pos
-	if !e.cfg.NoCompact && !t.IsDDL() {
-		en.ren = &rendering{txs: ap, gtid: e.cfg.KeepGTID, done: make(chan struct{})}
+	if !t.IsDDL() {
+		en.ren = &rendering{txs: ap, compact: !e.cfg.NoCompact, gtid: e.cfg.KeepGTID, done: make(chan struct{})}
 		e.render.add(en.ren)
 	}
 	e.entries[t.Seq] = en

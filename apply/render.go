@@ -16,8 +16,9 @@ import (
 // itself, so nothing ever waits for the renderer's queue.
 
 type rendering struct {
-	txs  []*txn.Txn
-	gtid bool // keep the member's GTID
+	txs     []*txn.Txn
+	compact bool // render the unit's net effect (package compact)
+	gtid    bool // keep the member's GTID
 
 	state    atomic.Int32 // renderPending, renderByRenderer, renderByWorker
 	done     chan struct{}
@@ -71,16 +72,16 @@ func (r *renderer) loop(ctx context.Context) {
 			<-r.slots // a worker got there first
 			continue
 		}
-		x.batch, x.err = r.tgt.Render(ctx, x.txs, true, x.gtid)
+		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact, x.gtid)
 		close(x.done)
 	}
 }
 
-// take returns the unit's compacted batch: the renderer's, or one the
-// worker renders now.
+// take returns the unit's batch: the renderer's, or one the worker
+// renders now.
 func (r *renderer) take(ctx context.Context, x *rendering) (*mysql.Batch, error) {
 	if x.state.CompareAndSwap(renderPending, renderByWorker) {
-		x.batch, x.err = r.tgt.Render(ctx, x.txs, true, x.gtid)
+		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact, x.gtid)
 		close(x.done)
 	}
 	select {

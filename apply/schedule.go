@@ -60,7 +60,7 @@ func (e *engine) dispatch() error {
 		w := e.idle[len(e.idle)-1]
 		e.idle = e.idle[:len(e.idle)-1]
 		en.w, en.st, en.aborted, en.started = w, running, false, time.Now()
-		j := job{seq: seq, tx: en.tx, txs: en.u.applied(), ren: en.ren, pos: en.pos, commitNow: e.isHead(en)}
+		j := job{seq: seq, tx: en.tx, ren: en.ren, pos: en.pos, commitNow: e.isHead(en)}
 		if j.commitNow {
 			en.st = committing
 			j.pos.Floor = e.floorAt(en)
@@ -182,15 +182,13 @@ func (e *engine) committed(en *entry) {
 	}
 	e.lastPos = mysql.Position{Slot: en.pos.Slot, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos,
 		LastGTID: en.pos.LastGTID, SourceTS: en.pos.SourceTS}
-	n := len(en.u.applied())
-	e.counters.txns.Add(uint64(n))
+	e.counters.txns.Add(uint64(en.nApplied))
 	e.counters.rows.Add(uint64(en.tx.Rows()))
 	e.counters.bytes.Add(uint64(en.tx.Size))
 	if !en.tx.IsDDL() {
 		e.stats.Units++
-		e.stats.UnitHist[unitBucket(n)]++
-	}
-	if en.tx.IsDDL() {
+		e.stats.UnitHist[unitBucket(en.nApplied)]++
+	} else {
 		e.ddlHold = false
 		e.resumedDDL = ""
 		e.cfg.Log.Info("DDL applied", "txn", mysql.TxnID(en.tx), "sql", firstLine(en.tx.Changes[0].Stmt.SQL))

@@ -23,8 +23,7 @@ type ctlMsg struct {
 type job struct {
 	seq       uint64
 	tx        *txn.Txn   // the unit as the tracker sees it
-	txs       []*txn.Txn // its members to apply, in order
-	ren       *rendering // its compacted SQL, rendered ahead; nil without compaction
+	ren       *rendering // its SQL, rendered ahead
 	pos       mysql.Position
 	before    mysql.Position
 	commitNow bool // the transaction is next to commit: no need to wait for a turn
@@ -153,24 +152,18 @@ func (w *worker) run(j job) {
 // them, so that their row counts are checked before anything commits. A
 // compacted statement that surprises makes it start over in source order.
 func (w *worker) body(j job) (saved int, err error) {
-	keep := w.e.cfg.KeepGTID
-	var b *mysql.Batch
-	if j.ren != nil {
-		b, err = w.e.render.take(w.ctx, j.ren)
-	} else {
-		b, err = w.e.tgt.Render(w.ctx, j.txs, false, keep)
-	}
+	b, err := w.e.render.take(w.ctx, j.ren)
 	if err != nil {
 		return 0, err
 	}
 	err = w.conn.Send(w.ctx, b)
-	if j.ren != nil && errors.Is(err, mysql.ErrCompacted) {
+	if j.ren.compact && errors.Is(err, mysql.ErrCompacted) {
 		w.e.cfg.Log.Debug("compacted unit surprised the target: applying it in source order", "txn", mysql.TxnID(j.tx), "err", err)
 		w.e.counters.fallbacks.Add(1)
 		if err := w.conn.Rollback(w.ctx); err != nil {
 			return 0, err
 		}
-		if b, err = w.e.tgt.Render(w.ctx, j.txs, false, keep); err != nil {
+		if b, err = w.e.tgt.Render(w.ctx, j.ren.txs, false, w.e.cfg.KeepGTID); err != nil {
 			return 0, err
 		}
 		err = w.conn.Send(w.ctx, b)

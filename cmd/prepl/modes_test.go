@@ -143,12 +143,13 @@ func TestEveryModeConvergesOnConflictingWorkload(t *testing.T) {
 	conflictWorkload(t, db, 42, 60, 8)
 	files := binlogFiles(t, src)
 	for _, mode := range depend.Modes {
-		// Commit units from one source transaction each to the default.
-		for _, run := range []struct{ workers, unit string }{{"2", "1"}, {"8", "4"}, {"32", "500"}} {
+		// Commit units from one source transaction each (and every row
+		// change its own statement) to the default.
+		for _, run := range []struct{ workers, unit, compact string }{{"2", "1", "false"}, {"8", "4", "true"}, {"32", "500", "true"}} {
 			t.Run(fmt.Sprintf("%s/%s", mode, run.workers), func(t *testing.T) {
 				tgt := targetServer(t)
 				mustPrepl(t, append([]string{"replay", "--target", tgt.URL(), "--mode", string(mode), "--workers", run.workers,
-					"--commit-unit", run.unit, "--progress", "0"}, files...)...)
+					"--commit-unit", run.unit, "--compact=" + run.compact, "--progress", "0"}, files...)...)
 				sameRows(t, src, tgt)
 			})
 		}
