@@ -5,19 +5,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"time"
 
+	pbar "github.com/prepl/prepl/progress"
 	"github.com/prepl/prepl/txn"
 )
 
-// progress draws a one-line progress bar on stderr while analyze reads,
-// only when stderr is a terminal (never in logs or pipes). For files the
-// bar shows the bytes read of their total; for a live source, the
+// progress draws analyze's progress bar (package progress) on stderr while
+// it reads, only when stderr is a terminal (never in logs or pipes). For
+// files the bar shows the bytes read of their total; for a live source, the
 // transactions read and the position.
 type progress struct {
-	w      io.Writer
-	on     bool
+	bar    *pbar.Bar // nil: not a terminal
 	start  time.Time
 	last   time.Time
 	total  int64
@@ -25,11 +25,17 @@ type progress struct {
 	before []int64  // bytes of the files before each file
 	cur    int      // the file being read
 	off    uint32   // the last offset seen in it
-	drawn  bool
 }
 
 func newProgress(stderr io.Writer, files []string) *progress {
-	p := &progress{w: stderr, on: isTerminal(stderr), start: time.Now()}
+	p := &progress{start: time.Now()}
+	if f, ok := stderr.(*os.File); ok && pbar.IsTerminal(f) && os.Getenv("TERM") != "dumb" {
+		unit := pbar.Bytes
+		if len(files) == 0 {
+			unit = func(n int64) string { return strconv.FormatInt(n, 10) + " txns" }
+		}
+		p.bar = pbar.NewBar(pbar.NewTerminal(f), "analyze", unit)
+	}
 	for _, f := range files {
 		var size int64
 		if st, err := os.Stat(f); err == nil {
@@ -58,18 +64,8 @@ func (p *progress) fileOffset(pos txn.Position) int64 {
 	return p.before[p.cur] + int64(pos.Offset)
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 func (p *progress) update(tx *txn.Txn, n uint64) {
-	if !p.on {
+	if p.bar == nil {
 		return
 	}
 	now := time.Now()
@@ -77,38 +73,17 @@ func (p *progress) update(tx *txn.Txn, n uint64) {
 		return
 	}
 	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := float64(n) / max(el, 1e-9)
+	rate := fmt.Sprintf("%.0f txn/s", float64(n)/max(now.Sub(p.start).Seconds(), 1e-9))
 	if p.total > 0 {
-		done := p.fileOffset(tx.End)
-		frac := min(float64(done)/float64(p.total), 1)
-		const width = 30
-		bar := strings.Repeat("=", int(frac*width)) + strings.Repeat(" ", width-int(frac*width))
-		eta := "-"
-		if frac > 0 {
-			eta = time.Duration(el * (1 - frac) / frac * float64(time.Second)).Round(time.Second).String()
-		}
-		fmt.Fprintf(p.w, "\r[%s] %3.0f%%  %s / %s  %d txns  %.0f txn/s  ETA %s \x1b[K",
-			bar, 100*frac, human(done), human(p.total), n, rate, eta)
-	} else {
-		fmt.Fprintf(p.w, "\r%d txns  %s  %.0f txn/s \x1b[K", n, tx.End, rate)
+		p.bar.Update(now, p.fileOffset(tx.End), p.total, fmt.Sprintf("%d txns  %s", n, rate))
+		return
 	}
-	p.drawn = true
+	p.bar.Update(now, int64(n), 0, fmt.Sprintf("%s  %s", tx.End, rate))
 }
 
 // done clears the bar.
 func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
+	if p.bar != nil {
+		p.bar.Finish()
 	}
-}
-
-func human(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
 }
