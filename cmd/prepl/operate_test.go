@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/sandbox"
 )
@@ -41,16 +42,12 @@ func sourceTxns(t *testing.T, db *sql.DB) uint64 {
 	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
 		t.Fatal(err)
 	}
+	seqs, err := binlog.ParseMariaDBGTIDPos(pos)
+	if err != nil {
+		t.Fatalf("gtid_binlog_pos: %v", err)
+	}
 	var total uint64
-	for _, g := range strings.Split(pos, ",") {
-		if g == "" {
-			continue
-		}
-		f := strings.Split(g, "-")
-		n, err := strconv.ParseUint(f[len(f)-1], 10, 64)
-		if err != nil || len(f) != 3 {
-			t.Fatalf("gtid_binlog_pos %q: bad GTID %q", pos, g)
-		}
+	for _, n := range seqs {
 		total += n
 	}
 	return total
