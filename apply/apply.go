@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,10 @@ type Config struct {
 	// table are reduced to its net effect and sent as multi-row statements
 	// (package compact); with NoCompact every row change is one statement.
 	NoCompact bool
+	// ResolveDDL is the user's word on a DDL a crash interrupted
+	// (--pending-ddl ID=applied|not-applied): used only when the stored
+	// position names that DDL as pending.
+	ResolveDDL ResolveDDL
 	// KeepGTID keeps one target transaction per source transaction, with
 	// the source GTID in the target's binlog (implies UnitTxns 1).
 	KeepGTID bool
@@ -96,6 +101,19 @@ func (c *Config) defaults() {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+}
+
+// ResolveDDL says whether the DDL of transaction ID took effect
+// (mysql.DDLApplied or mysql.DDLNotApplied).
+type ResolveDDL struct{ ID, As string }
+
+// ParseResolveDDL parses "ID=applied" or "ID=not-applied".
+func ParseResolveDDL(s string) (ResolveDDL, error) {
+	id, as, ok := strings.Cut(strings.TrimSpace(s), "=")
+	if !ok || id == "" || (as != mysql.DDLApplied && as != mysql.DDLNotApplied) {
+		return ResolveDDL{}, fmt.Errorf("--pending-ddl %q: want GTID=%s or GTID=%s (or FILE:POS=...)", s, mysql.DDLApplied, mysql.DDLNotApplied)
+	}
+	return ResolveDDL{ID: id, As: as}, nil
 }
 
 // Stats of a run. A snapshot: maps and slices are the caller's.
@@ -219,12 +237,9 @@ type engine struct {
 	lastPos  mysql.Position
 	stats    Stats
 	counters counters
-	ddlHold  bool // a DDL is admitted: admit nothing more until it is done
-	// resumedDDL is the DDL the stored position says may have run before
-	// a crash; replaying it tolerates "already exists" errors.
-	resumedDDL string
-	readyQ     []uint64 // allowed to start, waiting for a worker, ascending
-	render     *renderer
+	ddlHold  bool     // a DDL is admitted: admit nothing more until it is done
+	readyQ   []uint64 // allowed to start, waiting for a worker, ascending
+	render   *renderer
 	// waits counts what held admission back (big transactions, a full
 	// window), beside the tracker's reasons.
 	waits         map[depend.Reason]uint64
@@ -258,8 +273,9 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 	}
 	e.lastPos = mysql.Position{Slot: SlotMain, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos}
 	e.stats.UnitHist = make([]uint64, len(UnitBuckets)+1)
-	if res.Found {
-		e.resumedDDL = res.Position.PendingDDL
+	if id := cfg.ResolveDDL.ID; id != "" && res.Position.PendingDDL != id {
+		cfg.Log.Warn("--pending-ddl ignored: the stored position has no such DDL pending", "pending_ddl", id,
+			"stored_pending_ddl", res.Position.PendingDDL)
 	}
 	return e, nil
 }

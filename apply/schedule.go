@@ -68,7 +68,9 @@ func (e *engine) dispatch() error {
 		if en.tx.IsDDL() {
 			j.ddl, j.before = true, en.before
 			j.before.Floor = e.floor
-			j.resumed = e.resumedDDL != "" && e.resumedDDL == mysql.TxnID(en.tx)
+			if e.cfg.ResolveDDL.ID == mysql.TxnID(en.tx) {
+				j.resolveDDL = e.cfg.ResolveDDL.As
+			}
 		}
 		w.jobs <- j
 	}
@@ -190,8 +192,6 @@ func (e *engine) committed(en *entry) {
 		e.stats.UnitHist[unitBucket(en.nApplied)]++
 	} else {
 		e.ddlHold = false
-		e.resumedDDL = ""
-		e.cfg.Log.Info("DDL applied", "txn", mysql.TxnID(en.tx), "sql", firstLine(en.tx.Changes[0].Stmt.SQL))
 	}
 }
 

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,14 +22,14 @@ type ctlMsg struct {
 }
 
 type job struct {
-	seq       uint64
-	tx        *txn.Txn   // the unit as the tracker sees it
-	ren       *rendering // its SQL, rendered ahead
-	pos       mysql.Position
-	before    mysql.Position
-	commitNow bool // the transaction is next to commit: no need to wait for a turn
-	ddl       bool
-	resumed   bool
+	seq        uint64
+	tx         *txn.Txn   // the unit as the tracker sees it
+	ren        *rendering // its SQL, rendered ahead
+	pos        mysql.Position
+	before     mysql.Position
+	commitNow  bool // the transaction is next to commit: no need to wait for a turn
+	ddl        bool
+	resolveDDL string // the user's word on this DDL, if a crash interrupted it (--pending-ddl)
 }
 
 // worker applies one transaction at a time on its pinned connection.
@@ -97,10 +98,16 @@ func (w *worker) run(j job) {
 	t0 := time.Now()
 	defer func() { w.busy.Add(int64(time.Since(t0))) }()
 	if j.ddl {
-		err := w.e.tgt.ApplyDDL(w.ctx, j.tx, j.before, j.pos, j.resumed, w.e.cfg.KeepGTID)
+		ran, err := w.e.tgt.ApplyDDL(w.ctx, j.tx, j.before, j.pos, j.resolveDDL, w.e.cfg.KeepGTID)
 		if err != nil {
 			w.fail(j, err)
 			return
+		}
+		if ran {
+			w.e.cfg.Log.Info("DDL applied", "txn", mysql.TxnID(j.tx), "sql", firstLine(j.tx.Changes[0].Stmt.SQL))
+		} else {
+			w.e.cfg.Log.Info("DDL not run again: it had taken effect before it was interrupted", "txn", mysql.TxnID(j.tx),
+				"sql", firstLine(j.tx.Changes[0].Stmt.SQL), "decided_by", cmp.Or(j.resolveDDL, "catalog state"))
 		}
 		w.send(event{kind: evCommitted, seq: j.seq})
 		return

@@ -257,8 +257,10 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 	}
 	if a.inTxn {
 		// A statement inside a row-based transaction (e.g. DROP TEMPORARY
-		// TABLE): executed in the transaction, not a barrier by itself.
-		a.addStmt(stmt(false))
+		// TABLE) is executed in the transaction; but the CREATE TABLE of a
+		// CREATE TABLE ... SELECT, logged before the rows it selected, is a
+		// DDL (it commits implicitly), so the transaction is a DDL one.
+		a.addStmt(stmt(createsTable(sql)))
 		return nil, nil
 	}
 	a.addStmt(stmt(true))

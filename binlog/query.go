@@ -2,6 +2,8 @@ package binlog
 
 import (
 	"strings"
+
+	"github.com/prepl/prepl/txn"
 )
 
 // queryKind is what a Query event means to the transaction assembler.
@@ -23,7 +25,7 @@ const (
 
 // classifyQuery reads the leading keywords of a Query event's SQL.
 func classifyQuery(sql string) queryKind {
-	w := leadingWords(sql, 3)
+	w := txn.LeadingWords(sql, 3)
 	if len(w) == 0 {
 		return qkDDL
 	}
@@ -70,66 +72,26 @@ func classifyQuery(sql string) queryKind {
 	return qkDDL
 }
 
-// leadingWords returns up to n upper-cased leading words of sql, skipping
-// whitespace and comments (/* */, -- and #; /*! */ version comments are
-// skipped too, which only matters for DDL).
-func leadingWords(sql string, n int) []string {
-	var words []string
-	s := sql
-	for len(words) < n {
-		s = skipSpaceAndComments(s)
-		if s == "" {
-			break
-		}
-		i := 0
-		for i < len(s) && isWordByte(s[i]) {
-			i++
-		}
-		if i == 0 {
-			break
-		}
-		words = append(words, strings.ToUpper(s[:i]))
-		s = s[i:]
+// createsTable reports whether sql is a CREATE [OR REPLACE] TABLE of a
+// table that is not temporary.
+func createsTable(sql string) bool {
+	w := txn.LeadingWords(sql, 4)
+	if len(w) < 2 || w[0] != "CREATE" {
+		return false
 	}
-	return words
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func skipSpaceAndComments(s string) string {
-	for {
-		s = strings.TrimLeft(s, " \t\r\n")
-		switch {
-		case strings.HasPrefix(s, "/*"):
-			end := strings.Index(s[2:], "*/")
-			if end < 0 {
-				return ""
-			}
-			s = s[2+end+2:]
-		case strings.HasPrefix(s, "-- "), strings.HasPrefix(s, "#"):
-			end := strings.IndexByte(s, '\n')
-			if end < 0 {
-				return ""
-			}
-			s = s[end+1:]
-		default:
-			return s
-		}
+	w = w[1:]
+	if len(w) >= 2 && w[0] == "OR" && w[1] == "REPLACE" {
+		w = w[2:]
 	}
+	return len(w) > 0 && w[0] == "TABLE"
 }
 
 // xaArgs returns the text after "XA <verb>" (the xid, with any trailing
 // words such as ONE PHASE), e.g. "X'7831',X”,1" from "XA END X'7831',X”,1".
 func xaArgs(sql string) string {
-	s := skipSpaceAndComments(sql)
-	for range 2 { // "XA" and the verb
-		i := 0
-		for i < len(s) && isWordByte(s[i]) {
-			i++
-		}
-		s = skipSpaceAndComments(s[i:])
+	s := txn.SkipSpaceAndComments(sql)
+	for _, w := range txn.LeadingWords(s, 2) { // "XA" and the verb
+		s = txn.SkipSpaceAndComments(s[len(w):])
 	}
 	return strings.TrimSpace(s)
 }

@@ -41,6 +41,19 @@ func TestClassifyQuery(t *testing.T) {
 			t.Errorf("classifyQuery(%q) = %d, want %d", c.sql, got, c.want)
 		}
 	}
+	for sql, want := range map[string]bool{
+		"CREATE TABLE `d`.`t2` (\n  `a` int(11) NOT NULL\n) ENGINE=InnoDB": true,
+		"/* x */ create or replace table t (a int)":                        true,
+		"CREATE TEMPORARY TABLE t (a int)":                                 false,
+		"CREATE OR REPLACE TEMPORARY TABLE t (a int)":                      false,
+		"DROP TEMPORARY TABLE IF EXISTS `t`":                               false,
+		"CREATE TABLESPACE ts":                                             false,
+		"CREATE":                                                           false,
+	} {
+		if got := createsTable(sql); got != want {
+			t.Errorf("createsTable(%q) = %v, want %v", sql, got, want)
+		}
+	}
 	if got := xaArgs("XA END X'7831',X'',1"); got != "X'7831',X'',1" {
 		t.Errorf("xaArgs: %q", got)
 	}

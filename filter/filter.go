@@ -157,6 +157,7 @@ func (f *Filter) Apply(t *txn.Txn) bool {
 	if f.Empty() {
 		return true
 	}
+	changes := t.Changes
 	if t.IsDDL() {
 		st := t.Changes[0].Stmt
 		sql, keep := f.DDL(st.SQL, st.Schema)
@@ -164,11 +165,12 @@ func (f *Filter) Apply(t *txn.Txn) bool {
 			return false
 		}
 		st.SQL, st.Schema = sql, f.Rename(st.Schema)
-		return true
+		// The rows of a CREATE TABLE ... SELECT follow below, by their table.
+		changes = t.Changes[1:]
 	}
-	kept := t.Changes[:0]
+	kept := t.Changes[:len(t.Changes)-len(changes)]
 	hadRows, rows := false, 0
-	for _, ch := range t.Changes {
+	for _, ch := range changes {
 		switch {
 		case ch.Row != nil:
 			hadRows = true
@@ -186,7 +188,7 @@ func (f *Filter) Apply(t *txn.Txn) bool {
 	}
 	clear(t.Changes[len(kept):])
 	t.Changes = kept
-	return !hadRows || rows > 0
+	return t.IsDDL() || !hadRows || rows > 0
 }
 
 // table returns tb under its target schema name.

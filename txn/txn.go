@@ -72,9 +72,12 @@ type Txn struct {
 	NonTransactional bool
 }
 
-// IsDDL reports whether the transaction is a DDL statement.
+// IsDDL reports whether the transaction is a DDL transaction: one DDL
+// statement, or a DDL followed by the rows it wrote (CREATE TABLE ...
+// SELECT, which MariaDB and MySQL 8 log as the CREATE TABLE and the
+// selected rows in one transaction). Its DDL is Changes[0].Stmt.
 func (t *Txn) IsDDL() bool {
-	return len(t.Changes) == 1 && t.Changes[0].Stmt != nil && t.Changes[0].Stmt.DDL
+	return len(t.Changes) > 0 && t.Changes[0].Stmt != nil && t.Changes[0].Stmt.DDL
 }
 
 // Rows counts the row changes of the transaction.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math/rand"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -146,10 +147,18 @@ func TestKillNineAndResume(t *testing.T) {
 	}
 }
 
-func runBin(bin string, args []string) (int, string) {
+func runBin(bin string, args []string) (int, string) { return runBinEnv(bin, nil, args) }
+
+// runBinEnv runs prepl with extra environment variables; a process killed
+// by a signal exits -1.
+func runBinEnv(bin string, env []string, args []string) (int, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), string(out)
 	}

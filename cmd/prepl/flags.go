@@ -31,6 +31,8 @@ type applyFlags struct {
 	logLevel  string
 	progress  time.Duration
 	reconnect time.Duration
+	// pendingDDL is the user's word on a DDL a crash interrupted.
+	pendingDDL string
 
 	ops // metrics, filters, progress bar (ops.go)
 }
@@ -52,6 +54,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+
 		"no foreign keys or triggers); --compact=false sends every row change as its own statement")
 	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
+	fs.StringVar(&f.pendingDDL, "pending-ddl", "", "ID=applied or ID=not-applied: tell prepl whether the DDL of transaction ID (its GTID, or FILE:POS),\n"+
+		"interrupted by a crash, took effect on the target. Needed only when prepl stops and asks: on a target with\n"+
+		"atomic DDL (MariaDB 10.6+, MySQL 8.0+) prepl decides by itself from the catalog's state before the DDL")
 	fs.StringVar(&f.channel, "channel", defaultChannel, "name of this stream's position in the target's prepl.position table")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -83,8 +88,15 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	if err != nil {
 		return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
 	}
+	var resolve apply.ResolveDDL
+	if f.pendingDDL != "" {
+		if resolve, err = apply.ParseResolveDDL(f.pendingDDL); err != nil {
+			return apply.Config{}, fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
 	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
-		UnitTxns: f.unit, NoCompact: !f.compact, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect}, nil
+		UnitTxns: f.unit, NoCompact: !f.compact, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
+		ResolveDDL: resolve}, nil
 }
 
 // setup makes the logger and the apply configuration from the flags.

@@ -14,6 +14,8 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
+
+	"github.com/prepl/prepl/target/mysql"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -97,6 +99,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "prepl %s: %v\n", c.name, err)
+			return 2
+		case errors.As(err, new(*mysql.PendingDDLError)):
+			// A restart cannot answer the question; the user must.
+			fmt.Fprintf(stderr, "prepl %s: error: %v\n", c.name, err)
 			return 2
 		default:
 			fmt.Fprintf(stderr, "prepl %s: error: %v\n", c.name, err)

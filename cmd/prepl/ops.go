@@ -21,6 +21,7 @@ type ops struct {
 	metricsAddr               string
 	include, exclude, rewrite multiFlag
 	progressBar               bool
+	applyPreplSchema          bool
 
 	term   *pbar.Terminal // stderr, when it is a terminal
 	tables *filter.Filter // from --include, --exclude, --rewrite-schema
@@ -38,6 +39,8 @@ func (o *ops) registerOps(fs *flag.FlagSet) {
 		"statements (LIKE and REFERENCES included), database names in CREATE/ALTER/DROP DATABASE, and the own\n"+
 		"names of views, triggers and routines. Not rewritten: names inside view, trigger and routine bodies,\n"+
 		"and account statements (GRANT, CREATE USER)")
+	fs.BoolVar(&o.applyPreplSchema, "apply-prepl-schema", false, "also apply the source's own `"+mysql.PositionSchema+"` schema. By default it is left out:\n"+
+		"on a source that is itself a prepl target (a chain A -> B -> C) it holds B's positions, not data")
 	fs.BoolVar(&o.progressBar, "progress-bar", true, "draw a progress bar with rate and ETA when stderr is a terminal\n(replay, replicate --stop-at-end)")
 }
 
@@ -54,7 +57,11 @@ func (o *ops) terminal(stderr io.Writer) io.Writer {
 
 // setupOps checks the filter flags and installs the table filter.
 func (o *ops) setupOps(cfg *apply.Config) error {
-	t, err := filter.New(o.include, o.exclude, o.rewrite)
+	exclude := o.exclude
+	if !o.applyPreplSchema {
+		exclude = append(exclude[:len(exclude):len(exclude)], mysql.PositionSchema+".*")
+	}
+	t, err := filter.New(o.include, exclude, o.rewrite)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -125,23 +128,51 @@ func KeepGTIDSQL(tx *txn.Txn) string {
 	return fmt.Sprintf("SET SESSION gtid_domain_id=%d, server_id=%d, gtid_seq_no=%d", tx.Domain, tx.ServerID, tx.SeqNo)
 }
 
-// ddlTolerated are the errors a DDL gives when it had already run before a
-// crash: replaying it after a restart treats them as done.
-var ddlTolerated = map[uint16]bool{1007: true, 1008: true, 1050: true, 1051: true, 1054: true,
-	1060: true, 1061: true, 1091: true, 1146: true, 1359: true, 1360: true, 1304: true, 1305: true}
+// Resolutions of a pending DDL, the user's word on it (--pending-ddl).
+const (
+	DDLApplied    = "applied"
+	DDLNotApplied = "not-applied"
+)
 
-// ApplyDDL runs a DDL transaction: the position first records the DDL as
-// pending, then the DDL runs with its source session state on a connection
-// of its own, then the position moves past it. A DDL cannot share a
-// transaction with the position row, so after a crash between the two the
-// restart replays it with resumed=true and takes "already exists" errors
-// as done.
-func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Position, resumed bool, keepGTID bool) error {
+// PendingDDLError says that prepl cannot tell whether an interrupted DDL
+// took effect, and how to tell it. A restart cannot help.
+type PendingDDLError struct {
+	ID, SQL, Why string
+}
+
+func (e *PendingDDLError) Error() string {
+	return fmt.Sprintf("DDL %s (%q) was interrupted by a crash and prepl cannot tell whether it took effect on the target: %s. "+
+		"Look at the target; then run again with --pending-ddl '%s=%s' if it took effect, or --pending-ddl '%s=%s' if it did not",
+		e.ID, truncate(e.SQL, 200), e.Why, e.ID, DDLApplied, e.ID, DDLNotApplied)
+}
+
+// ErrDDLWithRowsKeepGTID is wrapped when a CREATE TABLE ... SELECT meets
+// --keep-gtid: its CREATE TABLE commits by itself on the target, so its
+// rows cannot share the source's GTID.
+var ErrDDLWithRowsKeepGTID = errors.New("a CREATE TABLE ... SELECT cannot keep its source GTID on the target (its CREATE TABLE commits by itself)")
+
+// ApplyDDL runs a DDL transaction exactly once across crashes; it reports
+// whether it ran the DDL (false: a crash had interrupted it after it took
+// effect, so it was not run again).
+//
+// The position first records the DDL as pending with the state of the
+// catalog it can change (ddlState), then the DDL runs with its source
+// session state on a connection of its own, then the position moves past
+// it: with the rows the DDL's transaction also holds (CREATE TABLE ...
+// SELECT) in one target transaction, else alone.
+//
+// When the stored position of before.Slot already marks this DDL as
+// pending (a crash, or a lost connection, interrupted an earlier attempt),
+// it is run again only if it did not take effect: resolve, the user's
+// word (DDLApplied, DDLNotApplied), or else the catalog's state.
+func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Position, resolve string, keepGTID bool) (ran bool, err error) {
 	st := tx.Changes[0].Stmt
-	before.PendingDDL = TxnID(tx)
+	if keepGTID && len(tx.Changes) > 1 {
+		return false, fmt.Errorf("DDL %s: %w; run without --keep-gtid, or skip it with --skip-gtid and create the table by hand", describe(tx), ErrDDLWithRowsKeepGTID)
+	}
 	c, err := t.DB.Conn(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer func() {
 		c.Raw(func(any) error { return driver.ErrBadConn })
@@ -159,9 +190,66 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 		}
 		return nil
 	}
-	if err := storePos(before, "before"); err != nil {
-		return err
+	stored, err := t.slotPosition(ctx, c, before.Slot)
+	if err != nil {
+		return false, err
 	}
+	run := true
+	if stored.PendingDDL == TxnID(tx) {
+		if run, err = t.rerunDDL(ctx, c, tx, stored.PendingState, resolve); err != nil {
+			return false, err
+		}
+	} else {
+		state, err := ddlState(ctx, c, st.SQL)
+		if err != nil {
+			return false, fmt.Errorf("DDL %s: %w", describe(tx), err)
+		}
+		before.PendingDDL, before.PendingState = TxnID(tx), state
+		if err := storePos(before, "before"); err != nil {
+			return false, err
+		}
+	}
+	crashPoint("before-ddl", tx)
+	if run {
+		if err := t.execDDL(ctx, c, tx, keepGTID); err != nil {
+			return false, err
+		}
+	}
+	crashPoint("after-ddl", tx)
+	t.Catalog.Invalidate()
+	if len(tx.Changes) == 1 {
+		return run, storePos(after, "after")
+	}
+	return run, t.applyDDLRows(ctx, tx, after)
+}
+
+// rerunDDL decides whether an interrupted DDL must run again: the user's
+// word, else whether the catalog still has the state stored before it.
+func (t *Target) rerunDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, state, resolve string) (bool, error) {
+	st := tx.Changes[0].Stmt
+	switch resolve {
+	case DDLApplied:
+		return false, nil
+	case DDLNotApplied:
+		return true, nil
+	}
+	ask := func(why string) error { return &PendingDDLError{ID: TxnID(tx), SQL: st.SQL, Why: why} }
+	if !atomicDDL(t.Version, t.IsMariaDB) {
+		return false, ask(fmt.Sprintf("the target (%s) has no atomic DDL, so the DDL may have taken effect in part", t.Version))
+	}
+	if state == "" {
+		return false, ask("the position was stored by an older prepl, without the catalog's state before the DDL")
+	}
+	cur, err := ddlState(ctx, c, st.SQL)
+	if err != nil {
+		return false, ask(err.Error())
+	}
+	return cur == state, nil
+}
+
+// execDDL runs the DDL statement with its source session state.
+func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID bool) error {
+	st := tx.Changes[0].Stmt
 	var set []string
 	set = append(set, "time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'")
 	if st.HasSQLMode {
@@ -191,12 +279,43 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 		}
 	}
 	if _, err := c.ExecContext(ctx, st.SQL); err != nil {
-		if !(resumed && ddlTolerated[ErrorCode(err)]) {
-			return fmt.Errorf("DDL %s failed on target: %q: %w", describe(tx), truncate(st.SQL, 200), err)
-		}
+		return fmt.Errorf("DDL %s failed on target: %q: %w", describe(tx), truncate(st.SQL, 200), err)
 	}
-	t.Catalog.Invalidate()
-	return storePos(after, "after")
+	return nil
+}
+
+// applyDDLRows applies the rows of a DDL's transaction (CREATE TABLE ...
+// SELECT) once the DDL has run, in one target transaction with the
+// position after it.
+func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after Position) error {
+	rows := *tx
+	rows.Changes = tx.Changes[1:]
+	b, err := t.Render(ctx, []*txn.Txn{&rows}, false, false)
+	if err != nil {
+		return err
+	}
+	w, err := t.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := w.Send(ctx, b); err != nil {
+		return fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
+	}
+	return w.Commit(ctx, after)
+}
+
+// testCrash ("POINT:ID", from the environment variable PREPL_TEST_CRASH)
+// makes the process kill itself at a named point of applying the DDL of
+// transaction ID: the crash windows around a DDL are narrow, and tests
+// must hit each of them for sure, not by luck of a random kill -9.
+var testCrash = os.Getenv("PREPL_TEST_CRASH")
+
+func crashPoint(point string, tx *txn.Txn) {
+	if testCrash != "" && testCrash == point+":"+TxnID(tx) {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
 }
 
 // TxnID names a transaction stably across runs: its GTID, else its

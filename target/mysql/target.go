@@ -90,6 +90,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			last_gtid VARCHAR(128) NOT NULL,
 			source_ts TIMESTAMP(6) NULL,
 			pending_ddl VARCHAR(128) NOT NULL DEFAULT '',
+			pending_state VARCHAR(64) NOT NULL DEFAULT '',
 			applied BIGINT UNSIGNED NOT NULL DEFAULT 0,
 			floor_gtid TEXT NOT NULL,
 			floor_file VARCHAR(512) NOT NULL DEFAULT '',
@@ -103,12 +104,17 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 		}
 	}
 	// Tables made by earlier builds lack the floor and have a narrower slot.
-	var floors, slotLen int
-	c.QueryRowContext(ctx, `SELECT SUM(column_name = 'floor_gtid'), MAX(IF(column_name = 'slot', character_maximum_length, 0))
-		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &slotLen)
+	// Tables made before 2026-11 lack the pending DDL's state.
+	var floors, states, slotLen int
+	c.QueryRowContext(ctx, `SELECT SUM(column_name = 'floor_gtid'), SUM(column_name = 'pending_state'),
+		MAX(IF(column_name = 'slot', character_maximum_length, 0))
+		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &states, &slotLen)
 	var upgrade []string
 	if floors == 0 {
 		upgrade = append(upgrade, "ADD COLUMN floor_gtid TEXT NOT NULL, ADD COLUMN floor_file VARCHAR(512) NOT NULL DEFAULT '', ADD COLUMN floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0")
+	}
+	if states == 0 {
+		upgrade = append(upgrade, "ADD COLUMN pending_state VARCHAR(64) NOT NULL DEFAULT '' AFTER pending_ddl")
 	}
 	if slotLen < 128 {
 		upgrade = append(upgrade, "MODIFY slot VARCHAR(128) NOT NULL")
@@ -130,7 +136,11 @@ type Position struct {
 	LastGTID   string
 	SourceTS   time.Time
 	PendingDDL string // GTID or file:pos of a DDL started but maybe not finished
-	Applied    uint64 // transactions applied through this slot, all runs
+	// PendingState is the catalog's state before PendingDDL ran (see
+	// ApplyDDL): a restart compares it with the catalog to know whether
+	// the DDL took effect.
+	PendingState string
+	Applied      uint64 // transactions applied through this slot, all runs
 	// Floor is what was committed without a gap when this row was written:
 	// every transaction at or before it is applied, whatever its slot.
 	// Slots commit out of order between them (modes schema and domain);
@@ -146,19 +156,35 @@ type Floor struct {
 	Pos     uint32
 }
 
+const positionColumns = `slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, pending_state, applied,
+		floor_gtid, floor_file, floor_pos`
+
 // Positions returns the stored positions of this channel, by slot.
 func (t *Target) Positions(ctx context.Context) (map[string]Position, error) {
-	rows, err := t.DB.QueryContext(ctx, `SELECT slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied,
-		floor_gtid, floor_file, floor_pos FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
+	rows, err := t.DB.QueryContext(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
 	if err != nil {
 		return nil, fmt.Errorf("read position: %w", err)
 	}
+	return scanPositions(rows)
+}
+
+// slotPosition returns the stored position of one slot (zero when none).
+func (t *Target) slotPosition(ctx context.Context, c *sql.Conn, slot string) (Position, error) {
+	rows, err := c.QueryContext(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = ? AND slot = ?`, t.Channel, slot)
+	if err != nil {
+		return Position{}, fmt.Errorf("read position: %w", err)
+	}
+	ps, err := scanPositions(rows)
+	return ps[slot], err
+}
+
+func scanPositions(rows *sql.Rows) (map[string]Position, error) {
 	defer rows.Close()
 	out := map[string]Position{}
 	for rows.Next() {
 		var p Position
 		var ts sql.NullTime
-		if err := rows.Scan(&p.Slot, &p.GTIDPos, &p.File, &p.Pos, &p.LastGTID, &ts, &p.PendingDDL, &p.Applied,
+		if err := rows.Scan(&p.Slot, &p.GTIDPos, &p.File, &p.Pos, &p.LastGTID, &ts, &p.PendingDDL, &p.PendingState, &p.Applied,
 			&p.Floor.GTIDPos, &p.Floor.File, &p.Floor.Pos); err != nil {
 			return nil, err
 		}
@@ -181,14 +207,14 @@ func (t *Target) positionSQL(p Position) string {
 	if !p.SourceTS.IsZero() {
 		ts = QuoteString(p.SourceTS.UTC().Format("2006-01-02 15:04:05.000000"))
 	}
-	return fmt.Sprintf(`INSERT INTO %s.position (channel, slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, applied,
+	return fmt.Sprintf(`INSERT INTO %s.position (channel, slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, pending_state, applied,
 floor_gtid, floor_file, floor_pos)
-VALUES (%s, %s, %s, %s, %d, %s, %s, %s, %d, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
-pos=VALUES(pos), last_gtid=VALUES(last_gtid), source_ts=VALUES(source_ts), pending_ddl=VALUES(pending_ddl),
+VALUES (%s, %s, %s, %s, %d, %s, %s, %s, %s, %d, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
+pos=VALUES(pos), last_gtid=VALUES(last_gtid), source_ts=VALUES(source_ts), pending_ddl=VALUES(pending_ddl), pending_state=VALUES(pending_state),
 applied=VALUES(applied), floor_gtid=VALUES(floor_gtid), floor_file=VALUES(floor_file), floor_pos=VALUES(floor_pos),
 updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
 		QuoteString(t.Channel), QuoteString(p.Slot), QuoteString(p.GTIDPos), QuoteString(p.File), p.Pos,
-		QuoteString(p.LastGTID), ts, QuoteString(p.PendingDDL), p.Applied,
+		QuoteString(p.LastGTID), ts, QuoteString(p.PendingDDL), QuoteString(p.PendingState), p.Applied,
 		QuoteString(p.Floor.GTIDPos), QuoteString(p.Floor.File), p.Floor.Pos)
 }
 

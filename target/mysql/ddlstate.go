@@ -1,0 +1,212 @@
+package mysql
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// A DDL cannot share a transaction with the position row, so a crash can
+// fall between the DDL and the row that records it done. Exactly once then
+// rests on one fact: on a target with atomic DDL (MariaDB 10.6+, MySQL
+// 8.0) a DDL either took effect whole or not at all. Before it runs,
+// prepl stores a digest of the catalog the DDL can change (its "state")
+// with the pending mark. After a crash:
+//
+//   - the catalog still has that state: the DDL did not take effect (or
+//     changed nothing, and running it again from the same state does the
+//     same): run it;
+//   - the catalog differs: it took effect: do not run it again.
+//
+// The digest holds what only DDL changes (definitions, and InnoDB table
+// ids, so that a swap of two tables of the same definition is seen), never
+// what rows or statistics change. Where this cannot decide, prepl stops and
+// asks (PendingDDLError).
+
+// ddlScope is which part of the catalog a statement can change.
+type ddlScope int
+
+const (
+	scopeTables   ddlScope = iota // schemas, tables, views, routines, triggers: everything else
+	scopeEvents                   // CREATE/ALTER/DROP EVENT
+	scopeAccounts                 // users, roles, grants, passwords
+)
+
+// scopeOf reads the statement's leading words. Events are kept out of the
+// general scope because the event scheduler changes them by itself (a
+// finished one-time event is dropped), and accounts because their tables
+// need a privilege the rest does not.
+func scopeOf(sql string) ddlScope {
+	w := txn.LeadingWords(sql, 6)
+	if len(w) == 0 {
+		return scopeTables
+	}
+	switch w[0] {
+	case "GRANT", "REVOKE":
+		return scopeAccounts
+	case "SET":
+		return scopeAccounts // SET PASSWORD, SET DEFAULT ROLE
+	case "CREATE", "ALTER", "DROP", "RENAME":
+		for _, x := range w[1:] {
+			switch x {
+			case "USER", "ROLE":
+				return scopeAccounts
+			case "EVENT":
+				return scopeEvents
+			case "TABLE", "VIEW", "PROCEDURE", "FUNCTION", "TRIGGER", "DATABASE", "SCHEMA", "INDEX", "SEQUENCE":
+				return scopeTables
+			}
+		}
+	}
+	return scopeTables
+}
+
+// userSchemas excludes the server's own schemas and prepl's.
+const userSchemas = "NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys', '" + PositionSchema + "')"
+
+// stateQueries per scope: each result is digested in order, so each is
+// fully ordered.
+var stateQueries = map[ddlScope][]string{
+	scopeTables: {
+		`SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA
+		WHERE SCHEMA_NAME ` + userSchemas + ` ORDER BY 1`,
+		// CREATE_TIME of InnoDB tables follows the .frm file (a rename
+		// changes it); of Aria/MyISAM tables it is kept in the table's own
+		// header: their identity.
+		`SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT,
+		IF(ENGINE = 'InnoDB', NULL, CREATE_TIME) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`,
+		`SELECT TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE,
+		CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, COLUMN_COMMENT, GENERATION_EXPRESSION FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
+		`SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, SUB_PART, INDEX_TYPE, INDEX_COMMENT
+		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
+		`SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION, COLUMN_NAME, REFERENCED_TABLE_SCHEMA,
+		REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
+		WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
+		`SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE
+		FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
+		`SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS
+		WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
+		`SELECT TABLE_SCHEMA, TABLE_NAME, PARTITION_NAME, SUBPARTITION_NAME, PARTITION_METHOD, SUBPARTITION_METHOD,
+		PARTITION_EXPRESSION, PARTITION_DESCRIPTION FROM information_schema.PARTITIONS
+		WHERE TABLE_SCHEMA ` + userSchemas + ` AND PARTITION_NAME IS NOT NULL ORDER BY 1, 2, 3, 4`,
+		`SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION, CHECK_OPTION, DEFINER, SECURITY_TYPE
+		FROM information_schema.VIEWS WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`,
+		`SELECT ROUTINE_SCHEMA, ROUTINE_TYPE, ROUTINE_NAME, ROUTINE_DEFINITION, DEFINER, SECURITY_TYPE, SQL_MODE, CREATED,
+		LAST_ALTERED, ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
+		`SELECT SPECIFIC_SCHEMA, SPECIFIC_NAME, ROUTINE_TYPE, ORDINAL_POSITION, PARAMETER_MODE, PARAMETER_NAME, DTD_IDENTIFIER
+		FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
+		`SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING,
+		ACTION_ORDER, ACTION_STATEMENT, DEFINER, SQL_MODE, CREATED FROM information_schema.TRIGGERS
+		WHERE TRIGGER_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`,
+	},
+	scopeEvents: {
+		`SELECT EVENT_SCHEMA, EVENT_NAME, DEFINER, EVENT_DEFINITION, EVENT_TYPE, EXECUTE_AT, INTERVAL_VALUE, INTERVAL_FIELD,
+		STARTS, ENDS, ON_COMPLETION, CREATED, LAST_ALTERED, EVENT_COMMENT FROM information_schema.EVENTS
+		WHERE EVENT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`,
+	},
+	scopeAccounts: {
+		`SELECT * FROM mysql.user ORDER BY User, Host`,
+		`SELECT * FROM mysql.db ORDER BY Host, Db, User`,
+		`SELECT Host, Db, User, Table_name, Grantor, Table_priv, Column_priv FROM mysql.tables_priv ORDER BY 1, 2, 3, 4`,
+		`SELECT Host, Db, User, Table_name, Column_name, Column_priv FROM mysql.columns_priv ORDER BY 1, 2, 3, 4, 5`,
+		`SELECT Host, Db, User, Routine_name, Routine_type, Grantor, Proc_priv FROM mysql.procs_priv ORDER BY 1, 2, 3, 4, 5`,
+	},
+}
+
+// identityQueries name every InnoDB table with its table id, which a
+// RENAME keeps and a re-creation changes; the first that the server has
+// is used (MariaDB, then MySQL 8). Tables of the server's and of prepl's
+// schemas, and the intermediate tables of a running ALTER, are left out.
+var identityQueries = []string{
+	`SELECT TABLE_ID, NAME FROM information_schema.INNODB_SYS_TABLES WHERE NAME LIKE '%/%' AND NAME NOT LIKE '%#sql%'
+	AND SUBSTRING_INDEX(NAME, '/', 1) ` + userSchemas + ` ORDER BY 2`,
+	`SELECT TABLE_ID, NAME FROM information_schema.INNODB_TABLES WHERE NAME LIKE '%/%' AND NAME NOT LIKE '%#sql%'
+	AND SUBSTRING_INDEX(NAME, '/', 1) ` + userSchemas + ` ORDER BY 2`,
+}
+
+// ddlState returns the digest of the catalog that sql can change.
+func ddlState(ctx context.Context, c *sql.Conn, stmt string) (string, error) {
+	scope := scopeOf(stmt)
+	h := sha256.New()
+	fmt.Fprintf(h, "scope %d\n", scope)
+	for _, q := range stateQueries[scope] {
+		if err := digest(ctx, c, h, q); err != nil {
+			return "", fmt.Errorf("read the target's catalog before a DDL: %w", err)
+		}
+	}
+	if scope == scopeTables {
+		var err error
+		for _, q := range identityQueries {
+			if err = digest(ctx, c, h, q); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return "", fmt.Errorf("read InnoDB table ids before a DDL (SELECT on information_schema.INNODB_SYS_TABLES needs the PROCESS privilege): %w", err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+type writer interface{ Write([]byte) (int, error) }
+
+func digest(ctx context.Context, c *sql.Conn, h writer, q string) error {
+	rows, err := c.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	fmt.Fprintf(h, "query %q\n", q)
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for _, v := range vals {
+			if v == nil {
+				h.Write([]byte("N;"))
+				continue
+			}
+			fmt.Fprintf(h, "%d:%s;", len(v), v)
+		}
+		h.Write([]byte{'\n'})
+	}
+	return rows.Err()
+}
+
+// atomicDDL reports whether the target's DDL takes effect whole or not at
+// all across a crash: MariaDB 10.6 and later, MySQL 8.0 and later.
+func atomicDDL(version string, mariadb bool) bool {
+	major, minor := versionNumbers(version)
+	if mariadb {
+		return major > 10 || major == 10 && minor >= 6
+	}
+	return major >= 8
+}
+
+func versionNumbers(v string) (major, minor int) {
+	p := strings.SplitN(v, ".", 3)
+	if len(p) < 2 {
+		return 0, 0
+	}
+	major, _ = strconv.Atoi(p[0])
+	digits := strings.TrimRightFunc(p[1], func(r rune) bool { return r < '0' || r > '9' })
+	minor, _ = strconv.Atoi(digits)
+	return major, minor
+}
