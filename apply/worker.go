@@ -114,7 +114,7 @@ func (w *worker) run(j job) {
 	}
 	saved, err := w.body(j)
 	if err != nil {
-		w.fail(j, err)
+		w.fail(j, w.nameFailure(j, err))
 		return
 	}
 	if !j.commitNow {
@@ -176,6 +176,49 @@ func (w *worker) body(j job) (saved int, err error) {
 		err = w.conn.Send(w.ctx, b)
 	}
 	return b.Saved, err
+}
+
+// nameFailure says which source transaction a server's refusal belongs
+// to: the error of a batch does not say which statement failed, and a
+// commit unit holds many transactions. When the unit was sent as the next
+// to commit (its failure then stops the run), the prefixes of the unit
+// are tried, each rolled back, to find the first member that fails;
+// otherwise, or when no prefix fails again, the unit's range is named.
+func (w *worker) nameFailure(j job, err error) error {
+	if mysql.ErrorCode(err) == 0 || mysql.Classify(err) != mysql.Fatal || errors.Is(err, mysql.ErrRowCount) {
+		return err
+	}
+	txs := j.ren.txs
+	first, last := txs[0], txs[len(txs)-1]
+	if len(txs) == 1 {
+		return fmt.Errorf("apply %s: %w", mysql.Describe(first), err)
+	}
+	if j.commitNow {
+		w.conn.Rollback(w.ctx)
+		lo, hi := 0, len(txs) // the first failing prefix is txs[:hi+1], if any
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if w.tryPrefix(txs[:mid+1]) != nil {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		if lo < len(txs) {
+			return fmt.Errorf("apply %s: %w", mysql.Describe(txs[lo]), err)
+		}
+	}
+	return fmt.Errorf("apply the commit unit from %s to %s: %w", mysql.Describe(first), mysql.Describe(last), err)
+}
+
+// tryPrefix applies txs in source order and rolls back.
+func (w *worker) tryPrefix(txs []*txn.Txn) error {
+	b, err := w.e.tgt.Render(w.ctx, txs, false, false)
+	if err == nil {
+		err = w.conn.Send(w.ctx, b)
+	}
+	w.conn.Rollback(w.ctx)
+	return err
 }
 
 // fail rolls back and reports; a broken connection is re-opened first.

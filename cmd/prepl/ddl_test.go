@@ -1,6 +1,8 @@
 package main
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,4 +118,32 @@ func TestPendingDDLUnknownAsks(t *testing.T) {
 		t.Fatalf("with --pending-ddl: exit %d:\n%s", code, out)
 	}
 	sameRows(t, src, tgt)
+}
+
+// TestServerErrorNamesTransaction: a target that refuses a row (here a
+// duplicate key: the target diverged) stops prepl with an error naming
+// the source transaction by GTID and file:offset, even when it is one of
+// many in a commit unit.
+func TestServerErrorNamesTransaction(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, db, "CREATE DATABASE e", "CREATE TABLE e.t (id INT PRIMARY KEY, v INT)")
+	var bad string
+	for i := 1; i <= 20; i++ {
+		sandbox.MustExec(t, db, "INSERT INTO e.t VALUES ("+strconv.Itoa(i)+", 0)")
+		if i == 13 {
+			db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&bad)
+		}
+	}
+	files := binlogFiles(t, src)
+	for _, flags := range [][]string{{"--workers", "0"}, {"--workers", "0", "--compact=false"}, {"--workers", "4"}} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			tgt := targetServer(t)
+			sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), "CREATE DATABASE e", "CREATE TABLE e.t (id INT PRIMARY KEY, v INT)", "INSERT INTO e.t VALUES (13, 1)")
+			code, out := prepl(t, append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--start-gtid", "0-1-2"}, flags...), files...)...)
+			if code == 0 || !regexp.MustCompile(`GTID `+bad+` \(binlog\.000001:\d+\).*Duplicate entry`).MatchString(out) {
+				t.Fatalf("want an error naming GTID %s and its file:offset, got exit %d:\n%s", bad, code, out)
+			}
+		})
+	}
 }

@@ -276,7 +276,9 @@ func ErrorCode(err error) uint16 {
 	return 0
 }
 
-// Tables of a txn for messages.
+// Describe names a transaction for messages: its GTID and where it starts.
+func Describe(t *txn.Txn) string { return describe(t) }
+
 func describe(t *txn.Txn) string {
 	if t.GTID != "" {
 		return fmt.Sprintf("GTID %s (%s)", t.GTID, t.Start)
