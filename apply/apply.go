@@ -240,6 +240,8 @@ type engine struct {
 	ddlHold  bool     // a DDL is admitted: admit nothing more until it is done
 	readyQ   []uint64 // allowed to start, waiting for a worker, ascending
 	render   *renderer
+	// stopWorkers cancels the context of the workers and the renderer.
+	stopWorkers context.CancelFunc
 	// waits counts what held admission back (big transactions, a full
 	// window), beside the tracker's reasons.
 	waits         map[depend.Reason]uint64
@@ -288,18 +290,18 @@ type readResult struct {
 func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	start := time.Now()
 	// Workers get their own context: a graceful stop (ctx) lets them finish.
+	// Every goroutine started here has returned when run does.
 	wctx, wcancel := context.WithCancel(context.Background())
-	defer wcancel()
+	e.stopWorkers = wcancel
+	defer e.closeWorkers()
 	for i := 0; i < e.cfg.Workers; i++ {
 		w, err := newWorker(wctx, i+1, e)
 		if err != nil {
-			e.closeWorkers()
 			return Stats{}, err
 		}
 		e.workers = append(e.workers, w)
 		e.idle = append(e.idle, w)
 	}
-	defer e.closeWorkers()
 	e.render = newRenderer(wctx, e.tgt, 2*e.cfg.Workers+2, 64*e.cfg.Workers+16)
 	var mon *monitor
 	if e.cfg.Workers > 1 {
@@ -309,8 +311,13 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 
 	reads := make(chan readResult, 256)
 	rctx, rcancel := context.WithCancel(ctx)
-	defer rcancel()
+	readerDone := make(chan struct{})
+	defer func() {
+		rcancel()
+		<-readerDone // the caller may close src once Run returns
+	}()
 	go func() {
+		defer close(readerDone)
 		defer close(reads)
 		for {
 			tx, err := src.Next(rctx)

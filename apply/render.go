@@ -37,12 +37,13 @@ type renderer struct {
 	tgt   *mysql.Target
 	queue chan *rendering
 	slots chan struct{} // units rendered ahead and not yet taken
+	done  chan struct{} // closed when loop has returned
 }
 
 // newRenderer starts the goroutine: it renders up to ahead units not yet
 // taken by a worker, from a queue of up to queue units.
 func newRenderer(ctx context.Context, tgt *mysql.Target, ahead, queue int) *renderer {
-	r := &renderer{tgt: tgt, queue: make(chan *rendering, queue), slots: make(chan struct{}, ahead)}
+	r := &renderer{tgt: tgt, queue: make(chan *rendering, queue), slots: make(chan struct{}, ahead), done: make(chan struct{})}
 	go r.loop(ctx)
 	return r
 }
@@ -56,6 +57,7 @@ func (r *renderer) add(x *rendering) {
 }
 
 func (r *renderer) loop(ctx context.Context) {
+	defer close(r.done)
 	for {
 		var x *rendering
 		select {

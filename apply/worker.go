@@ -41,6 +41,7 @@ type worker struct {
 	ctl  chan ctlMsg
 	ctx  context.Context
 	quit chan struct{}
+	done chan struct{} // closed when loop has returned
 
 	// For Stats.Workers: written by the worker, read by snapshots.
 	state   atomic.Value // string
@@ -64,13 +65,15 @@ func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{})}
+	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{}),
+		done: make(chan struct{})}
 	w.setState("idle", "")
 	go w.loop()
 	return w, nil
 }
 
 func (w *worker) loop() {
+	defer close(w.done)
 	for {
 		select {
 		case j := <-w.jobs:
@@ -288,10 +291,19 @@ func (w *worker) abandon() {
 	}
 }
 
+// closeWorkers ends the workers and the renderer, cancelling what they
+// are doing on the target, and waits until they have returned.
 func (e *engine) closeWorkers() {
+	e.stopWorkers()
 	for _, w := range e.workers {
 		w.abandon()
+	}
+	for _, w := range e.workers {
+		<-w.done
 		w.conn.Close()
 	}
 	e.workers = nil
+	if e.render != nil {
+		<-e.render.done
+	}
 }

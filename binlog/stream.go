@@ -116,7 +116,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 	if s.atEnd {
 		return s, nil
 	}
-	if err := s.start(); err != nil {
+	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -207,7 +207,9 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 	return nil
 }
 
-func (s *StreamReader) start() error {
+// start opens the replication stream. ctx ending aborts the dial and the
+// handshake, which have no deadline of their own in go-mysql.
+func (s *StreamReader) start(ctx context.Context) error {
 	sc := replication.BinlogSyncerConfig{
 		ServerID:                s.cfg.ServerID,
 		Flavor:                  string(s.flavor),
@@ -232,6 +234,8 @@ func (s *StreamReader) start() error {
 		FillZeroLogPos: true,
 	}
 	s.syncer = replication.NewBinlogSyncer(sc)
+	syncer := s.syncer
+	defer context.AfterFunc(ctx, func() { syncer.Close() })()
 	s.stopWatching()
 	s.stopWatch = make(chan struct{})
 	go watch(s.syncer, &s.events, s.cfg.ReadTimeout, s.cfg.Log, s.stopWatch)
@@ -385,7 +389,7 @@ func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
 	for attempt := 1; ; attempt++ {
 		s.syncer.Close()
 		s.rewind()
-		err := s.start()
+		err := s.start(ctx)
 		if err == nil {
 			s.reconnects.Add(1)
 			s.cfg.Log.Info("reconnected to source", "source", addr, "attempts", attempt,
