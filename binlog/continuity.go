@@ -431,8 +431,12 @@ func mariaRange(from *MariaDBState, d uint32, to MariaGTID) string {
 func mariaBackward(prev, next *FileSummary, d uint32) *Problem {
 	have := next.MariaDBStart
 	if have.String() == prev.MariaDBStart.String() {
+		at := have.String()
+		if at == "" {
+			at = "no GTIDs before them"
+		}
 		return &Problem{Repeat, fmt.Sprintf("%s and %s start at the same GTID position (%s): the same file twice? its transactions would be applied twice",
-			prev.Name, next.Name, have)}
+			prev.Name, next.Name, at)}
 	}
 	if before(have, prev.MariaDBStart) {
 		return &Problem{Order, fmt.Sprintf("%s starts %s, before %s does (%s): it comes earlier in the stream; give the files in stream order",
