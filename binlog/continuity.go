@@ -321,6 +321,9 @@ func checkGTIDs(prev, next *FileSummary) (ok bool, p *Problem) {
 	hint := ""
 	if m := missingNames(prev.Name, next.Name); m != "" {
 		hint = " (" + plural(m) + " missing?)"
+	} else if prev.Rotate == "" {
+		// A file followed by another ends with a rotate event.
+		hint = " (" + prev.Name + " does not end with a rotate event: is it cut short?)"
 	}
 	if prev.Flavor == txn.MariaDB {
 		if prev.MariaDBEnd == nil || next.MariaDBStart == nil {

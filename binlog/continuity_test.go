@@ -74,6 +74,8 @@ func TestCheckContinuity(t *testing.T) {
 		{"mariadb one file", []FileSummary{m2}, 0, nil},
 		{"mariadb gap", []FileSummary{m1, m3}, Gap, []string{
 			"binlog.000003 starts at 0-1-120 but binlog.000001 ends at 0-1-57: 0-1-58..0-1-119 are missing (binlog.000002 is missing?)"}},
+		{"mariadb file cut short", []FileSummary{maria(t, "binlog.000001", "", "0-1-1..40"), m2}, Gap, []string{
+			"0-1-41..0-1-57 are missing (binlog.000001 does not end with a rotate event: is it cut short?)"}},
 		{"mariadb gap of one", []FileSummary{m1, maria(t, "binlog.000002", "0-1-58", "0-1-59..60")}, Gap, []string{"0-1-58 is missing"}},
 		{"mariadb file twice", []FileSummary{m1, m2, m1}, Repeat, []string{"binlog.000001 is given twice (file 1 and file 3)"}},
 		{"mariadb copy under another name", []FileSummary{m1, renamed(m1, "copy.000002")}, Repeat, []string{"start at the same GTID position"}},

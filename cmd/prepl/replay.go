@@ -53,7 +53,8 @@ one) and the rotate event that ends a file decide. A missing file, a file
 given twice or files out of order are refused with exit code 2, naming the
 files and the GTIDs missing or repeated; nothing is applied. --allow-gaps
 applies a deliberate subset (a warning names each gap). The check reads only
-event headers and GTID events.
+event headers and GTID events. --start-gtid, --stop-gtid, --stop-datetime and
+--skip-gtid select within the stream; they do not count as gaps.
 
 On a terminal a progress bar shows the bytes read of all files, the rate
 and the time left. SIGINT or SIGTERM stops after what is in flight, with the
