@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	stopDatetime := fs.String("stop-datetime", "", "stop before the first transaction committed at or after this UTC time\n(\"2006-01-02 15:04:05\" or RFC 3339)")
 	var skip multiFlag
 	fs.Var(&skip, "skip-gtid", "do not apply this GTID (repeatable); the position still moves past it")
+	allowGaps := fs.Bool("allow-gaps", false, "apply files that leave transactions out (a deliberate subset), with a warning\nnaming each gap; a repeat or a wrong order is still refused")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl replay --target URL [flags] FILE...
 
@@ -41,6 +43,18 @@ The position is stored in the target (prepl.position, channel "replay") in the
 same transaction as the rows, so after a crash the same command resumes
 exactly where it stopped. A damaged file stops the replay with an error naming
 the file and offset, after applying every complete transaction before it.
+
+Before applying anything, replay checks that the files form one stream, in
+the order given: each file's GTID list (MariaDB Gtid_list, MySQL
+Previous_gtids) must be exactly the previous file's list plus the GTIDs that
+file holds, and the first file must not start after the stored position (or
+--start-gtid). Without GTIDs, the names (base.NNNNNN, one base, numbers up by
+one) and the rotate event that ends a file decide. A missing file, a file
+given twice or files out of order are refused with exit code 2, naming the
+files and the GTIDs missing or repeated; nothing is applied. --allow-gaps
+applies a deliberate subset (a warning names each gap). The check reads only
+event headers and GTID events. --start-gtid, --stop-gtid, --stop-datetime and
+--skip-gtid select within the stream; they do not count as gaps.
 
 On a terminal a progress bar shows the bytes read of all files, the rate
 and the time left. SIGINT or SIGTERM stops after what is in flight, with the
@@ -80,6 +94,9 @@ Flags:
 	defer tgt.Close()
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
+		return err
+	}
+	if err := checkFileSet(files, res, *startGTID, *allowGaps, log); err != nil {
 		return err
 	}
 	var fo binlog.FileOptions
@@ -152,4 +169,58 @@ func replayFilter(start, stop, stopAt string, skip []string) (func(*txn.Txn) app
 		}
 		return apply.Apply
 	}, nil
+}
+
+// continuityError is a file set that is not one stream: a mistake a
+// restart cannot fix, so exit code 2 like a usage error.
+type continuityError struct{ msg string }
+
+func (e *continuityError) Error() string { return e.msg }
+func (e *continuityError) Unwrap() error { return errUsage }
+
+// checkFileSet refuses files that do not form one stream from the position
+// already applied (stored, else --start-gtid), before anything is applied.
+func checkFileSet(files []string, res apply.Resume, startGTID string, allowGaps bool, log *slog.Logger) error {
+	sums := make([]binlog.FileSummary, len(files))
+	for i, f := range files {
+		s, err := binlog.ScanFile(f)
+		if err != nil {
+			return err
+		}
+		sums[i] = s
+	}
+	problems := binlog.CheckContinuity(sums)
+	what, pos, file := "--start-gtid", startGTID, ""
+	if res.Found {
+		what, pos, file = "the stored position", res.Position.GTIDPos, res.Position.File
+	}
+	if p := binlog.CheckResume(what, pos, file, sums[0]); p != nil {
+		problems = append(problems, *p)
+	}
+	refuse, warn := binlog.Refusals(problems, allowGaps)
+	for _, p := range warn {
+		if p.Kind == binlog.Gap {
+			log.Warn("applying a file set with a gap (--allow-gaps): " + p.Msg)
+		} else {
+			log.Warn(p.Msg)
+		}
+	}
+	if len(refuse) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(refuse))
+	for i, p := range refuse {
+		msgs[i] = p.Msg + remedy(p.Kind)
+	}
+	return &continuityError{"the files do not form one stream, nothing applied: " + strings.Join(msgs, "\n  ")}
+}
+
+func remedy(k binlog.ProblemKind) string {
+	switch k {
+	case binlog.Gap:
+		return "; give the missing files, or --allow-gaps to apply a deliberate subset"
+	case binlog.Repeat:
+		return "; give each file once"
+	}
+	return ""
 }

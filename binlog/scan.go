@@ -1,0 +1,185 @@
+package binlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// maxScanEvent bounds the size of an event ScanFile reads whole: only
+// format description, GTID, GTID list and rotate events are read, and
+// none of them comes near it; a bigger size is a damaged header.
+const maxScanEvent = 1 << 20
+
+// ScanFile reads what CheckContinuity needs from one binlog file: its
+// format description, GTID list (Gtid_list, Previous_gtids), GTID events
+// and the rotate that ends it. Every other event is skipped by the length
+// in its header, never decoded, so a scan costs about a sequential read of
+// the file. Damage does not make an error: it is recorded in
+// FileSummary.Damaged, and what was read before it is kept.
+func ScanFile(path string) (FileSummary, error) {
+	s := FileSummary{Name: filepath.Base(path)}
+	f, err := os.Open(path)
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	sc := scanner{sum: &s, p: replication.NewBinlogParser()}
+	sc.p.SetVerifyChecksum(true)
+	if err := sc.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
+		s.Damaged = err
+	}
+	if s.Flavor == txn.MariaDB && s.MariaDBStart == nil {
+		s.MariaDBStart = newMariaDBState()
+	}
+	if s.MariaDBStart != nil && s.MariaDBEnd == nil {
+		s.MariaDBEnd = s.MariaDBStart.clone()
+	}
+	return s, nil
+}
+
+type scanner struct {
+	sum *FileSummary
+	p   *replication.BinlogParser
+	off uint32 // where the next event starts
+	buf []byte
+}
+
+func (sc *scanner) damaged(err error) error {
+	return &FormatError{File: sc.sum.Name, Offset: sc.off, Err: err}
+}
+
+func (sc *scanner) run(br *bufio.Reader) error {
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, replication.BinLogFileHeader) {
+		return sc.damaged(errNotBinlog)
+	}
+	sc.off = 4
+	hdr := make([]byte, replication.EventHeaderSize)
+	for first := true; ; first = false {
+		if _, err := io.ReadFull(br, hdr); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return sc.damaged(errors.New("truncated event header"))
+		}
+		typ := replication.EventType(hdr[4])
+		size := binary.LittleEndian.Uint32(hdr[9:])
+		if first && (typ != replication.FORMAT_DESCRIPTION_EVENT || size > maxScanEvent) {
+			return sc.damaged(errNotBinlog)
+		}
+		if size < replication.EventHeaderSize {
+			return sc.damaged(fmt.Errorf("event size %d is smaller than its header", size))
+		}
+		body := int(size) - replication.EventHeaderSize
+		if !scanned(typ) {
+			if n, err := br.Discard(body); err != nil {
+				return sc.damaged(fmt.Errorf("truncated %v event: %d of %d bytes", typ, n+replication.EventHeaderSize, size))
+			}
+		} else {
+			if size > maxScanEvent {
+				return sc.damaged(fmt.Errorf("%v event of %d bytes", typ, size))
+			}
+			sc.buf = append(sc.buf[:0], hdr...)
+			sc.buf = append(sc.buf, make([]byte, body)...)
+			if _, err := io.ReadFull(br, sc.buf[replication.EventHeaderSize:]); err != nil {
+				return sc.damaged(fmt.Errorf("truncated %v event", typ))
+			}
+			if first {
+				sc.buf[17] &^= logEventBinlogInUse // see parseFrom
+			}
+			if err := sc.event(); err != nil {
+				return sc.damaged(err)
+			}
+		}
+		if typ != replication.ROTATE_EVENT {
+			sc.sum.Rotate = "" // a rotate names the next file only as the last event
+		}
+		sc.off += size
+	}
+}
+
+func scanned(t replication.EventType) bool {
+	switch t {
+	case replication.FORMAT_DESCRIPTION_EVENT, replication.ROTATE_EVENT,
+		replication.MARIADB_GTID_EVENT, replication.MARIADB_GTID_LIST_EVENT,
+		replication.GTID_EVENT, replication.ANONYMOUS_GTID_EVENT, replication.PREVIOUS_GTIDS_EVENT,
+		replication.GTID_TAGGED_LOG_EVENT:
+		return true
+	}
+	return false
+}
+
+func (sc *scanner) event() (err error) {
+	defer func() {
+		if v := recover(); v != nil { // go-mysql indexes into bodies it has not bounds-checked
+			err = fmt.Errorf("corrupted event: %v", v)
+		}
+	}()
+	ev, err := sc.p.Parse(sc.buf)
+	if err != nil {
+		return classifyParseError(err)
+	}
+	s := sc.sum
+	switch e := ev.Event.(type) {
+	case *replication.FormatDescriptionEvent:
+		s.Flavor = flavorOfVersion(e.ServerVersion)
+	case *replication.MariadbGTIDListEvent:
+		if s.MariaDBStart != nil {
+			return nil // only the one that opens the file is its start
+		}
+		s.Flavor, s.HasGTIDList = txn.MariaDB, true
+		s.MariaDBStart = newMariaDBState()
+		for _, g := range e.GTIDs {
+			s.MariaDBStart.add(MariaGTID{g.DomainID, g.ServerID, g.SequenceNumber})
+		}
+	case *replication.MariadbGTIDEvent:
+		s.Flavor = txn.MariaDB
+		if s.MariaDBStart == nil {
+			s.MariaDBStart = newMariaDBState()
+		}
+		if s.MariaDBEnd == nil {
+			s.MariaDBEnd, s.MariaDBFirst = s.MariaDBStart.clone(), map[uint32]MariaGTID{}
+		}
+		g := MariaGTID{e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber}
+		s.MariaDBEnd.add(g)
+		if _, ok := s.MariaDBFirst[g.Domain]; !ok {
+			s.MariaDBFirst[g.Domain] = g
+		}
+	case *replication.PreviousGTIDsEvent:
+		if s.HasGTIDList {
+			return nil
+		}
+		set, err := ParseGTIDSet(e.GTIDSets)
+		if err != nil {
+			return fmt.Errorf("previous GTIDs event: %w", err)
+		}
+		s.HasGTIDList, s.MySQLStart = true, set
+	case *replication.GTIDEvent:
+		u, err := uuid.FromBytes(e.SID)
+		if err != nil || u == uuid.Nil {
+			s.Anonymous++
+			return nil
+		}
+		if s.MySQLHeld == nil {
+			s.MySQLHeld = GTIDSet{}
+		}
+		key := u.String()
+		if t := e.Tag.String(); t != "" {
+			key += ":" + t
+		}
+		s.MySQLHeld.Add(key, uint64(e.GNO))
+	case *replication.RotateEvent:
+		s.Rotate = string(e.NextLogName)
+	}
+	return nil
+}
