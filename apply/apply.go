@@ -531,7 +531,8 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 	ap := u.applied()
 	for _, t := range ap {
 		if !t.IsDDL() {
-			if err := e.tgt.Catalog.LoadTxn(ctx, t); err != nil {
+			err := e.tgt.Retry(ctx, "load table definitions", func() error { return e.tgt.Catalog.LoadTxn(ctx, t) })
+			if err != nil {
 				return fmt.Errorf("%s: %w", mysql.TxnID(t), err)
 			}
 		}

@@ -53,7 +53,11 @@ type Resume struct {
 
 // LoadResume reads the stored positions of the target's channel.
 func LoadResume(ctx context.Context, tgt *mysql.Target) (Resume, error) {
-	ps, err := tgt.Positions(ctx)
+	var ps map[string]mysql.Position
+	err := tgt.Retry(ctx, "read the stored position", func() (err error) {
+		ps, err = tgt.Positions(ctx)
+		return err
+	})
 	if err != nil {
 		return Resume{}, err
 	}

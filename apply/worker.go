@@ -61,7 +61,11 @@ func (w *worker) stat() WorkerStat {
 }
 
 func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
-	c, err := e.tgt.Conn(ctx)
+	var c *mysql.Conn
+	err := e.tgt.Retry(ctx, "open a worker connection", func() (err error) {
+		c, err = e.tgt.Conn(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

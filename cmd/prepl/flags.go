@@ -141,7 +141,7 @@ func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --target: %v", errUsage, err)
 	}
-	var opts []mysql.Option
+	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default())}
 	if f.keepGTID {
 		opts = append(opts, mysql.Unlogged())
 	}

@@ -47,6 +47,7 @@ Flags:
 
 // printStored prints the positions stored on the target for the channel.
 func printStored(ctx context.Context, stdout io.Writer, af *applyFlags) error {
+	af.reconnect = 0 // a status check answers now, it does not wait for the target
 	tgt, err := af.openTarget(ctx)
 	if err != nil {
 		return err

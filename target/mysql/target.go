@@ -28,6 +28,8 @@ type Target struct {
 	Version   string
 	IsMariaDB bool
 	unlogged  bool
+	reconnect time.Duration // see Reconnect
+	log       *slog.Logger
 }
 
 // Option changes how Open prepares the target.
@@ -50,12 +52,14 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 	for _, o := range opts {
 		o(t)
 	}
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&t.Version); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("connect to target %s: %w", e, err)
-	}
-	t.IsMariaDB = strings.Contains(strings.ToLower(t.Version), "mariadb")
-	if err := t.ensurePositionTable(ctx); err != nil {
+	err = t.Retry(ctx, "connect to target", func() error {
+		if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&t.Version); err != nil {
+			return fmt.Errorf("connect to target %s: %w", e, err)
+		}
+		t.IsMariaDB = strings.Contains(strings.ToLower(t.Version), "mariadb")
+		return t.ensurePositionTable(ctx)
+	})
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
