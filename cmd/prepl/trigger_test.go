@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/verify"
@@ -85,11 +87,17 @@ func triggerWorkload(t *testing.T, db *sql.DB) {
 	sandbox.MustExec(t, db, q...)
 }
 
-// triggerTarget starts a target with the schema and triggers in place.
-func triggerTarget(t *testing.T, schema string) *sandbox.Server {
+// triggerTarget starts a target with the schema and triggers in place,
+// kept out of its binlog when it has one.
+func triggerTarget(t *testing.T, schema string, withBinlog bool) *sandbox.Server {
 	t.Helper()
-	tgt := targetServer(t)
-	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), triggerSchema(schema)...)
+	o := sandbox.Defaults()
+	o.FlushLogAtTrxCommit, o.ServerID, o.Binlog = 2, 2, withBinlog
+	tgt := sandbox.MustStart(t, o)
+	db := sandbox.MustOpen(t, tgt, "")
+	db.SetMaxOpenConns(1)
+	sandbox.MustExec(t, db, "SET SESSION sql_log_bin = 0")
+	sandbox.MustExec(t, db, triggerSchema(schema)...)
 	return tgt
 }
 
@@ -97,7 +105,7 @@ func triggerTarget(t *testing.T, schema string) *sandbox.Server {
 // the beginning, and returns it once it has src's last GTID.
 func mariaDBReplica(t *testing.T, src *sandbox.Server) *sandbox.Server {
 	t.Helper()
-	rep := triggerTarget(t, "tr")
+	rep := triggerTarget(t, "tr", false)
 	db := sandbox.MustOpen(t, rep, "")
 	var pos string
 	if err := sandbox.MustOpen(t, src, "").QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
@@ -178,7 +186,8 @@ func TestTriggersDoNotFireOnAppliedRows(t *testing.T) {
 	for _, r := range runs {
 		name := fmt.Sprintf("%s/%s/compact=%s%s", r.cmd, r.mode, r.compact, strings.Join(r.extra, ""))
 		t.Run(name, func(t *testing.T) {
-			tgt := triggerTarget(t, "tr")
+			keep := len(r.extra) > 0
+			tgt := triggerTarget(t, "tr", keep)
 			args := []string{r.cmd, "--target", tgt.URL(), "--mode", r.mode, "--workers", "4", "--commit-unit", "50",
 				"--compact=" + r.compact, "--progress", "0"}
 			args = append(args, r.extra...)
@@ -195,29 +204,39 @@ func TestTriggersDoNotFireOnAppliedRows(t *testing.T) {
 			if err := verify.Rows(context.Background(), a, b); err != nil {
 				t.Fatalf("target differs from MariaDB's replica: %v", err)
 			}
+			if keep { // BINLOG statements keep the source's GTIDs too
+				var srcPos, tgtPos string
+				db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&srcPos)
+				b.QueryRow("SELECT @@gtid_binlog_pos").Scan(&tgtPos)
+				if srcPos != tgtPos {
+					t.Fatalf("with --keep-gtid the target's gtid_binlog_pos is %q, the source's %q", tgtPos, srcPos)
+				}
+			}
 		})
 	}
 }
 
 // TestTriggerTablesFiltered: a rewritten schema reaches the BINLOG
-// statement's table maps, and an excluded table written by a trigger in
-// the same statement as an included one is left out of it.
+// statement's table maps, and tables not included are left out of it,
+// whether they share a transaction or a statement with included ones.
 func TestTriggerTablesFiltered(t *testing.T) {
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
 	triggerWorkload(t, db)
 	files := binlogFiles(t, src)
-	tgt := triggerTarget(t, "tr2")
+	tgt := triggerTarget(t, "tr2", false)
+	// tr.plain shares transactions with tr.t1; tr.audit and tr.film_text
+	// share statements with tr.t1 and tr.film (their triggers' rows).
 	mustPrepl(t, append([]string{"replay", "--target", tgt.URL(), "--workers", "4", "--progress", "0",
-		"--rewrite-schema", "tr=tr2", "--exclude", "tr.audit", "--exclude", "tr.film_text"}, files...)...)
+		"--rewrite-schema", "tr=tr2", "--include", "tr.t?", "--include", "tr.film"}, files...)...)
 	tdb := sandbox.MustOpen(t, tgt, "")
-	for _, tb := range []string{"t1", "t2", "t3", "plain", "film"} {
+	for _, tb := range []string{"t1", "t2", "t3", "film"} {
 		a, b := rowsOf(t, db, "tr."+tb), rowsOf(t, tdb, "tr2."+tb)
 		if strings.Join(a, "\n") != strings.Join(b, "\n") {
 			t.Errorf("tr2.%s on the target differs from tr.%s on the source:\n target %q\n source %q", tb, tb, b, a)
 		}
 	}
-	for _, tb := range []string{"audit", "film_text"} {
+	for _, tb := range []string{"audit", "film_text", "plain"} {
 		if rows := rowsOf(t, tdb, "tr2."+tb); len(rows) != 0 {
 			t.Errorf("excluded table tr2.%s has rows on the target (a trigger fired, or its rows were applied): %q", tb, rows)
 		}
@@ -231,7 +250,7 @@ func TestBinlogPrivilegeNamed(t *testing.T) {
 	db := sandbox.MustOpen(t, src, "")
 	triggerWorkload(t, db)
 	files := binlogFiles(t, src)
-	tgt := triggerTarget(t, "tr")
+	tgt := triggerTarget(t, "tr", false)
 	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""),
 		"CREATE USER 'applier'@'%'",
 		"GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX, TRIGGER ON *.* TO 'applier'@'%'")
@@ -245,4 +264,77 @@ func TestBinlogPrivilegeNamed(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d rows of tr.t1 applied without the privilege", n)
 	}
+}
+
+// BenchmarkTriggerTablesBinlogVsSQL times one binlog of single-row
+// transactions on a table whose trigger writes an audit row, applied to
+// a target that has the triggers (BINLOG statements) and to one with the
+// same tables without triggers (SQL, compacted or not). Run it with
+// -benchtime=1x; it reports the seconds of each and their ratio.
+func BenchmarkTriggerTablesBinlogVsSQL(b *testing.B) {
+	const n = 5000
+	o := sandbox.Defaults()
+	o.Binlog = true
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
+	src := sandbox.MustStart(b, o)
+	db := sandbox.MustOpen(b, src, "")
+	db.SetMaxOpenConns(1)
+	schema := []string{
+		"CREATE DATABASE tb",
+		"CREATE TABLE tb.t (id INT PRIMARY KEY, v INT NOT NULL, note VARCHAR(40))",
+		"CREATE TABLE tb.audit (id INT AUTO_INCREMENT PRIMARY KEY, rid INT, op VARCHAR(10))",
+	}
+	triggers := []string{
+		"CREATE TRIGGER tb.t_ai AFTER INSERT ON tb.t FOR EACH ROW INSERT INTO tb.audit (rid, op) VALUES (NEW.id, 'ins')",
+		"CREATE TRIGGER tb.t_au AFTER UPDATE ON tb.t FOR EACH ROW INSERT INTO tb.audit (rid, op) VALUES (NEW.id, 'upd')",
+	}
+	sandbox.MustExec(b, db, "SET SESSION sql_log_bin = 0")
+	sandbox.MustExec(b, db, append(schema, triggers...)...)
+	sandbox.MustExec(b, db, "SET SESSION sql_log_bin = 1")
+	for i := 1; i <= n; i++ {
+		q := fmt.Sprintf("INSERT INTO tb.t VALUES (%d, %d, 'x')", i, i)
+		if i%2 == 0 {
+			q = fmt.Sprintf("UPDATE tb.t SET v = v + 1 WHERE id = %d", i-1)
+		}
+		sandbox.MustExec(b, db, q)
+	}
+	sandbox.MustExec(b, db, "FLUSH BINARY LOGS")
+	files, err := src.BinlogFiles()
+	if err != nil {
+		b.Fatal(err)
+	}
+	replay := func(withTriggers bool, compact string) float64 {
+		to := sandbox.Defaults()
+		to.FlushLogAtTrxCommit, to.ServerID = 2, 2
+		tgt := sandbox.MustStart(b, to)
+		tdb := sandbox.MustOpen(b, tgt, "")
+		sandbox.MustExec(b, tdb, schema...)
+		if withTriggers {
+			sandbox.MustExec(b, tdb, triggers...)
+		}
+		args := append([]string{"replay", "--target", tgt.URL(), "--mode", "serial", "--compact=" + compact, "--progress", "0"}, files...)
+		start := time.Now()
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			b.Fatalf("prepl replay: exit %d\n%s%s", code, out.String(), errb.String())
+		}
+		el := time.Since(start).Seconds()
+		if err := verify.Rows(context.Background(), db, tdb); err != nil {
+			b.Fatalf("target differs from source: %v", err)
+		}
+		tgt.Close()
+		return el
+	}
+	var bin, sqlC, sqlU float64
+	for i := 0; i < b.N; i++ {
+		bin += replay(true, "true")
+		sqlC += replay(false, "true")
+		sqlU += replay(false, "false")
+	}
+	k := float64(b.N)
+	b.ReportMetric(bin/k, "binlog-s")
+	b.ReportMetric(sqlC/k, "sql-compact-s")
+	b.ReportMetric(sqlU/k, "sql-s")
+	b.ReportMetric(bin/sqlU, "binlog/sql")
+	b.ReportMetric(bin/sqlC, "binlog/sql-compact")
 }

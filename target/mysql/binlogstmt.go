@@ -67,8 +67,23 @@ func (t *Target) renderBinlogTxn(ctx context.Context, b *Batch, tx *txn.Txn, tri
 	b.closeChunk()
 	// A rows event sets foreign_key_checks and unique_checks from its own
 	// flags and leaves them so: restore what the batch believes.
-	b.stmt("SET SESSION foreign_key_checks="+boolInt(!b.fkOff)+", unique_checks="+boolInt(!b.uqOff), rowExpect{})
+	if b.flagsDiffer(tx) {
+		b.stmt("SET SESSION foreign_key_checks="+boolInt(!b.fkOff)+", unique_checks="+boolInt(!b.uqOff), rowExpect{})
+	}
 	return nil
+}
+
+// flagsDiffer reports whether a rows event of tx has check flags other
+// than the session's.
+func (b *Batch) flagsDiffer(tx *txn.Txn) bool {
+	for _, ch := range tx.Changes {
+		if rc := ch.Row; rc != nil {
+			if (rc.Flags&txn.RowsFlagNoForeignKeyChecks != 0) != b.fkOff || (rc.Flags&txn.RowsFlagRelaxedUniqueCheck != 0) != b.uqOff {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // canBinlog checks that the target can read tx's raw events.
