@@ -293,16 +293,13 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 	return t
 }
 
-// tableMap records a table map event. Its raw bytes are kept (the
-// event of the latest map of the id: an older one with the same key maps
-// the id to the same table just as well).
+// tableMap records a table map event, and its raw bytes for the rows
+// events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) {
 	key := tableMapKey(e)
 	if old, ok := a.tables[e.TableID]; ok && old.key == key {
-		if old.raw == nil && raw != nil {
-			old.raw = raw
-			a.tables[e.TableID] = old
-		}
+		old.raw = raw
+		a.tables[e.TableID] = old
 		return
 	}
 	if len(a.tables) > 100000 { // table ids are not reused; keep the map bounded
