@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -155,6 +156,11 @@ func binlogErr(tx *txn.Txn, what string, err error) error {
 			describe(tx), what, ErrBinlogPrivilege, err)
 	case 1032, 1062:
 		return fmt.Errorf("apply %s: BINLOG statement for %s failed: the target has diverged from the source: %w: %w", describe(tx), what, ErrRowCount, err)
+	case 1153:
+		return fmt.Errorf("apply %s: BINLOG statement for %s is larger than the target's max_allowed_packet (one source statement's row events go in one BINLOG statement): raise max_allowed_packet on the target: %w", describe(tx), what, err)
+	}
+	if errors.Is(err, gomysql.ErrPktTooLarge) {
+		return fmt.Errorf("apply %s: BINLOG statement for %s is larger than the target's max_allowed_packet (one source statement's row events go in one BINLOG statement): raise max_allowed_packet on the target: %w", describe(tx), what, err)
 	}
 	return fmt.Errorf("apply %s: BINLOG statement for %s failed: %w", describe(tx), what, err)
 }
