@@ -40,6 +40,8 @@ type assembler struct {
 	seq    uint64
 
 	tables map[uint64]tableEntry // by table id, from table map events
+	format *txn.Format           // the format description in force
+	stmt   int                   // statement number of the next rows event in cur
 
 	cur     *txn.Txn
 	inTxn   bool   // BEGIN seen, or implied by a MariaDB GTID event
@@ -50,6 +52,7 @@ type assembler struct {
 type tableEntry struct {
 	key   string // tableMapKey
 	table *txn.Table
+	raw   []byte // the table map event as read
 }
 
 func newAssembler() *assembler {
@@ -95,6 +98,7 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		if a.flavor == "" {
 			a.flavor = flavorOfVersion(e.ServerVersion)
 		}
+		a.format = newFormat(ev.RawData, flavorOfVersion(e.ServerVersion), e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32)
 		return nil, nil
 	case *replication.RotateEvent:
 		if a.cur != nil {
@@ -140,11 +144,11 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return a.finish(h), nil
 	case *replication.TableMapEvent:
 		a.implicitBegin(h)
-		a.tableMap(e)
+		a.tableMap(e, ev.RawData)
 		return nil, nil
 	case *replication.RowsEvent:
 		a.implicitBegin(h)
-		if err := a.rows(e); err != nil {
+		if err := a.rows(e, ev.RawData); err != nil {
 			return nil, a.formatErr(eventStart(h), err)
 		}
 		return nil, nil
@@ -189,8 +193,9 @@ func (a *assembler) begin(h *replication.EventHeader) error {
 		LastCommitted:  -1,
 		SequenceNumber: -1,
 		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
+		Format:         a.format,
 	}
-	a.inTxn, a.xid = false, ""
+	a.inTxn, a.xid, a.stmt = false, "", 0
 	return nil
 }
 
@@ -203,12 +208,15 @@ func (a *assembler) implicitBegin(h *replication.EventHeader) {
 			LastCommitted:  -1,
 			SequenceNumber: -1,
 			Start:          txn.Position{File: a.file, Offset: eventStart(h)},
+			Format:         a.format,
 		}
+		a.stmt = 0
 	}
 }
 
 func (a *assembler) addStmt(st *txn.Statement) {
 	a.cur.Changes = append(a.cur.Changes, txn.Change{Stmt: st})
+	a.stmt++
 }
 
 func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent) (*txn.Txn, error) {
@@ -287,15 +295,19 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 	return t
 }
 
-func (a *assembler) tableMap(e *replication.TableMapEvent) {
+// tableMap records a table map event, and its raw bytes for the rows
+// events that follow it.
+func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) {
 	key := tableMapKey(e)
 	if old, ok := a.tables[e.TableID]; ok && old.key == key {
+		old.raw = raw
+		a.tables[e.TableID] = old
 		return
 	}
 	if len(a.tables) > 100000 { // table ids are not reused; keep the map bounded
 		clear(a.tables)
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: newTable(e)}
+	a.tables[e.TableID] = tableEntry{key: key, table: newTable(e), raw: raw}
 }
 
 // tableMapKey is what a table map says of its table: equal keys mean the
@@ -364,7 +376,7 @@ func newTable(e *replication.TableMapEvent) *txn.Table {
 	return t
 }
 
-func (a *assembler) rows(e *replication.RowsEvent) error {
+func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	ent, ok := a.tables[e.TableID]
 	if !ok {
 		return fmt.Errorf("rows event for table id %d without its table map event", e.TableID)
@@ -392,8 +404,15 @@ func (a *assembler) rows(e *replication.RowsEvent) error {
 	if len(e.Rows)%step != 0 {
 		return fmt.Errorf("update rows event for %s has an odd number of images", tbl.QualifiedName())
 	}
+	var re *txn.RowsEvent
+	if raw != nil && ent.raw != nil {
+		re = &txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: len(e.Rows) / step}
+	}
+	if e.Flags&replication.RowsEventStmtEndFlag != 0 {
+		a.stmt++
+	}
 	for i := 0; i < len(e.Rows); i += step {
-		rc := &txn.RowChange{Kind: kind, Table: tbl, Flags: e.Flags}
+		rc := &txn.RowChange{Kind: kind, Table: tbl, Flags: e.Flags, Event: re}
 		var err error
 		switch kind {
 		case txn.Insert:
@@ -432,6 +451,18 @@ func image(tbl *txn.Table, row []any, bitmap []byte) ([]txn.Value, []bool, error
 		vals[c] = v
 	}
 	return vals, present, nil
+}
+
+// newFormat keeps a format description event for BINLOG statements, with
+// the in-use flag cleared as the server does before computing its
+// checksum.
+func newFormat(raw []byte, flavor txn.Flavor, checksum bool) *txn.Format {
+	if len(raw) < replication.EventHeaderSize {
+		return nil
+	}
+	ev := append([]byte(nil), raw...)
+	ev[17] &^= logEventBinlogInUse
+	return &txn.Format{Event: ev, Flavor: flavor, Checksum: checksum}
 }
 
 func flavorOfVersion(v string) txn.Flavor {

@@ -149,6 +149,13 @@ func TestWorkloadFilesAndStream(t *testing.T) {
 				for i, tx := range got {
 					want := *files[7+i]
 					want.Seq = uint64(i + 1)
+					// A stream started mid-file gets the server's artificial
+					// format description (no position, no creation time):
+					// another encoding of the same format.
+					if tx.Format != nil && want.Format != nil &&
+						tx.Format.Flavor == want.Format.Flavor && tx.Format.Checksum == want.Format.Checksum {
+						want.Format = tx.Format
+					}
 					if !reflect.DeepEqual(tx, &want) {
 						t.Errorf("resume from %s: txn %d:\n got %s\nwant %s", name, i, describe(tx), describe(&want))
 					}

@@ -65,6 +65,10 @@ type Txn struct {
 	// they were written. A DDL transaction has exactly one Statement change.
 	Changes []Change
 
+	// Format is the source's Format_description event in force for the
+	// transaction's events (nil when the reader did not keep raw events).
+	Format *Format
+
 	// XA is set when the transaction was prepared with XA on the source.
 	XA bool
 	// NonTransactional is set when the source flagged it so (MariaDB GTID
@@ -139,6 +143,32 @@ type RowChange struct {
 	BeforeCols []bool
 	AfterCols  []bool
 	Flags      uint16 // RowsFlagXxx of the rows event
+	// Event is the rows event the change came from, as the binlog carried
+	// it; the changes of one event share it. nil when not kept.
+	Event *RowsEvent
+}
+
+// Format is a source's Format_description event as the binlog carried it
+// (the in-use flag cleared). A target that applies raw events with the
+// server's BINLOG statement sends it first, as mariadb-binlog does.
+type Format struct {
+	Event    []byte
+	Flavor   Flavor
+	Checksum bool // every event ends with a CRC32 of the rest
+}
+
+// RowsEvent is one rows event of a transaction, raw, with the Table_map
+// event of its table. Both are shared, never changed: a target that must
+// change them (a rewritten schema, a moved statement end) re-encodes a
+// copy.
+type RowsEvent struct {
+	Map   []byte // the Table_map event of the event's table
+	Event []byte // the rows event
+	// Statement numbers the source statements of the transaction: the
+	// rows events of one statement (one set of table maps, the last one
+	// flagged STMT_END) share it.
+	Statement int
+	Rows      int // row changes the event produced
 }
 
 // Table is what the binlog's table map event says of a table. Names,

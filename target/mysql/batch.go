@@ -24,6 +24,12 @@ type Batch struct {
 type chunk struct {
 	sql    []byte
 	expect []rowExpect // one per statement in sql
+	// binlog is the transaction whose BINLOG statements the chunk holds
+	// (nothing else): the connection sends its format description first,
+	// and an error names it.
+	binlog *txn.Txn
+	each   []string // the statements of a binlog chunk (sql is unused)
+	closed bool     // takes no more statements
 }
 
 type rowExpect struct {
@@ -45,7 +51,7 @@ func (c *chunk) stmt(q string, e rowExpect) {
 
 // cur is the chunk statements go to; a full one is closed first.
 func (b *Batch) cur() *chunk {
-	if n := len(b.chunks); n == 0 || len(b.chunks[n-1].sql) >= maxBatch {
+	if n := len(b.chunks); n == 0 || len(b.chunks[n-1].sql) >= maxBatch || b.chunks[n-1].closed {
 		// Growing a buffer of megabytes by doubling copied and cleared it
 		// over and over: a tenth of prepl's CPU.
 		b.chunks = append(b.chunks, chunk{sql: make([]byte, 0, min(b.hint, maxBatch+maxBatch/4))})
@@ -54,6 +60,19 @@ func (b *Batch) cur() *chunk {
 }
 
 func (b *Batch) stmt(q string, e rowExpect) { b.cur().stmt(q, e) }
+
+// binlogChunk starts a chunk for tx's BINLOG statements.
+func (b *Batch) binlogChunk(tx *txn.Txn) {
+	b.closeChunk()
+	b.chunks = append(b.chunks, chunk{binlog: tx})
+}
+
+// closeChunk makes the next statement start a new chunk.
+func (b *Batch) closeChunk() {
+	if n := len(b.chunks); n > 0 {
+		b.chunks[n-1].closed = true
+	}
+}
 
 // add appends one statement written by write, with its expectation.
 func (b *Batch) add(e rowExpect, write func([]byte) ([]byte, error)) error {
@@ -109,11 +128,40 @@ func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction, keepGTI
 			return nil, fmt.Errorf("apply %s: XA transactions are not supported yet; everything before it is applied (%w)", describe(tx), ErrUnsupported)
 		}
 	}
-	if err := t.renderUnit(ctx, b, txs, compaction); err != nil {
+	if err := t.renderRuns(ctx, b, txs, compaction); err != nil {
 		return nil, err
 	}
 	b.setFlags(0)
 	return b, nil
+}
+
+// renderRuns splits the unit into runs: a member that touches a table
+// with triggers on the target goes alone as BINLOG statements, the
+// members between them as SQL (compacted over each run).
+func (t *Target) renderRuns(ctx context.Context, b *Batch, txs []*txn.Txn, compaction bool) error {
+	start := 0
+	for i, tx := range txs {
+		trigger, err := t.triggerTable(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if trigger == "" {
+			continue
+		}
+		if i > start {
+			if err := t.renderUnit(ctx, b, txs[start:i], compaction); err != nil {
+				return err
+			}
+		}
+		if err := t.renderBinlogTxn(ctx, b, tx, trigger); err != nil {
+			return err
+		}
+		start = i + 1
+	}
+	if start < len(txs) {
+		return t.renderUnit(ctx, b, txs[start:], compaction)
+	}
+	return nil
 }
 
 // renderTxn writes tx's changes in source order.

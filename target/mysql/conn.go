@@ -1,9 +1,11 @@
 package mysql
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -30,6 +32,9 @@ type Conn struct {
 	t  *Target
 	c  *sql.Conn
 	ID uint64 // CONNECTION_ID() on the target, for lock-wait inspection
+	// format is the format description event the session's BINLOG
+	// statements read events with (nil: none sent yet).
+	format []byte
 }
 
 // Conn opens a pinned connection with prepl's session settings.
@@ -69,6 +74,9 @@ func (c *Conn) Send(ctx context.Context, b *Batch) error {
 }
 
 func (c *Conn) exec(ctx context.Context, ch chunk) error {
+	if ch.binlog != nil {
+		return c.execBinlog(ctx, ch)
+	}
 	if len(ch.sql) == 0 {
 		return nil
 	}
@@ -102,6 +110,61 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 		}
 	}
 	return nil
+}
+
+// execBinlog sends a chunk of BINLOG statements, after the source's
+// format description event if the session has not read it yet.
+func (c *Conn) execBinlog(ctx context.Context, ch chunk) error {
+	tx := ch.binlog
+	if f := tx.Format.Event; !bytes.Equal(f, c.format) {
+		c.format = nil
+		q := "BINLOG '" + base64.StdEncoding.EncodeToString(f) + "'"
+		if _, err := c.execRaw(ctx, q); err != nil {
+			return binlogErr(tx, "its format description event", err)
+		}
+		c.format = f
+	}
+	// One statement per round trip: MariaDB 10.11 answers a BINLOG
+	// statement followed by another in one multi-statement query out of
+	// protocol sync ("commands out of sync", "busy buffer").
+	for _, q := range ch.each {
+		if _, err := c.execRaw(ctx, q); err != nil {
+			return binlogErr(tx, "its row events", err)
+		}
+	}
+	return nil
+}
+
+// execRaw sends q (one or more statements) and returns each statement's
+// affected rows.
+func (c *Conn) execRaw(ctx context.Context, q string) (affected []int64, err error) {
+	err = c.c.Raw(func(dc any) error {
+		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
+		if err != nil {
+			return err
+		}
+		affected = res.(gomysql.Result).AllRowsAffected()
+		return nil
+	})
+	return affected, err
+}
+
+// binlogErr names the transaction whose BINLOG statement failed and what
+// to do about it.
+func binlogErr(tx *txn.Txn, what string, err error) error {
+	switch ErrorCode(err) {
+	case 1227, 1044, 1045, 1142:
+		return fmt.Errorf("apply %s: the target refused the BINLOG statement for %s: grant the target user BINLOG REPLAY (MariaDB 10.5.2 and later; SUPER before; BINLOG_ADMIN on MySQL): rows of tables with triggers on the target are applied with it so that the triggers do not fire (%w): %w",
+			describe(tx), what, ErrBinlogPrivilege, err)
+	case 1032, 1062:
+		return fmt.Errorf("apply %s: BINLOG statement for %s failed: the target has diverged from the source: %w: %w", describe(tx), what, ErrRowCount, err)
+	case 1153:
+		return fmt.Errorf("apply %s: BINLOG statement for %s is larger than the target's max_allowed_packet (one source statement's row events go in one BINLOG statement): raise max_allowed_packet on the target: %w", describe(tx), what, err)
+	}
+	if errors.Is(err, gomysql.ErrPktTooLarge) {
+		return fmt.Errorf("apply %s: BINLOG statement for %s is larger than the target's max_allowed_packet (one source statement's row events go in one BINLOG statement): raise max_allowed_packet on the target: %w", describe(tx), what, err)
+	}
+	return fmt.Errorf("apply %s: BINLOG statement for %s failed: %w", describe(tx), what, err)
 }
 
 // Commit stores p in the position table and commits the transaction Send

@@ -1,0 +1,149 @@
+package mysql_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/sandbox"
+	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/txn"
+	"github.com/prepl/prepl/verify"
+)
+
+// triggerSchema has a table whose triggers set a column and write an
+// audit row: rows applied from the binlog must not fire them.
+var triggerSchema = []string{
+	"CREATE DATABASE tg",
+	"CREATE TABLE tg.t (id INT PRIMARY KEY, v INT, note VARCHAR(40))",
+	"CREATE TABLE tg.audit (id INT AUTO_INCREMENT PRIMARY KEY, rid INT, op VARCHAR(10))",
+	"CREATE TABLE tg.plain (id INT PRIMARY KEY, v INT)",
+	"CREATE TRIGGER tg.t_bi BEFORE INSERT ON tg.t FOR EACH ROW SET NEW.note = CONCAT('bi', NEW.v)",
+	"CREATE TRIGGER tg.t_ai AFTER INSERT ON tg.t FOR EACH ROW INSERT INTO tg.audit (rid, op) VALUES (NEW.id, 'ins')",
+	"CREATE TRIGGER tg.t_au AFTER UPDATE ON tg.t FOR EACH ROW INSERT INTO tg.audit (rid, op) VALUES (NEW.id, 'upd')",
+}
+
+// readTxns returns the row transactions of s's binlog (DDL left out).
+func readTxns(t *testing.T, s *sandbox.Server) []*txn.Txn {
+	t.Helper()
+	db := sandbox.MustOpen(t, s, "")
+	sandbox.MustExec(t, db, "FLUSH BINARY LOGS")
+	files, err := s.BinlogFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []*txn.Txn
+	for {
+		tx, err := r.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tx.IsDDL() {
+			out = append(out, tx)
+		}
+	}
+}
+
+func openTarget(t *testing.T, s *sandbox.Server, url string) *mysql.Target {
+	t.Helper()
+	e, err := mysql.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt, err := mysql.Open(context.Background(), e, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	return tgt
+}
+
+// TestBinlogStatementKeepsTriggersQuiet applies a trigger table's rows
+// with BINLOG statements inside prepl's transaction: a rolled back unit
+// leaves nothing (BINLOG does not commit), a committed one leaves the
+// source's rows and no second audit row, and a missing row is an error
+// that names the transaction.
+func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
+	ctx := context.Background()
+	o := sandbox.Defaults()
+	o.Binlog = true
+	src := sandbox.MustStart(t, o)
+	sdb := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, sdb, triggerSchema...)
+	sandbox.MustExec(t, sdb,
+		"INSERT INTO tg.t (id, v) VALUES (1, 10), (2, 20)",
+		"BEGIN", "INSERT INTO tg.plain VALUES (1, 1)", "UPDATE tg.t SET v = v + 1", "INSERT INTO tg.plain VALUES (2, 2)", "COMMIT",
+		"INSERT INTO tg.plain VALUES (3, 3)",
+	)
+	txs := readTxns(t, src)
+
+	o = sandbox.Defaults()
+	o.ServerID = 2
+	dst := sandbox.MustStart(t, o)
+	ddb := sandbox.MustOpen(t, dst, "")
+	sandbox.MustExec(t, ddb, triggerSchema...)
+	tgt := openTarget(t, dst, dst.URL())
+	conn, err := tgt.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, tx := range txs {
+		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One unit of every transaction, rolled back: nothing stays.
+	b, err := tgt.Render(ctx, txs, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Send(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	ddb.QueryRow("SELECT (SELECT COUNT(*) FROM tg.t) + (SELECT COUNT(*) FROM tg.audit) + (SELECT COUNT(*) FROM tg.plain)").Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d rows stayed after ROLLBACK: a BINLOG statement committed", n)
+	}
+	// Now for real, with compaction, committed with the position.
+	b, err = tgt.Render(ctx, txs, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Send(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	last := txs[len(txs)-1]
+	if err := conn.Commit(ctx, mysql.Position{Slot: "0", File: last.End.File, Pos: last.End.Offset}); err != nil {
+		t.Fatal(err)
+	}
+	if err := verify.Rows(ctx, sdb, ddb); err != nil {
+		t.Fatalf("target differs from source: %v", err)
+	}
+	// A row the target lacks: the error names the transaction.
+	sandbox.MustExec(t, ddb, "DELETE FROM tg.t WHERE id = 2")
+	b, err = tgt.Render(ctx, txs[1:2], false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.Send(ctx, b)
+	conn.Rollback(ctx)
+	if !errors.Is(err, mysql.ErrRowCount) || !strings.Contains(err.Error(), txs[1].GTID) || !strings.Contains(err.Error(), txs[1].Start.String()) {
+		t.Fatalf("missing row: got %v, want a row count error naming GTID %s at %s", err, txs[1].GTID, txs[1].Start)
+	}
+}
