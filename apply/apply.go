@@ -23,6 +23,13 @@ type Source interface {
 	Next(ctx context.Context) (*txn.Txn, error)
 }
 
+// Silent is a Source that knows how long its server has not been heard
+// from beyond what is normal (binlog.StreamReader.Silence): the
+// transactions written meanwhile are unseen, so the lag is at least that.
+type Silent interface {
+	Silence() time.Duration
+}
+
 // Action is a filter's verdict on a transaction.
 type Action int
 
@@ -127,10 +134,14 @@ type Stats struct {
 	Elapsed    time.Duration
 	Last       mysql.Position // last committed position
 
-	Read     uint64         // source transactions read
-	ReadPos  mysql.Position // end of the last transaction read (File, Pos, LastGTID, SourceTS)
-	Lag      time.Duration  // now minus the source commit time of the oldest transaction not yet applied; 0 when caught up
-	InFlight int            // transactions read and not yet committed
+	Read    uint64         // source transactions read
+	ReadPos mysql.Position // end of the last transaction read (File, Pos, LastGTID, SourceTS)
+	// Lag is now minus the source commit time of the oldest transaction
+	// read and not yet applied, or, when the source has not been heard
+	// from on time (Silent), the time since it was, if longer: then
+	// transactions it wrote may wait unseen. 0 when caught up.
+	Lag      time.Duration
+	InFlight int // transactions read and not yet committed
 	// QueueBytes of InFlight against the window (WindowBytes).
 	QueueBytes, WindowBytes int
 	Units                   uint64   // target commits of row transactions
@@ -247,6 +258,10 @@ type engine struct {
 	waits         map[depend.Reason]uint64
 	windowStalled bool
 	waitCh        chan []lockWait
+	// former forms the next unit from what was read; silent is the
+	// source, when it can tell its silence (for Stats.Lag).
+	former *former
+	silent Silent
 }
 
 type counters struct {
@@ -289,6 +304,7 @@ type readResult struct {
 
 func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	start := time.Now()
+	e.silent, _ = src.(Silent)
 	// Workers get their own context: a graceful stop (ctx) lets them finish.
 	// Every goroutine started here has returned when run does.
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -352,6 +368,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 
 	var srcErr error
 	f := &former{mode: e.cfg.Mode, maxTxns: e.cfg.UnitTxns, maxBytes: e.cfg.UnitBytes}
+	e.former = f
 	reading := true
 	stopping := false
 	var quiet *time.Timer // runs while a worker waits and nothing is read
@@ -460,7 +477,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		case <-progress:
 			s := e.snapshot(start)
 			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "rate", fmt.Sprintf("%.0f/s", s.Rate()),
-				"retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
+				"lag", s.Lag.Round(time.Millisecond), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
 		}
 	}
 	s := e.snapshot(start)
@@ -497,16 +514,35 @@ func (e *engine) snapshot(start time.Time) Stats {
 	for k, v := range e.stats.Errors {
 		s.Errors[k] = v
 	}
-	if len(e.admittedQ) > 0 {
-		if ts := e.admittedQ[0].u.txs[0].Timestamp; !ts.IsZero() {
-			s.Lag = max(0, time.Since(ts))
-		}
-	}
+	s.Lag = e.lag()
 	s.Workers = make([]WorkerStat, len(e.workers))
 	for i, w := range e.workers {
 		s.Workers[i] = w.stat()
 	}
 	return s
+}
+
+// lag is Stats.Lag: the age of the oldest transaction read and not yet
+// applied (admitted, or in the unit being formed), at least the source's
+// silence.
+func (e *engine) lag() time.Duration {
+	var oldest time.Time
+	switch {
+	case len(e.admittedQ) > 0:
+		oldest = e.admittedQ[0].u.txs[0].Timestamp
+	case e.former != nil && len(e.former.cur.txs) > 0:
+		oldest = e.former.cur.txs[0].Timestamp
+	case e.former != nil && e.former.carry != nil:
+		oldest = e.former.carry.Timestamp
+	}
+	var lag time.Duration
+	if !oldest.IsZero() {
+		lag = max(0, time.Since(oldest))
+	}
+	if e.silent != nil {
+		lag = max(lag, e.silent.Silence())
+	}
+	return lag
 }
 
 func (e *engine) fail(start time.Time, err error) (Stats, error) {

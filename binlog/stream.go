@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,7 +44,9 @@ type StreamConfig struct {
 	// Heartbeat is how often an idle source sends a heartbeat; default 1s.
 	Heartbeat time.Duration
 	// ReadTimeout ends the stream with an error when nothing arrives for
-	// that long (a dead network); default 3*Heartbeat + 2s.
+	// that long while the reader waits for the source (a dead network or
+	// a hung source); default 3*Heartbeat + 2s. Time the caller spends
+	// away from Next is not silence.
 	ReadTimeout time.Duration
 	// StopAtEnd makes Next return io.EOF once every transaction the source
 	// had written when OpenStream was called has been returned.
@@ -87,10 +90,28 @@ type StreamReader struct {
 	down       time.Time
 	reconnects atomic.Uint64
 
-	// events counts events received, for the silence watchdog (watch).
+	// events counts events received, for the silence watchdog (watch);
+	// waiting is set while Next waits for the source's next event, so
+	// that a caller that does not call Next (a slow or stopped apply) is
+	// not taken for a silent source.
 	events    atomic.Uint64
+	waiting   atomic.Bool
 	stopWatch chan struct{}
+	// heard is when the source was last heard from (an event or a
+	// heartbeat), in Unix nanoseconds.
+	heard atomic.Int64
+	// link is the current replication connection's socket; giveUpAt
+	// (Unix nanoseconds, 0: none) is a time no connection attempt to the
+	// source may run past: the end of the reconnect budget.
+	link     *link
+	giveUpAt atomic.Int64
 }
+
+// connectTimeout bounds one connection to the source: the dial, the
+// handshake, the queries before the dump and the dump's start. go-mysql
+// bounds only the dial; a source that accepts and then says nothing
+// would otherwise hold a connection attempt forever.
+const connectTimeout = 10 * time.Second
 
 // OpenStream connects to the source and starts the binlog dump.
 func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
@@ -110,6 +131,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &StreamReader{cfg: cfg, asm: newAssembler(), seen: map[uint32]uint64{}}
+	s.heard.Store(time.Now().UnixNano())
 	if err := s.inspect(ctx); err != nil {
 		return nil, err
 	}
@@ -126,9 +148,11 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 // oldest binlog (MySQL start from the beginning) over a plain connection.
 func (s *StreamReader) inspect(ctx context.Context) error {
 	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second)
+	l := &link{}
+	defer context.AfterFunc(ctx, l.closeAll)()
+	conn, err := client.ConnectWithDialer(ctx, "tcp", addr, s.cfg.User, s.cfg.Password, "", s.dialer(l))
 	if err != nil {
-		return fmt.Errorf("binlog stream: connect %s: %w", addr, err)
+		return fmt.Errorf("binlog stream: connect %s: %w%s", addr, err, timeoutHint(err))
 	}
 	defer conn.Close()
 	s.flavor = s.cfg.Flavor
@@ -207,8 +231,108 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 	return nil
 }
 
-// start opens the replication stream. ctx ending aborts the dial and the
-// handshake, which have no deadline of their own in go-mysql.
+// dialer connects to the source with a deadline on everything the new
+// connection does until it is cleared (link.started): connectTimeout,
+// and no later than the end of the reconnect budget.
+func (s *StreamReader) dialer(l *link) client.Dialer {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		now := time.Now()
+		deadline := now.Add(connectTimeout)
+		if g := s.giveUpAt.Load(); g != 0 {
+			deadline = minTime(deadline, maxTime(time.Unix(0, g), now.Add(500*time.Millisecond)))
+		}
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		c, err := (&net.Dialer{}).DialContext(dctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.SetDeadline(deadline); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if !l.add(c) {
+			c.Close()
+			return nil, errStopped
+		}
+		return c, nil
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// timeoutHint explains a timeout on the way to the source.
+func timeoutHint(err error) string {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return " (the source did not answer in time: check that it is up and that the network lets its replies through)"
+	}
+	return ""
+}
+
+// link holds the sockets one syncer opened: the first is the replication
+// connection, later ones are go-mysql's KILL of the previous connection.
+type link struct {
+	mu     sync.Mutex
+	conns  []net.Conn
+	closed bool
+}
+
+// add records c; false once the link is closed (c is not to be used).
+func (l *link) add(c net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.conns = append(l.conns, c)
+	return true
+}
+
+// started clears the replication connection's connect deadline: from now
+// on watch judges its silence.
+func (l *link) started() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.conns) > 0 {
+		l.conns[0].SetDeadline(time.Time{})
+	}
+}
+
+// closeMain closes the replication connection: its reader fails at once
+// and Next reconnects.
+func (l *link) closeMain() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.conns) > 0 {
+		l.conns[0].Close()
+	}
+}
+
+// closeAll closes every socket and refuses new ones.
+func (l *link) closeAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	for _, c := range l.conns {
+		c.Close()
+	}
+}
+
+// start opens the replication stream. Every connection it makes has a
+// deadline (dialer); ctx ending aborts them at once.
 func (s *StreamReader) start(ctx context.Context) error {
 	sc := replication.BinlogSyncerConfig{
 		ServerID:                s.cfg.ServerID,
@@ -233,12 +357,13 @@ func (s *StreamReader) start(ctx context.Context) error {
 		// MariaDB 11.4+ may send LogPos 0; go-mysql then computes it.
 		FillZeroLogPos: true,
 	}
+	l := &link{}
+	sc.Dialer = s.dialer(l)
+	s.link = l
 	s.syncer = replication.NewBinlogSyncer(sc)
 	syncer := s.syncer
-	defer context.AfterFunc(ctx, func() { syncer.Close() })()
+	defer context.AfterFunc(ctx, func() { l.closeAll(); syncer.Close() })()
 	s.stopWatching()
-	s.stopWatch = make(chan struct{})
-	go watch(s.syncer, &s.events, s.cfg.ReadTimeout, s.cfg.Log, s.stopWatch)
 	var err error
 	switch {
 	case s.cfg.StartFile != "":
@@ -256,9 +381,13 @@ func (s *StreamReader) start(ctx context.Context) error {
 		}
 	}
 	if err != nil {
+		l.closeAll()
 		s.syncer.Close()
-		return fmt.Errorf("binlog stream: start: %w", err)
+		return fmt.Errorf("binlog stream: start: %w%s", err, timeoutHint(err))
 	}
+	l.started()
+	s.stopWatch = make(chan struct{})
+	go watch(l, &s.events, &s.waiting, s.cfg.ReadTimeout, s.cfg.Log, s.stopWatch)
 	return nil
 }
 
@@ -289,7 +418,9 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 		var ev *replication.BinlogEvent
 		err := errNotConnected // a reconnect was interrupted
 		if s.streamer != nil {
+			s.waiting.Store(true)
 			ev, err = s.streamer.GetEvent(ctx)
+			s.waiting.Store(false)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -305,6 +436,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 		}
 		s.down = time.Time{}
 		s.events.Add(1)
+		s.heard.Store(time.Now().UnixNano())
 		if hb, ok := ev.Event.(*replication.HeartbeatEvent); ok {
 			s.heartbeat(hb, ev.Header)
 			continue
@@ -357,6 +489,20 @@ var errNotConnected = errors.New("not connected")
 // called while another goroutine is in Next.
 func (s *StreamReader) Reconnects() uint64 { return s.reconnects.Load() }
 
+// Silence is how long the source has not been heard from (no event, no
+// heartbeat) when that is longer than two heartbeat periods, and 0 while
+// the source is heard on time. A source that is unreachable, or a reader
+// that does not read, shows here: what the source wrote meanwhile has not
+// been seen, so the lag is at least this. It may be called while another
+// goroutine is in Next.
+func (s *StreamReader) Silence() time.Duration {
+	d := time.Since(time.Unix(0, s.heard.Load()))
+	if d <= 2*s.cfg.Heartbeat {
+		return 0
+	}
+	return d
+}
+
 // Reconnect backoff: the first retry after reconnectFirst, doubling up to
 // reconnectMax between attempts.
 const (
@@ -385,8 +531,18 @@ func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
 	// go-mysql's errors includes stack traces.
 	s.cfg.Log.Warn("source connection lost: reconnecting", "source", addr, "err", cause.Error(),
 		"resume_at", s.pos.String(), "give_up_after", s.cfg.ReconnectTimeout)
+	// No connection attempt, nor go-mysql's KILL of the old connection,
+	// runs past the end of the budget (dialer): the give-up comes on time
+	// even when the source accepts connections and never answers.
+	giveUpAt := s.down.Add(s.cfg.ReconnectTimeout)
+	s.giveUpAt.Store(giveUpAt.UnixNano())
+	defer s.giveUpAt.Store(0)
 	wait := reconnectFirst
 	for attempt := 1; ; attempt++ {
+		s.stopWatching()
+		if s.link != nil {
+			s.link.closeMain()
+		}
 		s.syncer.Close()
 		s.rewind()
 		err := s.start(ctx)
@@ -399,14 +555,17 @@ func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
 		if !retryable(err) {
 			return fmt.Errorf("binlog stream from %s: reconnect: %w", addr, err)
 		}
-		if time.Since(s.down) >= s.cfg.ReconnectTimeout {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !time.Now().Before(giveUpAt) {
 			return fmt.Errorf("binlog stream: source %s unreachable for %s (%d reconnect attempts; last error: %v; first: %v): "+
 				"check the source and the network, then start prepl again: it resumes from the position stored in the target",
 				addr, time.Since(s.down).Round(time.Second), attempt, err, cause)
 		}
 		s.cfg.Log.Debug("reconnect to source failed", "source", addr, "attempt", attempt, "err", err.Error(), "retry_in", wait)
 		select {
-		case <-time.After(wait):
+		case <-time.After(min(wait, time.Until(giveUpAt))):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -442,9 +601,11 @@ func retryable(err error) bool {
 	return !errors.As(err, &fe) && !errors.Is(err, errStopped)
 }
 
-// Close ends the replication connection.
+// Close ends the replication connection. go-mysql's KILL of it, over a
+// connection of its own, gets half a second.
 func (s *StreamReader) Close() error {
 	s.stopWatching()
+	s.giveUpAt.Store(time.Now().UnixNano())
 	if s.syncer != nil {
 		s.syncer.Close()
 		s.syncer = nil
@@ -543,9 +704,13 @@ func (s *StreamReader) stopWatching() {
 	}
 }
 
-// watch closes syncer when no event, not even a heartbeat, has arrived for
-// timeout: Next then sees the stream fail and reconnects.
-func watch(syncer *replication.BinlogSyncer, events *atomic.Uint64, timeout time.Duration, log *slog.Logger, stop <-chan struct{}) {
+// watch closes the replication connection when Next has waited for
+// timeout and no event, not even a heartbeat, has arrived: Next then sees
+// the stream fail and reconnects. Time in which Next was not waiting (the
+// caller busy or blocked: events then pile up unread, and the source waits
+// on us) is not counted: the quiet time starts at a tick that found the
+// reader waiting, so it is measured to within timeout/4.
+func watch(l *link, events *atomic.Uint64, waiting *atomic.Bool, timeout time.Duration, log *slog.Logger, stop <-chan struct{}) {
 	tick := time.NewTicker(timeout / 4)
 	defer tick.Stop()
 	last, quietSince := events.Load(), time.Now()
@@ -554,13 +719,13 @@ func watch(syncer *replication.BinlogSyncer, events *atomic.Uint64, timeout time
 		case <-stop:
 			return
 		case now := <-tick.C:
-			if n := events.Load(); n != last {
+			if n := events.Load(); n != last || !waiting.Load() {
 				last, quietSince = n, now
 				continue
 			}
 			if now.Sub(quietSince) >= timeout {
 				log.Warn("nothing from the source, not even a heartbeat: reconnecting", "silent_for", now.Sub(quietSince).Round(time.Millisecond))
-				syncer.Close()
+				l.closeMain()
 				return
 			}
 		}

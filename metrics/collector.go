@@ -23,7 +23,7 @@ var (
 	descRead       = desc("transactions_read_total", "Source transactions read.")
 	descRows       = desc("rows_applied_total", "Row changes applied.")
 	descBytes      = desc("bytes_applied_total", "Binlog bytes of the transactions applied.")
-	descLag        = desc("lag_seconds", "Now minus the source commit time of the oldest transaction read and not yet applied; 0 when nothing is waiting.")
+	descLag        = desc("lag_seconds", "Now minus the source commit time of the oldest transaction read and not yet applied, or the time since the source was last heard from when it is overdue (unreachable, silent); 0 when caught up.")
 	descBehind     = desc("source_behind_bytes", "Bytes the source has written past prepl's read position (absent when unknown).")
 	descInFlight   = desc("in_flight_transactions", "Transactions read and not yet committed.")
 	descQueue      = desc("queue_bytes", "Binlog bytes read and not yet committed.")

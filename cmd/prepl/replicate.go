@@ -86,6 +86,11 @@ Flags:
 	for _, w := range warnings {
 		log.Warn(w, "source", src.String())
 	}
+	if tgtEnd, err := mysql.ParseURL(af.target); err == nil {
+		if err := refuseSameServer(ctx, srcDB, src, tgtEnd, log); err != nil {
+			return err
+		}
+	}
 	poller := startSourcePoller(srcDB, log)
 	defer poller.stop()
 
