@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build deps deps-server test demo bench bench-full bench-docs clean
+.PHONY: all build deps deps-server test soak demo bench bench-full bench-docs clean
 
 all: build
 
@@ -23,6 +23,18 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
+
+# soak (not part of test): SOAK_TIME (default 30m) of prepl replicate from a
+# source under steady sysbench load, through fault proxies, with faults at
+# random: source connections cut, stalled, refused, a corrupt byte, the
+# target killed and restarted, prepl SIGKILLed and restarted. Prints RSS
+# max, lag max, the faults and the result; writes them to SOAK_OUT
+# (default soak-out/soak.md). See docs/reliability.md.
+SOAK_TIME ?= 30m
+SOAK_RATE ?= 200
+soak: deps
+	SOAK_TIME=$(SOAK_TIME) SOAK_RATE=$(SOAK_RATE) SOAK_OUT=$(CURDIR)/soak-out/soak.md \
+		$(GO) test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./cmd/prepl/
 
 # demo: a small benchmark, side by side with MariaDB's own parallel replica
 # (about half a minute): a sandbox source runs sysbench oltp_read_write,

@@ -276,7 +276,8 @@ func maxTime(a, b time.Time) time.Time {
 // timeoutHint explains a timeout on the way to the source.
 func timeoutHint(err error) string {
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	// go-mysql's packet reader keeps only the text of a read error.
+	if errors.As(err, &ne) && ne.Timeout() || strings.Contains(err.Error(), "i/o timeout") {
 		return " (the source did not answer in time: check that it is up and that the network lets its replies through)"
 	}
 	return ""
@@ -704,30 +705,44 @@ func (s *StreamReader) stopWatching() {
 	}
 }
 
-// watch closes the replication connection when Next has waited for
-// timeout and no event, not even a heartbeat, has arrived: Next then sees
-// the stream fail and reconnects. Time in which Next was not waiting (the
-// caller busy or blocked: events then pile up unread, and the source waits
-// on us) is not counted: the quiet time starts at a tick that found the
-// reader waiting, so it is measured to within timeout/4.
+// watch closes the replication connection when the source has been
+// silent for timeout (silence): Next then sees the stream fail and
+// reconnects.
 func watch(l *link, events *atomic.Uint64, waiting *atomic.Bool, timeout time.Duration, log *slog.Logger, stop <-chan struct{}) {
 	tick := time.NewTicker(timeout / 4)
 	defer tick.Stop()
-	last, quietSince := events.Load(), time.Now()
+	q := silence{last: events.Load(), since: time.Now()}
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-tick.C:
-			if n := events.Load(); n != last || !waiting.Load() {
-				last, quietSince = n, now
-				continue
-			}
-			if now.Sub(quietSince) >= timeout {
-				log.Warn("nothing from the source, not even a heartbeat: reconnecting", "silent_for", now.Sub(quietSince).Round(time.Millisecond))
+			if d := q.observe(now, events.Load(), waiting.Load()); d >= timeout {
+				log.Warn("nothing from the source, not even a heartbeat: reconnecting", "silent_for", d.Round(time.Millisecond))
 				l.closeMain()
 				return
 			}
 		}
 	}
+}
+
+// silence measures how long the source has been silent from periodic
+// observations of the events received and of whether the reader waits
+// for the next one. Only time in which the reader waited counts: while it
+// does not read (the caller busy or blocked, events piling up unread and
+// the source waiting on us), the source is not silent, we are deaf. The
+// quiet time starts at an observation that found the reader waiting, so
+// it is measured to within the observation period.
+type silence struct {
+	last  uint64    // events at the previous observation
+	since time.Time // start of the quiet time
+}
+
+// observe records events and waiting at now and returns the quiet time.
+func (q *silence) observe(now time.Time, events uint64, waiting bool) time.Duration {
+	if events != q.last || !waiting {
+		q.last, q.since = events, now
+		return 0
+	}
+	return now.Sub(q.since)
 }
