@@ -477,7 +477,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		case <-progress:
 			s := e.snapshot(start)
 			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "rate", fmt.Sprintf("%.0f/s", s.Rate()),
-				"lag", s.Lag.Round(time.Millisecond), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
+				"lag", s.Lag.Round(time.Millisecond).String(), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
 		}
 	}
 	s := e.snapshot(start)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"math/rand"
 	"os/exec"
 	"strings"
@@ -244,22 +245,22 @@ func TestLagWhileSourceUnreachable(t *testing.T) {
 	if m := scrape(t, r.addr)["prepl_lag_seconds"]; m < first+1 {
 		t.Errorf("prepl_lag_seconds %v during the outage, /status said %v earlier", m, first+1)
 	}
-	progressLag := func() []string {
-		var lags []string
+	// The progress line's lag (JSON logs: nanoseconds).
+	progressLag := func() (last time.Duration, ok bool) {
 		for _, line := range strings.Split(r.output(), "\n") {
-			if i := strings.Index(line, `"lag":"`); i >= 0 && strings.Contains(line, `"msg":"progress"`) {
-				lags = append(lags, strings.SplitN(line[i+7:], `"`, 2)[0])
+			var rec struct {
+				Msg string
+				Lag *int64
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "progress" && rec.Lag != nil {
+				last, ok = time.Duration(*rec.Lag), true
 			}
 		}
-		return lags
+		return last, ok
 	}
 	waitFor(t, "a progress line with the outage's lag", func() bool {
-		lags := progressLag()
-		if len(lags) == 0 {
-			return false
-		}
-		d, err := time.ParseDuration(lags[len(lags)-1])
-		return err == nil && d.Seconds() >= first+1
+		d, ok := progressLag()
+		return ok && d.Seconds() >= first+1
 	})
 	if written := w.written.Load(); written == 0 {
 		t.Fatal("the source was not written to during the outage")
@@ -279,11 +280,12 @@ func TestLagWhileSourceUnreachable(t *testing.T) {
 }
 
 // TestTargetKilledAtRandomMoments kills the target 20 times, each at a
-// random moment of a prepl replicate run (from its first instant to well
-// into applying), and starts it again: every run ends with target =
-// source, or with an error that names the target within
+// random moment of a prepl replicate run, from its first instant (before
+// it has connected) to well into applying, and starts it again: every run
+// ends with target = source, or with an error that names the target within
 // --reconnect-timeout (and then a run without faults gives target =
-// source).
+// source). A run that ends before its kill moment does not count; the
+// next moment is drawn within the length of that run, so kills land.
 func TestTargetKilledAtRandomMoments(t *testing.T) {
 	bin := preplBinary(t)
 	src := source(t, nil)
@@ -294,37 +296,52 @@ func TestTargetKilledAtRandomMoments(t *testing.T) {
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	const reconnect = 30 * time.Second
 	args := []string{"replicate", "--source", src.URL(), "--target", "mysql://root@" + tp.Addr(), "--workers", "4",
-		"--commit-unit", "5", "--stop-at-end", "--progress", "0", "--reconnect-timeout", reconnect.String()}
-	failures := 0
-	for run := 0; run < 20; run++ {
-		writeLog(t, db, 1000000+run*1000, 600, 4)
-		at := time.Duration(rng.Int63n(int64(1500 * time.Millisecond)))
+		"--commit-unit", "1", "--stop-at-end", "--progress", "0", "--reconnect-timeout", reconnect.String()}
+	span := 1500 * time.Millisecond // kill moments are drawn from [0, span)
+	kills, failures, early, retried := 0, 0, 0, 0
+	for run := 0; kills < 20; run++ {
+		if run == 60 {
+			t.Fatalf("only %d kills landed in 60 runs", kills)
+		}
+		writeLog(t, db, 1000000+run*10000, 2000, 4)
+		at := time.Duration(rng.Int63n(int64(span)))
 		r := &preplProc{cmd: exec.Command(bin, args...), out: &strings.Builder{}, exited: make(chan error, 1)}
 		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+		began := time.Now()
 		if err := r.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		go func() { r.exited <- r.cmd.Wait() }()
 		var err error
-		killed := false
 		select {
 		case err = <-r.exited: // done before the kill moment
+			span = max(time.Since(began), 50*time.Millisecond)
+			early++
+			if err != nil {
+				t.Fatalf("run %d: prepl failed with no fault: %v\n%s", run, err, r.out.String())
+			}
+			sameRows(t, src, tgt)
+			continue
 		case <-time.After(at):
-			tgt.Kill()
-			killed = true
-			if rerr := tgt.Restart(context.Background()); rerr != nil {
-				t.Fatal(rerr)
-			}
-			tp.SetUpstream(tgt.Addr())
-			select {
-			case err = <-r.exited:
-			case <-time.After(reconnect + 2*time.Minute):
-				r.cmd.Process.Kill()
-				t.Fatalf("run %d: prepl hung after the target came back:\n%s", run, r.out.String())
-			}
+		}
+		tgt.Kill()
+		kills++
+		if rerr := tgt.Restart(context.Background()); rerr != nil {
+			t.Fatal(rerr)
+		}
+		tp.SetUpstream(tgt.Addr())
+		select {
+		case err = <-r.exited:
+		case <-time.After(reconnect + 2*time.Minute):
+			r.cmd.Process.Kill()
+			t.Fatalf("run %d: prepl hung after the target came back:\n%s", run, r.out.String())
 		}
 		out := r.out.String()
-		t.Logf("run %d: target killed %v at %s; exit: %v", run, killed, at.Round(time.Millisecond), err)
+		lost := strings.Contains(out, "target connection lost") || strings.Contains(out, "reconnect")
+		if lost {
+			retried++
+		}
+		t.Logf("run %d: target killed %s after prepl started; prepl saw it: %v; exit: %v", run, at.Round(time.Millisecond), lost, err)
 		if err != nil {
 			if !strings.Contains(out, "target") {
 				t.Fatalf("run %d: prepl failed without naming the target: %v\n%s", run, err, out)
@@ -336,7 +353,11 @@ func TestTargetKilledAtRandomMoments(t *testing.T) {
 		}
 		sameRows(t, src, tgt)
 	}
-	t.Logf("%d of 20 runs stopped with an error naming the target; the others reconnected and finished", failures)
+	t.Logf("%d kills (%d seen by prepl as a lost connection): %d runs stopped with an error naming the target, the others reconnected and finished; %d runs ended before their kill moment",
+		kills, retried, failures, early)
+	if retried == 0 {
+		t.Fatal("no kill was seen by prepl: the kills did not land while it used the target")
+	}
 }
 
 // TestSourceIsTargetRefused: a target that is the source itself, by the
