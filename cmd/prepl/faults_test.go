@@ -380,3 +380,49 @@ func TestSourceIsTargetRefused(t *testing.T) {
 		t.Error("the source got a prepl schema: something was written before the refusal")
 	}
 }
+
+// TestTargetDownLagAndNoSourceReconnect makes the target unreachable while
+// the source is written to: the transactions read wait, so the lag grows
+// (never 0 while work is pending), and prepl, not reading meanwhile, does
+// not take the source for silent and does not reconnect to it. Once the
+// target is back, prepl catches up with target = source.
+func TestTargetDownLagAndNoSourceReconnect(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	counterWorkload(t, db, 200, 2)
+	tgt := targetServer(t)
+	tp := faultProxy(t, tgt.Addr())
+	w := startWriter(t, db, 100000, 1000000)
+	const heartbeat = 200 * time.Millisecond
+	r := startPrepl(t, "replicate", "--source", src.URL(), "--target", "mysql://root@"+tp.Addr(), "--workers", "4",
+		"--progress", "250ms", "--heartbeat", heartbeat.String(), "--reconnect-timeout", "5m")
+	waitFor(t, "prepl to apply live writes", func() bool { return r.status(t).Transactions.Applied > 300 })
+
+	tp.Set(faultproxy.Down)
+	var first float64
+	waitFor(t, "a lag while the target is down", func() bool {
+		st := r.status(t)
+		first = st.LagSeconds
+		return first > 0 && st.InFlight > 0
+	})
+	// Longer than the source watchdog's timeout (3 heartbeats + 2s) past
+	// the first lag seen: prepl has not read the source for that long.
+	waitFor(t, "the lag to grow past the watchdog's timeout", func() bool {
+		return r.status(t).LagSeconds >= first+(3*heartbeat+2*time.Second).Seconds()+1
+	})
+	if m := scrape(t, r.addr)["prepl_lag_seconds"]; m < first+1 {
+		t.Errorf("prepl_lag_seconds %v while the target is down", m)
+	}
+	w.finish()
+	w.check(t)
+	tp.Set(faultproxy.Up)
+	waitFor(t, "the catch-up after the target outage", func() bool {
+		st := r.status(t)
+		return st.CaughtUp && st.LagSeconds < first
+	})
+	if n := logCount(r, "not even a heartbeat"); n != 0 || r.status(t).Reconnects["source"] != 0 {
+		t.Errorf("prepl took the source for silent while it did not read (%d times), source reconnects %d:\n%s",
+			n, r.status(t).Reconnects["source"], r.output())
+	}
+	caughtUpAndSame(t, r, src, tgt)
+}
