@@ -41,9 +41,12 @@ import (
 //   - trailing spaces removed.
 //
 // A charset it cannot decode makes every value of the column one skeleton
-// (the index degrades to a table-wide key), unless the collation is binary
-// and the charset ASCII-compatible.
-func foldText(b []byte, charset, collation string) []byte {
+// (the index degrades to a table-wide key), unless the collation is binary,
+// the charset ASCII-compatible and no prefix is asked for.
+//
+// prefix > 0 folds only the first prefix characters, as a prefix index
+// (UNIQUE KEY (c(prefix))) compares them.
+func foldText(b []byte, charset, collation string, prefix int) []byte {
 	charset = strings.ToLower(charset)
 	collation = strings.ToLower(collation)
 	if charset == "" && collation != "" {
@@ -52,12 +55,15 @@ func foldText(b []byte, charset, collation string) []byte {
 	binary := collation == "binary" || charset == "binary" || strings.HasSuffix(collation, "_bin")
 	dec, ok := decoderFor(charset)
 	if !ok {
-		if binary && !wideCharset(charset) {
+		if binary && !wideCharset(charset) && prefix == 0 {
 			return trimSpaces(b)
 		}
 		return []byte{0xff} // undecodable: every value is one skeleton
 	}
 	s := dec(b)
+	if prefix > 0 {
+		s = firstRunes(s, prefix)
+	}
 	if binary {
 		return []byte(strings.TrimRight(s, " "))
 	}
@@ -117,6 +123,17 @@ func skeleton(s string) string {
 		out = append(out, r)
 	}
 	return strings.TrimRight(string(out), " ")
+}
+
+// firstRunes returns the first n characters of s.
+func firstRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 func isASCII(s string) bool {

@@ -50,7 +50,7 @@ func TestFoldText(t *testing.T) {
 		{"gbk", "gbk_bin", str("a"), str("A"), false},
 	}
 	for _, c := range cases {
-		fa, fb := foldText(c.a, c.charset, c.collation), foldText(c.b, c.charset, c.collation)
+		fa, fb := foldText(c.a, c.charset, c.collation, 0), foldText(c.b, c.charset, c.collation, 0)
 		if bytes.Equal(fa, fb) != c.same {
 			t.Errorf("%s: fold(%q)=%q fold(%q)=%q, want same=%v", c.collation, c.a, fa, c.b, fb, c.same)
 		}
