@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/sandbox"
@@ -267,5 +268,35 @@ func TestModesDomainSchemaSharedRows(t *testing.T) {
 				sameRows(t, src, tgt)
 			})
 		}
+	}
+}
+
+// TestModesDomainSharedRowsKillAndResume: with domains that share rows, a
+// later domain waits for an earlier one, so slots commit in an order that
+// interleaves; killed at random points, each restart resumes every slot
+// from its own row and the floor, and the end state is the source's.
+func TestModesDomainSharedRowsKillAndResume(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, func(o *sandbox.Options) { o.CommitWaitCount, o.CommitWaitUsec = 4, 2000 })
+	db := sandbox.MustOpen(t, src, "")
+	sharedRowsWorkload(t, db, 11, 200, 6)
+	files := binlogFiles(t, src)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for _, mode := range []string{"domain", "schema"} {
+		t.Run(mode, func(t *testing.T) {
+			tgt := targetServer(t)
+			args := append([]string{"replay", "--target", tgt.URL(), "--workers", "6", "--mode", mode, "--commit-unit", "3", "--progress", "0"}, files...)
+			var threshold int64
+			for kills := 0; kills < 5; kills++ {
+				threshold += 1 + rng.Int63n(100)
+				if killAt(t, bin, args, tgt, "replay", threshold) {
+					t.Fatalf("prepl finished after %d kills, want 5: the workload is too small to kill it at random points", kills)
+				}
+			}
+			if code, out := runBin(bin, args); code != 0 {
+				t.Fatalf("final run: exit %d\n%s", code, out)
+			}
+			sameRows(t, src, tgt)
+		})
 	}
 }
