@@ -42,10 +42,13 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
-		"optimistic/aggressive: run ahead, roll back and retry on conflict; schema/domain: parallel across schemas/GTID domains).\n"+
+		"optimistic/aggressive: run ahead, roll back and retry on conflict;\n"+
+		"schema/domain: writeset, serial within a schema, committing in order only within a schema/GTID domain).\n"+
 		"Every mode but schema/domain commits in the source's order: the target only shows states the source had.\n"+
 		"schema/domain commit in order within a schema/domain and out of order across them, each with its own\n"+
-		"position row; a restart resumes each one exactly where it stopped")
+		"position row; a restart resumes each one exactly where it stopped. Row keys still order them: a transaction\n"+
+		"waits for an earlier one of another schema/domain that touches the same key (or a DDL, a foreign key\n"+
+		"parent, a table without a key) until that one has committed, so the end state is always the source's")
 	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
 	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window in bytes (like slave_parallel_max_queued); a bigger transaction runs alone")
 	fs.IntVar(&f.unit, "commit-unit", 500, "commit up to this many consecutive source transactions as one target transaction;\n"+
