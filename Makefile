@@ -20,9 +20,13 @@ deps-server:
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# The packages with goroutines of their own run under the race detector.
+RACE_PKGS := ./apply/ ./binlog/ ./metrics/ ./progress/ ./cmd/prepl/
+
 test: deps
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -count=1 -timeout 15m -race $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vE '/(apply|binlog|metrics|progress|cmd/prepl)$$')
 
 # demo: a small benchmark, side by side with MariaDB's own parallel replica
 # (about half a minute): a sandbox source runs sysbench oltp_read_write,
