@@ -201,7 +201,7 @@ func (e *engine) lockWaits(waits []lockWait) {
 	byConn := map[uint64]*entry{}
 	for _, en := range e.entries {
 		if en.w != nil && (en.st == running || en.st == prepared || en.st == committing) {
-			byConn[en.w.conn.ID] = en
+			byConn[en.w.connID.Load()] = en
 		}
 	}
 	for _, lw := range waits {
@@ -214,7 +214,7 @@ func (e *engine) lockWaits(waits []lockWait) {
 		case prepared:
 			blk.w.ctl <- ctlMsg{seq: blk.tx.Seq, abort: true}
 		case running:
-			e.killQuery(blk.w.conn.ID)
+			e.killQuery(blk.w.connID.Load())
 		}
 	}
 }

@@ -42,6 +42,9 @@ type worker struct {
 	ctx  context.Context
 	quit chan struct{}
 	done chan struct{} // closed when loop has returned
+	// connID is conn's CONNECTION_ID(), for the engine's lock-wait
+	// inspection: conn itself belongs to the worker's goroutine.
+	connID atomic.Uint64
 
 	// For Stats.Workers: written by the worker, read by snapshots.
 	state   atomic.Value // string
@@ -71,6 +74,7 @@ func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
 	}
 	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{}),
 		done: make(chan struct{})}
+	w.connID.Store(c.ID)
 	w.setState("idle", "")
 	go w.loop()
 	return w, nil
@@ -259,6 +263,7 @@ func (w *worker) reconnect() error {
 		c, err := w.e.tgt.Conn(w.ctx)
 		if err == nil {
 			w.conn = c
+			w.connID.Store(c.ID)
 			w.e.cfg.Log.Warn("reconnected to target", "worker", w.id)
 			return nil
 		}
