@@ -142,6 +142,14 @@ func (g *eventGuard) check(raw []byte) error {
 		}
 		return damaged(typ, "no format description event before it: not a binlog, or its start is missing")
 	}
+	flags := binary.LittleEndian.Uint16(raw[17:])
+	known := int(typ) <= len(g.postHdr) || flags&replication.LOG_EVENT_IGNORABLE_F != 0 ||
+		typ == replication.HEARTBEAT_EVENT || typ == replication.HEARTBEAT_LOG_EVENT_V2
+	if typ == replication.UNKNOWN_EVENT || !known {
+		// go-mysql would pass it on as a generic event and the
+		// assembler ignore it: rows could vanish without a word.
+		return damaged(typ, "event type %d is unknown to the server that wrote the binlog", typ)
+	}
 	body := raw[replication.EventHeaderSize:]
 	if g.crc {
 		if len(body) < replication.BinlogChecksumLength {
