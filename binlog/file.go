@@ -180,7 +180,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 	asm.setFile(name)
 	g := newGuard(r.lim, true)
 	p := newParser()
-	er := &eventReader{r: bufio.NewReaderSize(rs, 1<<20), size: size, max: g.lim.MaxEvent}
+	er := &eventReader{r: bufio.NewReaderSize(rs, int(min(max(size, 4096), 1<<20))), size: size, max: g.lim.MaxEvent}
 	fail := func(off int64, err error) error {
 		fe := &FormatError{File: name, Offset: uint32(off), Err: err}
 		if asm.open() {

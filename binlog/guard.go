@@ -424,15 +424,35 @@ func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
 		// empty rows forever.
 		return damaged(typ, "rows but no column in its bitmaps")
 	}
-	if typ >= replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1 && typ <= replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1 {
+	compressed := typ >= replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1 && typ <= replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1
+	if compressed {
 		if err := g.checkCompressed(typ, body[pos:]); err != nil {
 			return err
 		}
+	} else if est := decodedRowsBytes(len(body)-pos, int(count), body[pos-images*bm:pos], images); est > g.lim.MaxEvent {
+		return damaged(typ, "its rows could decode to %d bytes, more than --max-event-size %d", est, g.lim.MaxEvent)
 	}
 	if flags&replication.RowsEventStmtEndFlag != 0 {
 		clear(g.tables) // as go-mysql's parser does
 	}
 	return nil
+}
+
+// decodedRowsBytes bounds what go-mysql and the assembler allocate for
+// the rows of n bytes of a rows event: every row image costs at least its
+// null bitmap in the event, and about 48 bytes per column of the table
+// decoded (go-mysql's []any and skip list, the txn model's values), so
+// sparse images of wide tables amplify most.
+func decodedRowsBytes(n, columns int, bitmaps []byte, images int) int64 {
+	bm := len(bitmaps) / images
+	minRow := 0
+	for i := range images {
+		minRow += (bitsSet(bitmaps[i*bm:(i+1)*bm], columns) + 7) / 8
+	}
+	if minRow == 0 {
+		return 0
+	}
+	return int64(n/minRow) * int64(images) * int64(columns) * 48
 }
 
 // bitsSet counts the set bits among the first n of bitmap.

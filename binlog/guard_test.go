@@ -347,4 +347,3 @@ func TestGuardLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
