@@ -142,18 +142,40 @@ func (r *FileReader) run(ctx context.Context, paths []string, offset uint32) {
 		if errors.Is(err, errStopped) {
 			return
 		}
-		if err == nil && asm.open() {
-			cause := errors.New("transaction has no commit before the end of the file")
-			if i == len(paths)-1 {
-				cause = ErrIncomplete
-			}
-			err = &FormatError{File: asm.file, Offset: asm.cur.Start.Offset, GTID: asm.cur.GTID, Err: cause}
-		}
-		if err != nil {
+		if err = endOfFile(err, asm, i == len(paths)-1); err != nil {
 			send(fileResult{err: err})
 			return
 		}
 	}
+}
+
+// errTruncated is wrapped when a file ends inside an event.
+var errTruncated = errors.New("truncated event")
+
+// endOfFile judges how a file ended: err from parseEvents. A transaction
+// left open, or an event cut short, at the end of the last file is what a
+// binlog still being written looks like (ErrIncomplete); anywhere else it
+// is damage.
+func endOfFile(err error, asm *assembler, last bool) error {
+	var fe *FormatError
+	truncated := errors.Is(err, errTruncated) && errors.As(err, &fe)
+	if err != nil && !(truncated && last) {
+		return err
+	}
+	if !asm.open() {
+		if truncated { // cut inside an event between transactions
+			return &FormatError{File: fe.File, Offset: fe.Offset, Err: fmt.Errorf("%w (%v)", ErrIncomplete, fe.Err)}
+		}
+		return nil
+	}
+	cause := errors.New("transaction has no commit before the end of the file")
+	switch {
+	case truncated:
+		cause = fmt.Errorf("%w (%v: the file is cut short, or still being written)", ErrIncomplete, fe.Err)
+	case last:
+		cause = ErrIncomplete
+	}
+	return &FormatError{File: asm.file, Offset: asm.cur.Start.Offset, GTID: asm.cur.GTID, Err: cause}
 }
 
 // parseFile feeds one file's events to asm and sends its transactions.
@@ -273,7 +295,7 @@ func (er *eventReader) next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	if err != nil {
-		return nil, fmt.Errorf("truncated event: the file ends %d bytes into an event header", len(hdr))
+		return nil, fmt.Errorf("%w: the file ends %d bytes into an event header", errTruncated, len(hdr))
 	}
 	n := int64(binary.LittleEndian.Uint32(hdr[9:]))
 	typ := replication.EventType(hdr[4])
@@ -284,12 +306,12 @@ func (er *eventReader) next() ([]byte, error) {
 		return nil, fmt.Errorf("corrupted %v event: length %d is larger than --max-event-size %d (a damaged length, or raise --max-event-size)",
 			typ, n, er.max)
 	case er.off+n > er.size:
-		return nil, fmt.Errorf("truncated event: %v event of %d bytes at offset %d runs past the end of the file (%d bytes)",
-			typ, n, er.off, er.size)
+		return nil, fmt.Errorf("%w: %v event of %d bytes at offset %d runs past the end of the file (%d bytes)",
+			errTruncated, typ, n, er.off, er.size)
 	}
 	raw := make([]byte, n)
 	if _, err := io.ReadFull(er.r, raw); err != nil {
-		return nil, fmt.Errorf("truncated event: %v", err)
+		return nil, fmt.Errorf("%w: %v", errTruncated, err)
 	}
 	er.off += n
 	return raw, nil

@@ -110,10 +110,7 @@ func decodeBytes(name string, b []byte, lim Limits) ([]*txn.Txn, error) {
 	var txns []*txn.Txn
 	send := func(res fileResult) bool { txns = append(txns, res.t); return true }
 	err := r.parseEvents(context.Background(), asm, name, bytes.NewReader(b), int64(len(b)), 4, send)
-	if err == nil && asm.open() {
-		err = &FormatError{File: name, Offset: asm.cur.Start.Offset, Err: ErrIncomplete}
-	}
-	return txns, err
+	return txns, endOfFile(err, asm, false)
 }
 
 // allocated returns the bytes f allocated.
