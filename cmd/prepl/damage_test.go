@@ -256,3 +256,51 @@ func TestBadInputStopsAtLastCompleteTransaction(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedEventInLiveStream: a rows event with a CRC-correct column
+// count of 0 in the source's own binlog. replicate reads it, reads it again
+// from the last complete transaction (a fault on the wire would be gone),
+// meets it at the same place and exits 2 naming file, offset and GTID,
+// with the target holding the transactions before it.
+func TestDamagedEventInLiveStream(t *testing.T) {
+	src := source(t, nil)
+	counterWorkload(t, sandbox.MustOpen(t, src, ""), 100, 1)
+	files := binlogFiles(t, src)
+	txns := logTxns(t, files[0])
+	mid := txns[len(txns)/2]
+	src.Stop()
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows binlogEvent
+	for _, e := range eventsIn(t, b) {
+		if e.off >= mid.start && e.typ == replication.WRITE_ROWS_EVENTv1 {
+			rows = e
+			break
+		}
+	}
+	b[rows.off+replication.EventHeaderSize+8] = 0 // column count
+	if err := os.WriteFile(files[0], recomputeCRC(b, true), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tgt := targetServer(t)
+	code, out := prepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--stop-at-end", "--progress", "0")
+	where := fmt.Sprintf("%s at offset %d (in transaction %s)", filepath.Base(files[0]), rows.off, mid.gtid)
+	if code != 2 || !strings.Contains(out, where) || !strings.Contains(out, "column count 0") || !strings.Contains(out, "read twice") {
+		t.Fatalf("exit %d, want 2 naming %q, the column count and the second read:\n%s", code, where, out)
+	}
+	want := 0
+	for _, tx := range txns {
+		if tx.end <= rows.off {
+			want++
+		}
+	}
+	var n int
+	if err := sandbox.MustOpen(t, tgt, "").QueryRow("SELECT COUNT(*) FROM w.log").Scan(&n); err != nil || n != want {
+		t.Fatalf("target holds %d log rows (%v), want the %d transactions before the damage", n, err, want)
+	}
+}
