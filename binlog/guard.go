@@ -440,9 +440,10 @@ func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
 
 // decodedRowsBytes bounds what go-mysql and the assembler allocate for
 // the rows of n bytes of a rows event: every row image costs at least its
-// null bitmap in the event, and about 48 bytes per column of the table
-// decoded (go-mysql's []any and skip list, the txn model's values), so
-// sparse images of wide tables amplify most.
+// null bitmap in the event, and decoded about 48 bytes per column of the
+// table (go-mysql's []any and skip list, the txn model's values) plus
+// about 700 per row (slices, the RowChange), so sparse images of wide
+// tables amplify most.
 func decodedRowsBytes(n, columns int, bitmaps []byte, images int) int64 {
 	bm := len(bitmaps) / images
 	minRow := 0
@@ -452,7 +453,7 @@ func decodedRowsBytes(n, columns int, bitmaps []byte, images int) int64 {
 	if minRow == 0 {
 		return 0
 	}
-	return int64(n/minRow) * int64(images) * int64(columns) * 48
+	return int64(n/minRow) * (int64(images)*int64(columns)*48 + 768)
 }
 
 // bitsSet counts the set bits among the first n of bitmap.

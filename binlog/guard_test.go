@@ -314,9 +314,7 @@ func TestGuardStopsAtDamage(t *testing.T) {
 						t.Errorf("txn %d: %s %v, want %s %v", i, got[i].GTID, got[i].End, good[i].GTID, good[i].End)
 					}
 				}
-				// The cap on decoding: 1 MiB of read buffer, plus a small
-				// multiple of the input.
-				if limit := uint64(2<<20 + 64*len(b)); alloc > limit {
+				if limit := decodeAllocCap(len(b)); alloc > limit {
 					t.Errorf("decoding %d bytes allocated %d, more than %d", len(b), alloc, limit)
 				}
 			})
