@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/target/mysql"
 )
@@ -31,6 +32,8 @@ type applyFlags struct {
 	logLevel  string
 	progress  time.Duration
 	reconnect time.Duration
+	maxEvent  string
+	maxTxn    string
 	// pendingDDL is the user's word on a DDL a crash interrupted.
 	pendingDDL string
 
@@ -65,6 +68,10 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
+	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB);\n"+
+		"a bigger one is taken for a damaged length and stops the run")
+	fs.StringVar(&f.maxTxn, "max-txn-size", "4GiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory,\n"+
+		"so a bigger one stops the run (raise it when the host has the memory)")
 	f.registerOps(fs)
 }
 
@@ -100,6 +107,19 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
 		UnitTxns: f.unit, NoCompact: !f.compact, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
 		ResolveDDL: resolve}, nil
+}
+
+// limits are the binlog reader's caps from --max-event-size and --max-txn-size.
+func (f *applyFlags) limits() (binlog.Limits, error) {
+	ev, err := parseBytes(f.maxEvent)
+	if err != nil {
+		return binlog.Limits{}, fmt.Errorf("%w: --max-event-size: %v", errUsage, err)
+	}
+	tx, err := parseBytes(f.maxTxn)
+	if err != nil {
+		return binlog.Limits{}, fmt.Errorf("%w: --max-txn-size: %v", errUsage, err)
+	}
+	return binlog.Limits{MaxEvent: int64(ev), MaxTxn: int64(tx)}, nil
 }
 
 // setup makes the logger and the apply configuration from the flags.
