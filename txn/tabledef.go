@@ -38,6 +38,10 @@ type IndexDef struct {
 	Name    string // "PRIMARY" for the primary key
 	Primary bool
 	Columns []int
+	// Prefix, when set, has one entry per column: N > 0 when only the
+	// first N characters (bytes, for binary strings) of the column are
+	// indexed (UNIQUE KEY (c(N))), 0 for the whole column.
+	Prefix []int
 }
 
 // ForeignKeyDef is one foreign key of a child table.

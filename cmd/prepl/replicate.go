@@ -73,6 +73,10 @@ Flags:
 	if *untilGTID != "" {
 		cfg.Filter = af.filter(untilFilter(*untilGTID))
 	}
+	lim, err := af.limits()
+	if err != nil {
+		return err
+	}
 
 	srcDB, err := sql.Open("mysql", src.DSN())
 	if err != nil {
@@ -104,7 +108,7 @@ Flags:
 		return err
 	}
 	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, Password: src.Password,
-		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log}
+		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log, Limits: lim}
 	switch {
 	case res.Found && res.Position.GTIDPos != "":
 		sc.StartGTID = res.Position.GTIDPos

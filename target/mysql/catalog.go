@@ -123,7 +123,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		return nil, err
 	}
 
-	rows, err = db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+	rows, err = db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, COALESCE(SUB_PART, 0) FROM information_schema.STATISTICS
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0
 		ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
 	if err != nil {
@@ -131,7 +131,8 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	}
 	for rows.Next() {
 		var idx, col string
-		if err := rows.Scan(&idx, &col); err != nil {
+		var sub int
+		if err := rows.Scan(&idx, &col, &sub); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -140,7 +141,16 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 			d.Indexes = append(d.Indexes, txn.IndexDef{Name: idx, Primary: idx == "PRIMARY"})
 			n++
 		}
-		d.Indexes[n-1].Columns = append(d.Indexes[n-1].Columns, byName[strings.ToLower(col)])
+		ix := &d.Indexes[n-1]
+		ix.Columns = append(ix.Columns, byName[strings.ToLower(col)])
+		// SUB_PART: a prefix index (characters of text, bytes of binary
+		// strings); keys must compare only the prefix, as the index does.
+		if sub > 0 && ix.Prefix == nil {
+			ix.Prefix = make([]int, len(ix.Columns)-1, len(ix.Columns))
+		}
+		if ix.Prefix != nil {
+			ix.Prefix = append(ix.Prefix, sub)
+		}
 	}
 	rows.Close()
 

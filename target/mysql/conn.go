@@ -280,6 +280,11 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 	}
 	crashPoint("after-ddl", tx)
 	t.Catalog.Invalidate()
+	if scopeOf(st.SQL) == scopeEvents {
+		if err := t.disableEvent(ctx, c, st.SQL, st.Schema, keepGTID); err != nil {
+			return false, fmt.Errorf("DDL %s: %w", describe(tx), err)
+		}
+	}
 	if len(tx.Changes) == 1 {
 		return run, storePos(after, "after")
 	}

@@ -42,6 +42,9 @@ func ParseURL(raw string) (Endpoint, error) {
 		}
 		e.Port = uint16(n)
 	}
+	if e.Host != "" && net.ParseIP(e.Host) == nil && !hostname(e.Host) {
+		return Endpoint{}, fmt.Errorf("bad URL %q: host %q is neither an IP address nor a host name", raw, e.Host)
+	}
 	if e.Host == "" && e.Socket == "" {
 		e.Host = "127.0.0.1"
 	}
@@ -51,6 +54,18 @@ func ParseURL(raw string) (Endpoint, error) {
 		}
 	}
 	return e, nil
+}
+
+// hostname reports whether h is a DNS host name (letters, digits, '-',
+// '_' and dots): url.Parse lets through hosts that no resolver takes.
+func hostname(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // Addr is host:port.
