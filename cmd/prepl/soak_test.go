@@ -172,13 +172,13 @@ func TestSoak(t *testing.T) {
 |---|---|
 | duration | %s at %d tx/s offered (sysbench oltp_write_only, 4 threads, 4 tables of 10,000 rows) |
 | source transactions applied (channel total) | %d |
-| faults injected | %d: %s |
+| faults injected | %d: %s (bytes actually corrupted: %d) |
 | prepl RSS max | %.0f MiB |
 | lag max (/status, sampled each second) | %.1f s |
-| catch-up after the load stopped | %s |
+| catch-up and comparison after the load stopped | %s |
 | prepl exits not caused by a fault | %d |
 | result | target = source (verify.Rows, every table) |
-`, soak, rate, applied, total, strings.Join(kinds, ", "), rssMax, lagMax, catchUp.Round(time.Second), len(unexpected))
+`, soak, rate, applied, total, strings.Join(kinds, ", "), sp.Corrupted(), rssMax, lagMax, catchUp.Round(time.Second), len(unexpected))
 	for _, u := range unexpected {
 		report += "\nunexpected exit: " + u + "\n"
 	}
