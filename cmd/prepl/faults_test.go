@@ -426,3 +426,20 @@ func TestTargetDownLagAndNoSourceReconnect(t *testing.T) {
 	}
 	caughtUpAndSame(t, r, src, tgt)
 }
+
+// TestSourceStalledAtStart: a source that accepts connections and never
+// answers, from prepl's first connection on, ends the run with an error
+// that says so, not a hang.
+func TestSourceStalledAtStart(t *testing.T) {
+	src := source(t, nil)
+	tgt := targetServer(t)
+	p := faultProxy(t, src.Addr())
+	p.Set(faultproxy.Stall)
+	began := time.Now()
+	code, out := runBin(preplBinary(t), []string{"replicate", "--source", "mysql://root@" + p.Addr(), "--target", tgt.URL(),
+		"--progress", "0", "--source-reconnect-timeout", "5s"}) // killed after 3 minutes: a hang shows as -1
+	t.Logf("exit %d after %s", code, time.Since(began).Round(100*time.Millisecond))
+	if code != 1 || !strings.Contains(out, "did not answer within") {
+		t.Fatalf("exit %d; want 1, saying the source did not answer:\n%s", code, out)
+	}
+}

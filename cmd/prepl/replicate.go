@@ -83,8 +83,15 @@ Flags:
 		return err
 	}
 	defer srcDB.Close()
-	warnings, err := binlog.Preflight(ctx, srcDB)
+	// The source's first answers get a deadline: a source that accepts
+	// connections and never answers must not hold prepl at its start.
+	pctx, pcancel := context.WithTimeout(ctx, sourceAnswerTimeout)
+	warnings, err := binlog.Preflight(pctx, srcDB)
+	pcancel()
 	if err != nil {
+		if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return fmt.Errorf("source %s did not answer within %s: check that it is up and that the network lets its replies through: %w", src, sourceAnswerTimeout, err)
+		}
 		return fmt.Errorf("source %s: %w", src, err)
 	}
 	for _, w := range warnings {
@@ -145,6 +152,9 @@ Flags:
 	printSummary(stdout, stats)
 	return err
 }
+
+// sourceAnswerTimeout bounds the checks of the source at start.
+const sourceAnswerTimeout = 30 * time.Second
 
 // untilFilter applies up to and including GTID g, then stops. For a
 // MariaDB GTID, a later sequence number in the same domain also stops.
