@@ -331,6 +331,11 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 			st.CharsetClient, st.CollationConn, st.CollationServer))
 	}
 	set = append(set, "foreign_key_checks="+boolInt(st.ForeignKeyChecks), "unique_checks="+boolInt(st.UniqueChecks))
+	if t.IsMariaDB {
+		// The Query event does not carry it; the replica's SQL thread
+		// applies ALTERs of system-versioned tables, keeping their history.
+		set = append(set, "system_versioning_alter_history=KEEP")
+	}
 	if keepGTID {
 		if q := KeepGTIDSQL(tx); q != "" {
 			set = append(set, strings.TrimPrefix(q, "SET SESSION "))
