@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/prepl/prepl/txn"
 )
 
 // A DDL cannot share a transaction with the position row, so a crash can
@@ -43,7 +41,15 @@ const (
 // finished one-time event is dropped), and accounts because their tables
 // need a privilege the rest does not.
 func scopeOf(sql string) ddlScope {
-	w := txn.LeadingWords(sql, 6)
+	var w []string // the leading words, past DEFINER = 'u'@'h' and the like
+	for _, tk := range sqlTokens(sql) {
+		if len(w) == 8 {
+			break
+		}
+		if isIdentByte(tk[0]) {
+			w = append(w, strings.ToUpper(tk))
+		}
+	}
 	if len(w) == 0 {
 		return scopeTables
 	}

@@ -23,3 +23,22 @@ func TestEventOf(t *testing.T) {
 		}
 	}
 }
+
+func TestScopeOf(t *testing.T) {
+	for sql, want := range map[string]ddlScope{
+		"CREATE DEFINER = 'ghost'@'%' EVENT e ON SCHEDULE EVERY 1 DAY DO DELETE FROM t": scopeEvents,
+		"CREATE DEFINER=`u`@`h` PROCEDURE p() SELECT 1":                                 scopeTables,
+		"/*!50106 ALTER DEFINER=CURRENT_USER EVENT e DISABLE */":                        scopeTables, // a version comment is skipped whole
+		"ALTER EVENT e RENAME TO f":                                                     scopeEvents,
+		"DROP EVENT IF EXISTS e":                                                        scopeEvents,
+		"CREATE USER 'a'@'%' IDENTIFIED BY 'x'":                                         scopeAccounts,
+		"GRANT SELECT ON *.* TO 'a'@'%'":                                                scopeAccounts,
+		"RENAME TABLE a TO b":                                                           scopeTables,
+		"CREATE TABLE event (id INT)":                                                   scopeTables,
+		"CREATE OR REPLACE DEFINER=`r`@`%` VIEW v AS 1":                                 scopeTables,
+	} {
+		if got := scopeOf(sql); got != want {
+			t.Errorf("scopeOf(%q) = %d, want %d", sql, got, want)
+		}
+	}
+}
