@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -355,7 +354,7 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 	if e.Socket != "" {
 		return nil, nil, fmt.Errorf("%w: --source: the replication protocol is read over TCP; give HOST:PORT instead of socket=", errUsage)
 	}
-	db, err := sql.Open("mysql", e.DSN())
+	db, err := e.OpenDB()
 	if err != nil {
 		return nil, nil, err
 	}
