@@ -16,6 +16,7 @@ import (
 	"github.com/prepl/prepl/analyze"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -151,7 +152,7 @@ Flags:
 			return err
 		}
 		rd, warnings = sr, w
-		opt.Input = []string{redact(f.source)}
+		opt.Input = []string{redact.URL(f.source)}
 		prog = newProgress(stderr, nil)
 	} else {
 		fr, err := binlog.OpenFiles(files, binlog.FileOptions{})
@@ -363,18 +364,14 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("source %s: %w", e, err)
 	}
-	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, Password: e.Password,
-		StartGTID: f.startGTID, StopAtEnd: f.duration == 0})
+	tc, fallback, err := e.TLSConfig()
 	if err != nil {
-		return nil, nil, fmt.Errorf("source %s: %w", e, err)
+		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
+	}
+	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, PasswordFunc: e.Secret,
+		TLS: tc, TLSFallback: fallback, StartGTID: f.startGTID, StopAtEnd: f.duration == 0})
+	if err != nil {
+		return nil, nil, fmt.Errorf("source %s: %w", e, mysql.ExplainTLSError(e, err))
 	}
 	return rd, warnings, nil
-}
-
-// redact drops the password from a URL for the report.
-func redact(raw string) string {
-	if e, err := mysql.ParseURL(raw); err == nil {
-		return e.String()
-	}
-	return raw
 }

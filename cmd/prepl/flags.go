@@ -13,6 +13,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -35,10 +36,14 @@ type applyFlags struct {
 	pendingDDL string
 
 	ops // metrics, filters, progress bar (ops.go)
+	// secrets: password files, option files, TLS (secrets.go)
+	secrets secretFlags
 }
 
 func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
-	fs.StringVar(&f.target, "target", "", "target server URL: mysql://USER:PASS@HOST:PORT or mysql://USER@localhost?socket=/path (required)")
+	fs.StringVar(&f.target, "target", "", "target server URL: mysql://USER@HOST:PORT[?ssl-mode=MODE&ssl-ca=FILE&ssl-cert=FILE&ssl-key=FILE]\n"+
+		"or mysql://USER@localhost?socket=/path (required); the password from --target-password-file, PREPL_TARGET_PASSWORD,\n"+
+		"--defaults-file or MYSQL_PWD rather than in the URL, where ps and shell history show it")
 	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
@@ -63,6 +68,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
 	f.registerOps(fs)
+	f.secrets.register(fs)
 }
 
 func modeNames() []string {
@@ -128,7 +134,7 @@ func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, f.logFormat)
 	}
-	l := slog.New(h)
+	l := slog.New(redact.Handler(h))
 	slog.SetDefault(l)
 	return l, nil
 }
@@ -137,9 +143,9 @@ func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
 	if f.target == "" {
 		return nil, fmt.Errorf("%w: --target is required", errUsage)
 	}
-	e, err := mysql.ParseURL(f.target)
+	e, err := f.secrets.endpoint(f.target, &f.secrets.target)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --target: %v", errUsage, err)
+		return nil, err
 	}
 	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default())}
 	if f.keepGTID {

@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -98,14 +99,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "prepl %s: stopped on signal\n", c.name)
 			return 0
 		case errors.Is(err, errUsage):
-			fmt.Fprintf(stderr, "prepl %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "prepl %s: %s\n", c.name, redact.String(err.Error()))
 			return 2
 		case errors.As(err, new(*mysql.PendingDDLError)):
 			// A restart cannot answer the question; the user must.
-			fmt.Fprintf(stderr, "prepl %s: error: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "prepl %s: error: %s\n", c.name, redact.String(err.Error()))
 			return 2
 		default:
-			fmt.Fprintf(stderr, "prepl %s: error: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "prepl %s: error: %s\n", c.name, redact.String(err.Error()))
 			return 1
 		}
 	}
