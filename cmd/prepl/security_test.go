@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -234,4 +235,118 @@ func relay(t *testing.T, listen, upstream string) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// plainUsers makes repl on src and prepl on tgt, with passwords.
+func plainUsers(t *testing.T, src, tgt *sandbox.Server) {
+	t.Helper()
+	sandbox.MustExec(t, sandbox.MustOpen(t, src, ""), "SET SESSION sql_log_bin=0",
+		"CREATE USER repl@'%' IDENTIFIED BY '"+srcPw+"'",
+		"GRANT REPLICATION SLAVE, REPLICATION CLIENT, BINLOG MONITOR, SELECT ON *.* TO repl@'%'")
+	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), "CREATE USER prepl@'%' IDENTIFIED BY '"+tgtPw+"'", "GRANT ALL ON *.* TO prepl@'%'")
+}
+
+// cmdline is what ps shows of a process: its arguments.
+func cmdline(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}
+
+// killSessions ends every session of user on s (the replication dump
+// thread included), as a network cut or a DBA would.
+func killSessions(t *testing.T, s *sandbox.Server, user string) int {
+	t.Helper()
+	db := sandbox.MustOpen(t, s, "")
+	rows, err := db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		db.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
+	}
+	return len(ids)
+}
+
+// TestPasswordsFromEnvFileAndOptionFile runs replicate with the passwords
+// from the environment, from password files, and from option files: each
+// run applies a new row, and no password shows in the process's command
+// line (ps) or its log. With password files, both passwords are changed
+// and the sessions killed mid-run: prepl reconnects with the new ones.
+func TestPasswordsFromEnvFileAndOptionFile(t *testing.T) {
+	src, tgt := source(t, nil), targetServer(t)
+	plainUsers(t, src, tgt)
+	sdb, tdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, tgt, "")
+	sandbox.MustExec(t, sdb, "CREATE DATABASE pw", "CREATE TABLE pw.t (id INT PRIMARY KEY)")
+	srcURL, tgtURL := "mysql://repl@"+src.Addr(), "mysql://prepl@"+tgt.Addr()
+	const srcPw2, tgtPw2 = "SrcRotated-Pw-2291", "TgtRotated-Pw-8812"
+	secrets := []string{srcPw, tgtPw, srcPw2, tgtPw2}
+	row := 0
+	run := func(name string, env []string, args []string, midRun func()) {
+		t.Helper()
+		for i := 0; i < len(env); i += 2 {
+			t.Setenv(env[i], env[i+1])
+		}
+		row++
+		sandbox.MustExec(t, sdb, fmt.Sprintf("INSERT INTO pw.t VALUES (%d)", row))
+		r := startPrepl(t, append([]string{"replicate", "--source", srcURL, "--target", tgtURL, "--progress", "0"}, args...)...)
+		want := row
+		waitFor(t, name+": row applied", func() bool { return countRows(t, tdb, "SELECT COUNT(*) FROM pw.t") == want })
+		ps := cmdline(t, r.cmd.Process.Pid)
+		if midRun != nil {
+			midRun()
+			row++
+			sandbox.MustExec(t, sdb, fmt.Sprintf("INSERT INTO pw.t VALUES (%d)", row))
+			want = row
+			waitFor(t, name+": row applied after the passwords changed", func() bool { return countRows(t, tdb, "SELECT COUNT(*) FROM pw.t") == want })
+		}
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		if code := r.wait(t); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, code, r.output())
+		}
+		for _, s := range secrets {
+			if strings.Contains(ps, s) || strings.Contains(r.output(), s) {
+				t.Errorf("%s: password %q shows in ps (%s) or the log:\n%s", name, s, ps, r.output())
+			}
+		}
+		for i := 0; i < len(env); i += 2 {
+			os.Unsetenv(env[i])
+		}
+	}
+
+	run("environment", []string{"PREPL_SOURCE_PASSWORD", srcPw, "PREPL_TARGET_PASSWORD", tgtPw}, nil, nil)
+
+	srcFile, tgtFile := writeSecretFile(t, "source.pw", srcPw+"\n"), writeSecretFile(t, "target.pw", tgtPw+"\n")
+	run("password files", nil, []string{"--source-password-file", srcFile, "--target-password-file", tgtFile}, func() {
+		sandbox.MustExec(t, sdb, "SET SESSION sql_log_bin=0", "ALTER USER repl@'%' IDENTIFIED BY '"+srcPw2+"'", "SET SESSION sql_log_bin=1")
+		sandbox.MustExec(t, tdb, "ALTER USER prepl@'%' IDENTIFIED BY '"+tgtPw2+"'")
+		os.WriteFile(srcFile, []byte(srcPw2+"\n"), 0o600)
+		os.WriteFile(tgtFile, []byte(tgtPw2+"\n"), 0o600)
+		if killSessions(t, src, "repl") == 0 || killSessions(t, tgt, "prepl") == 0 {
+			t.Fatal("no prepl session to kill")
+		}
+	})
+
+	srcCnf := writeSecretFile(t, "source.cnf", "[mysqld]\nport=1\n\n[client]\nuser = repl\npassword = \""+srcPw2+"\"\n")
+	tgtCnf := writeSecretFile(t, "target.cnf", "# prepl's target\n[client]\npassword='"+tgtPw2+"'\nhost=127.0.0.1\n")
+	run("option files", nil, []string{"--source-defaults-file", srcCnf, "--target-defaults-file", tgtCnf}, nil)
+
+	// MYSQL_PWD is the last resort, after --defaults-file.
+	t.Setenv("MYSQL_PWD", tgtPw2)
+	if out := mustPrepl(t, "status", "--target", tgtURL); strings.Contains(out, tgtPw2) {
+		t.Errorf("MYSQL_PWD: %s", out)
+	}
+	common := writeSecretFile(t, "common.cnf", "[client]\npassword="+tgtPw2+"\n")
+	t.Setenv("MYSQL_PWD", "not-the-password")
+	mustPrepl(t, "status", "--target", tgtURL, "--defaults-file", common)
 }
