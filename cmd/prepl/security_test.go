@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -349,4 +350,133 @@ func TestPasswordsFromEnvFileAndOptionFile(t *testing.T) {
 	common := writeSecretFile(t, "common.cnf", "[client]\npassword="+tgtPw2+"\n")
 	t.Setenv("MYSQL_PWD", "not-the-password")
 	mustPrepl(t, "status", "--target", tgtURL, "--defaults-file", common)
+}
+
+func httpGet(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// positionTable is every stored column of prepl.position, as text.
+func positionTable(t *testing.T, tgt *sandbox.Server) string {
+	t.Helper()
+	rows, err := sandbox.MustOpen(t, tgt, "").Query("SELECT * FROM prepl.position")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var b strings.Builder
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			b.WriteString(v.String + " ")
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		t.Fatal("prepl.position is empty")
+	}
+	return b.String()
+}
+
+// TestNoSecretInAnyOutput runs the paths where a password could leak: bad
+// URLs, a wrong password, an unreachable host, and account DDL carrying
+// passwords (applied, and skipped by the table filter), and looks for
+// every password in everything prepl wrote: stdout, stderr in text and
+// JSON, /status, /metrics and the position table.
+func TestNoSecretInAnyOutput(t *testing.T) {
+	src, tgt := source(t, nil), targetServer(t)
+	plainUsers(t, src, tgt)
+	sdb, tdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, tgt, "")
+	sandbox.MustExec(t, tdb, "GRANT ALL ON *.* TO prepl@'%' WITH GRANT OPTION")
+	ddlSecrets := []string{"AppPlainPw1", "GrantPw-55", "AlterPw-66", "SetPw-77", "ViaPw-88", "SkippedPw-99"}
+	c, err := sdb.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE DATABASE s", "CREATE DATABASE other", "USE s", "CREATE TABLE t (id INT PRIMARY KEY)", "INSERT INTO t VALUES (1)",
+		"CREATE USER app@'%' IDENTIFIED BY 'AppPlainPw1'",
+		"GRANT SELECT ON s.* TO app2@'%' IDENTIFIED BY 'GrantPw-55'",
+		"ALTER USER app@'%' IDENTIFIED BY 'AlterPw-66'",
+		"SET PASSWORD FOR app@'%' = PASSWORD('SetPw-77')",
+		"CREATE USER ed@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('ViaPw-88')",
+		"USE other", "CREATE USER skip@'%' IDENTIFIED BY 'SkippedPw-99'",
+		"USE s", "INSERT INTO t VALUES (2)",
+	} {
+		if _, err := c.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	c.Close()
+	t.Setenv("PREPL_SOURCE_PASSWORD", srcPw)
+	t.Setenv("PREPL_TARGET_PASSWORD", tgtPw)
+	srcURL, tgtURL := "mysql://repl@"+src.Addr(), "mysql://prepl@"+tgt.Addr()
+
+	var outputs []string
+	r := startPrepl(t, "replicate", "--source", srcURL, "--target", tgtURL, "--include", "s.*", "--progress", "100ms")
+	waitFor(t, "the DDL applied", func() bool { return countRows(t, tdb, "SELECT COUNT(*) FROM s.t") == 2 })
+	if countRows(t, tdb, "SELECT COUNT(*) FROM mysql.user WHERE user IN ('app', 'app2', 'ed')") != 3 ||
+		countRows(t, tdb, "SELECT COUNT(*) FROM mysql.user WHERE user = 'skip'") != 0 {
+		t.Fatalf("account DDL not applied as the source ran it, or the filter let the other schema's through\n%s", r.output())
+	}
+	outputs = append(outputs, httpGet(t, "http://"+r.addr+"/status"), httpGet(t, "http://"+r.addr+"/metrics"), positionTable(t, tgt))
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	r.wait(t)
+	log := r.output()
+	for _, want := range []string{"DDL applied", "IDENTIFIED BY '***'", "PASSWORD('***')", "DDL skipped by the table filter"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	outputs = append(outputs, log)
+
+	failing := [][]string{
+		{"replicate", "--source", "mysql://repl:BadUrlPw-1@127.0.0.1:99999", "--target", tgtURL},
+		{"replicate", "--source", srcURL, "--target", "mysql://prepl:BadUrlPw-2@[::1"},
+		{"replicate", "--source", "mysql://repl:BadUrlPw-3@db1:3306?tls=true", "--target", tgtURL},
+		{"status", "--target", "mysql://prepl:BadUrl%zzPw-4@127.0.0.1"},
+		{"status", "--target", "mysql://prepl:WrongPw-5@" + tgt.Addr()},
+		{"replicate", "--source", "mysql://repl:UnreachPw-6@127.0.0.1:1", "--target", tgtURL, "--source-reconnect-timeout", "0", "--stop-at-end"},
+		{"replicate", "--source", "mysql://repl:" + srcPw + "x@" + src.Addr(), "--target", tgtURL, "--stop-at-end"},
+		{"replay", "--target", "mysql://prepl:WrongPw-8@" + tgt.Addr(), "--reconnect-timeout", "0", "/nonexistent/binlog.000001"},
+	}
+	secrets := append([]string{srcPw, tgtPw, "BadUrlPw-1", "BadUrlPw-2", "BadUrlPw-3", "BadUrl%zzPw-4", "WrongPw-5", "UnreachPw-6", srcPw + "x", "WrongPw-8"}, ddlSecrets...)
+	for _, args := range failing {
+		for _, format := range []string{"text", "json"} {
+			code, out := prepl(t, append(args, "--log-format", format)...)
+			if code == 0 {
+				t.Errorf("prepl %s: exit 0, want a failure:\n%s", strings.Join(args, " "), out)
+			}
+			outputs = append(outputs, out)
+		}
+	}
+	for _, out := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("password %q written:\n%s", s, out)
+			}
+		}
+	}
+	// The failures are still explained.
+	all := strings.Join(outputs, "\n")
+	for _, want := range []string{`port "99999"`, `unknown parameter "tls"`, "Access denied for user 'prepl'", "connection refused", "Access denied for user 'repl'"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no error says %q", want)
+		}
+	}
 }
