@@ -282,13 +282,26 @@ func readOptionFile(path string) (mysql.Endpoint, error) {
 // trailing comment of an unquoted one.
 func unquoteOption(v string) string {
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
-		if end := strings.IndexByte(v[1:], v[0]); end >= 0 {
-			s := v[1 : end+1]
-			if v[0] == '"' {
-				s = strings.NewReplacer(`\\`, `\`, `\"`, `"`, `\n`, "\n", `\t`, "\t").Replace(s)
+		var b strings.Builder
+		for i := 1; i < len(v); i++ {
+			switch c := v[i]; {
+			case c == v[0]:
+				return b.String()
+			case c == '\\' && i+1 < len(v):
+				i++
+				switch v[i] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				default:
+					b.WriteByte(v[i])
+				}
+			default:
+				b.WriteByte(c)
 			}
-			return s
 		}
+		return b.String()
 	}
 	if i := strings.Index(v, " #"); i >= 0 {
 		v = strings.TrimSpace(v[:i])
