@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/exporter-toolkit v0.14.1
 	go.yaml.in/yaml/v2 v2.4.2
+	golang.org/x/crypto v0.41.0
 	golang.org/x/text v0.36.0
 	gonum.org/v1/plot v0.15.2
 )
@@ -45,7 +46,6 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
-	golang.org/x/crypto v0.41.0 // indirect
 	golang.org/x/image v0.24.0 // indirect
 	golang.org/x/net v0.43.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
