@@ -93,6 +93,7 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
+	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err

@@ -93,6 +93,7 @@ Flags:
 	for _, w := range warnings {
 		log.Warn(w, "source", src.String())
 	}
+	checkPrivileges(ctx, log, srcDB, "source", src, sourceNeeds)
 	poller := startSourcePoller(srcDB, log)
 	defer poller.stop()
 
@@ -101,6 +102,7 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
+	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err

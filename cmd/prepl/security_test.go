@@ -480,3 +480,34 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingPrivilegesNamed: a target user without PROCESS and without
+// CONNECTION ADMIN, in an optimistic mode, and a source user without
+// SELECT: prepl names each missing privilege and what needs it at start.
+func TestMissingPrivilegesNamed(t *testing.T) {
+	src, tgt := source(t, nil), targetServer(t)
+	sandbox.MustExec(t, sandbox.MustOpen(t, src, ""), "SET SESSION sql_log_bin=0",
+		"CREATE USER repl@'%' IDENTIFIED BY '"+srcPw+"'", "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO repl@'%'",
+		"SET SESSION sql_log_bin=1", "CREATE DATABASE s", "CREATE TABLE s.t (id INT PRIMARY KEY)", "INSERT INTO s.t VALUES (1)")
+	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), "CREATE USER lim@'%' IDENTIFIED BY '"+tgtPw+"'",
+		"GRANT ALL ON prepl.* TO lim@'%'", "GRANT ALL ON s.* TO lim@'%'")
+	t.Setenv("PREPL_SOURCE_PASSWORD", srcPw)
+	t.Setenv("PREPL_TARGET_PASSWORD", tgtPw)
+	// The run itself stops at the first DDL, for want of PROCESS; the
+	// warnings came before anything was applied.
+	_, out := prepl(t, "replicate", "--source", "mysql://repl@"+src.Addr(), "--target", "mysql://lim@"+tgt.Addr(),
+		"--mode", "optimistic", "--stop-at-end", "--log-format", "json")
+	if i, j := strings.Index(out, `"privilege":"PROCESS"`), strings.Index(out, `"replicate started"`); i < 0 || j < 0 || i > j {
+		t.Errorf("the PROCESS warning is not before the start line:\n%s", out)
+	}
+	for _, want := range []string{`"privilege":"PROCESS"`, `"privilege":"CONNECTION ADMIN"`, `"source user lacks a privilege prepl needs","privilege":"SELECT"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no warning with %s:\n%s", want, out)
+		}
+	}
+	for _, notWanted := range []string{`"privilege":"CREATE"`, `"privilege":"REPLICATION SLAVE"`, `"privilege":"REPLICATION CLIENT"`, `"privilege":"BINLOG REPLAY"`} {
+		if strings.Contains(out, notWanted) {
+			t.Errorf("a warning about a privilege held or not needed, %s:\n%s", notWanted, out)
+		}
+	}
+}
