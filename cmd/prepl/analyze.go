@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,8 @@ type analyzeFlags struct {
 }
 
 func (f *analyzeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.source, "source", "", "read a live source's binlog over the replication protocol instead of FILEs:\nmysql://USER:PASS@HOST:PORT (needs REPLICATION SLAVE and REPLICATION CLIENT)")
+	fs.StringVar(&f.source, "source", "", "read a live source's binlog over the replication protocol instead of FILEs:\nmysql://USER@HOST:PORT[?ssl-mode=...&ssl-ca=FILE] (needs REPLICATION SLAVE and REPLICATION CLIENT;\n"+
+		"password from PREPL_SOURCE_PASSWORD or MYSQL_PWD)")
 	fs.StringVar(&f.startGTID, "start-gtid", "", "with --source: start after this GTID position (default: the oldest binlog)")
 	fs.DurationVar(&f.duration, "duration", 0, "with --source: read for this long, following new transactions, then report\n(default: stop at the end the source had when analyze started)")
 	fs.BoolVar(&f.json, "json", false, "write the report as JSON instead of text")
@@ -92,7 +94,7 @@ Examples:
   prepl analyze /var/lib/mysql/binlog.000041 /var/lib/mysql/binlog.000042
   prepl analyze --json binlog.0000* > report.json
   prepl analyze --html report.html --calibrate mysql://root@replica:3306 binlog.000041
-  prepl analyze --source mysql://repl:secret@10.0.0.1:3306 --start-gtid 0-1-1000 --duration 10m
+  PREPL_SOURCE_PASSWORD=... prepl analyze --source mysql://repl@10.0.0.1:3306 --start-gtid 0-1-1000 --duration 10m
 
 Flags:
 `)
@@ -352,6 +354,8 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
+	e = e.Merge(mysql.Endpoint{Password: cmp.Or(os.Getenv("PREPL_SOURCE_PASSWORD"), os.Getenv("MYSQL_PWD"))})
+	redact.Add(e.Password)
 	if e.Socket != "" {
 		return nil, nil, fmt.Errorf("%w: --source: the replication protocol is read over TCP; give HOST:PORT instead of socket=", errUsage)
 	}
