@@ -46,13 +46,17 @@ func attr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, clean...)
 	case slog.KindAny:
-		switch x := v.Any().(type) {
-		case error:
-			return slog.String(a.Key, String(x.Error()))
-		case fmt.Stringer:
-			return slog.String(a.Key, String(x.String()))
+		// Rendered as text only when that text holds a secret: other
+		// values keep their JSON form.
+		var s string
+		if err, ok := v.Any().(error); ok {
+			s = err.Error()
+		} else {
+			s = fmt.Sprintf("%+v", v.Any())
 		}
-		return slog.String(a.Key, String(fmt.Sprint(v.Any())))
+		if clean := String(s); clean != s {
+			return slog.String(a.Key, clean)
+		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }

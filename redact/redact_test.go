@@ -73,3 +73,13 @@ func TestHandlerMasksRegisteredSecrets(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+func TestHandlerKeepsValues(t *testing.T) {
+	Add("KeepPw-123")
+	var buf bytes.Buffer
+	slog.New(Handler(slog.NewJSONHandler(&buf, nil))).Info("m", "counts", map[string]int{"a": 1},
+		"leaky", struct{ URL string }{"mysql://u:KeepPw-123@h"})
+	if out := buf.String(); !strings.Contains(out, `"counts":{"a":1}`) || strings.Contains(out, "KeepPw-123") {
+		t.Errorf("%s", out)
+	}
+}
