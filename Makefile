@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build deps deps-server test demo bench bench-full bench-docs clean
+.PHONY: all build deps deps-server test fuzz demo bench bench-full bench-docs clean
 
 all: build
 
@@ -20,9 +20,29 @@ deps-server:
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# The packages with goroutines of their own run under the race detector.
+RACE_PKGS := ./apply/ ./binlog/ ./metrics/ ./progress/ ./cmd/prepl/
+
 test: deps
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -count=1 -timeout 15m -race $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vE '/(apply|binlog|metrics|progress|cmd/prepl)$$')
+	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+# fuzz runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
+# A failing input is written to the package's testdata/fuzz/FuzzX/: commit
+# it with the fix, and it stays a regression test of plain `go test`.
+# Minimizing an input is capped at 100 runs: the binlog inputs are a few
+# KiB, and the default (60 s per new input) would leave no time to fuzz.
+FUZZTIME ?= 1m
+FUZZ_TARGETS := binlog:FuzzReadFile binlog:FuzzReadFileFixedCRC binlog:FuzzDecodeValue \
+	filter:FuzzDDL target/mysql:FuzzParseURL cmd/prepl:FuzzConfig
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn (./$$pkg) for $(FUZZTIME)"; \
+		out=$$($(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x ./$$pkg/ 2>&1) \
+			|| { echo "$$out"; exit 1; }; echo "$$out" | tail -n 2; \
+	done
 
 # demo: a small benchmark, side by side with MariaDB's own parallel replica
 # (about half a minute): a sandbox source runs sysbench oltp_read_write,

@@ -60,14 +60,15 @@ func (e *engine) dispatch() error {
 		w := e.idle[len(e.idle)-1]
 		e.idle = e.idle[:len(e.idle)-1]
 		en.w, en.st, en.aborted, en.started = w, running, false, time.Now()
-		j := job{seq: seq, tx: en.tx, ren: en.ren, pos: en.pos, commitNow: e.isHead(en)}
+		j := job{seq: seq, tx: en.tx, ren: en.ren, u: en.u, pos: en.pos, before: en.before, commitNow: e.isHead(en)}
+		j.before.Floor = e.floor
 		if j.commitNow {
 			en.st = committing
 			j.pos.Floor = e.floorAt(en)
+			j.oldest = e.admittedQ[0] == en
 		}
 		if en.tx.IsDDL() {
-			j.ddl, j.before = true, en.before
-			j.before.Floor = e.floor
+			j.ddl = true
 			if e.cfg.ResolveDDL.ID == mysql.TxnID(en.tx) {
 				j.resolveDDL = e.cfg.ResolveDDL.As
 			}
@@ -119,6 +120,14 @@ type event struct {
 	seq  uint64
 	w    *worker
 	err  error
+	// prefix, with a fatal evFailed: the members before the failing one
+	// were committed, up to this position.
+	prefix *prefixCommit
+}
+
+type prefixCommit struct {
+	pos        mysql.Position
+	txns, rows int
 }
 
 func (e *engine) handle(ev event) error {
@@ -138,6 +147,11 @@ func (e *engine) handle(ev event) error {
 	case evFailed:
 		e.idle = append(e.idle, ev.w)
 		en.w = nil
+		if p := ev.prefix; p != nil {
+			e.lastPos = p.pos
+			e.counters.txns.Add(uint64(p.txns))
+			e.counters.rows.Add(uint64(p.rows))
+		}
 		var fe fatalErr
 		if errors.As(ev.err, &fe) {
 			return fe.error
@@ -201,7 +215,7 @@ func (e *engine) lockWaits(waits []lockWait) {
 	byConn := map[uint64]*entry{}
 	for _, en := range e.entries {
 		if en.w != nil && (en.st == running || en.st == prepared || en.st == committing) {
-			byConn[en.w.conn.ID] = en
+			byConn[en.w.connID.Load()] = en
 		}
 	}
 	for _, lw := range waits {
@@ -214,7 +228,7 @@ func (e *engine) lockWaits(waits []lockWait) {
 		case prepared:
 			blk.w.ctl <- ctlMsg{seq: blk.tx.Seq, abort: true}
 		case running:
-			e.killQuery(blk.w.conn.ID)
+			e.killQuery(blk.w.connID.Load())
 		}
 	}
 }

@@ -26,9 +26,11 @@ type job struct {
 	seq        uint64
 	tx         *txn.Txn   // the unit as the tracker sees it
 	ren        *rendering // its SQL, rendered ahead
+	u          unit       // its members, skipped ones included
 	pos        mysql.Position
-	before     mysql.Position
-	commitNow  bool // the transaction is next to commit: no need to wait for a turn
+	before     mysql.Position // its slot's row before it, with the floor then
+	commitNow  bool           // the transaction is next to commit: no need to wait for a turn
+	oldest     bool           // and nothing before it in any slot is left to commit
 	ddl        bool
 	resolveDDL string // the user's word on this DDL, if a crash interrupted it (--pending-ddl)
 }
@@ -43,6 +45,9 @@ type worker struct {
 	ctx  context.Context
 	quit chan struct{}
 	done chan struct{} // closed when loop has returned
+	// connID is conn's CONNECTION_ID(), for the engine's lock-wait
+	// inspection: conn itself belongs to the worker's goroutine.
+	connID atomic.Uint64
 
 	// For Stats.Workers: written by the worker, read by snapshots.
 	state   atomic.Value // string
@@ -72,6 +77,7 @@ func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
 	}
 	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{}),
 		done: make(chan struct{})}
+	w.connID.Store(c.ID)
 	w.setState("idle", "")
 	go w.loop()
 	return w, nil
@@ -122,7 +128,7 @@ func (w *worker) run(j job) {
 	}
 	saved, err := w.body(j)
 	if err != nil {
-		w.fail(j, w.nameFailure(j, err))
+		w.failUnit(j, err)
 		return
 	}
 	if !j.commitNow {
@@ -186,37 +192,48 @@ func (w *worker) body(j job) (saved int, err error) {
 	return b.Saved, err
 }
 
-// nameFailure says which source transaction a server's refusal belongs
-// to: the error of a batch does not say which statement failed, and a
-// commit unit holds many transactions. When the unit was sent as the next
-// to commit (its failure then stops the run), the prefixes of the unit
-// are tried, each rolled back, to find the first member that fails;
-// otherwise, or when no prefix fails again, the unit's range is named.
-func (w *worker) nameFailure(j job, err error) error {
+// failUnit reports a unit's failure. A server's refusal of a unit that
+// was sent as the next to commit stops the run, and the error of a batch
+// does not say which statement failed: the unit's prefixes are tried, each
+// rolled back, to find the first member that fails, which the error then
+// names (GTID, file:offset); the members before it are committed, so the
+// run stops exactly before the failing transaction, as MariaDB's replica
+// does. Otherwise the error names the unit's range.
+func (w *worker) failUnit(j job, err error) {
 	if mysql.ErrorCode(err) == 0 || mysql.Classify(err) != mysql.Fatal || errors.Is(err, mysql.ErrRowCount) {
-		return err
+		w.fail(j, err)
+		return
 	}
 	txs := j.ren.txs
 	first, last := txs[0], txs[len(txs)-1]
 	if len(txs) == 1 {
-		return fmt.Errorf("apply %s: %w", mysql.Describe(first), err)
+		w.fail(j, fmt.Errorf("apply %s: %w", mysql.Describe(first), err))
+		return
 	}
-	if j.commitNow {
-		w.conn.Rollback(w.ctx)
-		lo, hi := 0, len(txs) // the first failing prefix is txs[:hi+1], if any
-		for lo < hi {
-			mid := (lo + hi) / 2
-			if w.tryPrefix(txs[:mid+1]) != nil {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
-		if lo < len(txs) {
-			return fmt.Errorf("apply %s: %w", mysql.Describe(txs[lo]), err)
+	if !j.commitNow {
+		w.fail(j, fmt.Errorf("apply the commit unit from %s to %s: %w", mysql.Describe(first), mysql.Describe(last), err))
+		return
+	}
+	w.conn.Rollback(w.ctx)
+	lo, hi := 0, len(txs) // the first failing prefix is txs[:hi+1], if any
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if w.tryPrefix(txs[:mid+1]) != nil {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
 	}
-	return fmt.Errorf("apply the commit unit from %s to %s: %w", mysql.Describe(first), mysql.Describe(last), err)
+	if lo == len(txs) {
+		w.fail(j, fmt.Errorf("apply the commit unit from %s to %s: %w", mysql.Describe(first), mysql.Describe(last), err))
+		return
+	}
+	err = fmt.Errorf("apply %s: %w", mysql.Describe(txs[lo]), err)
+	prefix, perr := w.commitPrefix(j, txs[lo])
+	if perr != nil {
+		err = fmt.Errorf("%w (and committing the transactions before it failed: %v)", err, perr)
+	}
+	w.send(event{kind: evFailed, seq: j.seq, err: fatalErr{err}, prefix: prefix})
 }
 
 // tryPrefix applies txs in source order and rolls back.
@@ -227,6 +244,59 @@ func (w *worker) tryPrefix(txs []*txn.Txn) error {
 	}
 	w.conn.Rollback(w.ctx)
 	return err
+}
+
+// commitPrefix commits the members of j's unit before failed, with the
+// position after them: only when the unit is the oldest of all not yet
+// committed (so the floor moves with it), and not with --keep-gtid (one
+// target transaction per source transaction).
+func (w *worker) commitPrefix(j job, failed *txn.Txn) (*prefixCommit, error) {
+	if !j.oldest || w.e.cfg.KeepGTID {
+		return nil, nil
+	}
+	var members, apply []*txn.Txn
+	for i, m := range j.u.txs {
+		if m == failed {
+			break
+		}
+		members = append(members, m)
+		if !j.u.skip[i] {
+			apply = append(apply, m)
+		}
+	}
+	if len(apply) == 0 {
+		return nil, nil
+	}
+	slot, err := newGTIDState(j.before.GTIDPos)
+	if err != nil {
+		return nil, err
+	}
+	floor, err := newGTIDState(j.before.Floor.GTIDPos)
+	if err != nil {
+		return nil, err
+	}
+	rows := 0
+	for _, m := range members {
+		slot.add(m)
+		floor.add(m)
+		rows += m.Rows()
+	}
+	last := members[len(members)-1]
+	p := mysql.Position{Slot: j.pos.Slot, GTIDPos: slot.String(), File: last.End.File, Pos: last.End.Offset,
+		LastGTID: last.GTID, SourceTS: last.Timestamp, Applied: j.before.Applied + uint64(len(members)),
+		Floor: mysql.Floor{GTIDPos: floor.String(), File: last.End.File, Pos: last.End.Offset}}
+	b, err := w.e.tgt.Render(w.ctx, apply, false, false)
+	if err == nil {
+		err = w.conn.Send(w.ctx, b)
+	}
+	if err == nil {
+		err = w.conn.Commit(w.ctx, p)
+	}
+	if err != nil {
+		w.conn.Rollback(w.ctx)
+		return nil, err
+	}
+	return &prefixCommit{pos: p, txns: len(apply), rows: rows}, nil
 }
 
 // fail rolls back and reports; a broken connection is re-opened first.
@@ -260,6 +330,7 @@ func (w *worker) reconnect() error {
 		c, err := w.e.tgt.Conn(w.ctx)
 		if err == nil {
 			w.conn = c
+			w.connID.Store(c.ID)
 			w.e.cfg.Log.Warn("reconnected to target", "worker", w.id)
 			return nil
 		}

@@ -22,10 +22,14 @@ var ErrNotRowBased = errors.New("binlog is not row-based: DML logged as a statem
 type FormatError struct {
 	File   string // base name of the binlog file
 	Offset uint32 // where the damage (or the unusable transaction) starts
+	GTID   string // of the transaction the damage is in, when known
 	Err    error
 }
 
 func (e *FormatError) Error() string {
+	if e.GTID != "" {
+		return fmt.Sprintf("%s at offset %d (in transaction %s): %v", e.File, e.Offset, e.GTID, e.Err)
+	}
 	return fmt.Sprintf("%s at offset %d: %v", e.File, e.Offset, e.Err)
 }
 

@@ -10,9 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -27,6 +25,8 @@ type FileOptions struct {
 	// StartOffset is where to start in StartFile (the End offset of the
 	// last transaction applied); 0 or 4 is the beginning.
 	StartOffset uint32
+	// Limits bound the size of an event and of a transaction.
+	Limits Limits
 }
 
 // FileReader reads transactions from binlog files on disk, in the order
@@ -36,6 +36,8 @@ type FileReader struct {
 	out    chan fileResult
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	lim Limits
 
 	mu     sync.Mutex
 	flavor txn.Flavor
@@ -74,7 +76,7 @@ func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &FileReader{out: make(chan fileResult, readAhead), cancel: cancel, done: make(chan struct{})}
+	r := &FileReader{out: make(chan fileResult, readAhead), cancel: cancel, done: make(chan struct{}), lim: opt.Limits.withDefaults()}
 	go r.run(ctx, paths[first:], opt.StartOffset)
 	return r, nil
 }
@@ -140,70 +142,179 @@ func (r *FileReader) run(ctx context.Context, paths []string, offset uint32) {
 		if errors.Is(err, errStopped) {
 			return
 		}
-		if err == nil && asm.open() {
-			cause := errors.New("transaction has no commit before the end of the file")
-			if i == len(paths)-1 {
-				cause = ErrIncomplete
-			}
-			err = &FormatError{File: asm.file, Offset: asm.cur.Start.Offset, Err: cause}
-		}
-		if err != nil {
+		if err = endOfFile(err, asm, i == len(paths)-1); err != nil {
 			send(fileResult{err: err})
 			return
 		}
 	}
 }
 
-// parseFile feeds one file's events to asm and sends its transactions.
-func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string, start uint32, send func(fileResult) bool) (err error) {
-	name := filepath.Base(path)
-	asm.setFile(name)
-	good := start // end of the last event read without error
-	p := replication.NewBinlogParser()
-	p.SetVerifyChecksum(true)
-	p.SetParseTime(false)
-	p.SetTimestampStringLocation(time.UTC)
-	p.SetUseDecimal(false)
-	p.SetRenderJSONAsMySQLText(true)
-	var cbErr error
-	onEvent := func(ev *replication.BinlogEvent) error {
-		if ctx.Err() != nil {
-			cbErr = errStopped
-			return cbErr
-		}
-		if ev.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && start > 4 {
-			// The file's format description is read first, wherever we start.
-			_, err := asm.add(ev)
-			return err
-		}
-		t, err := asm.add(ev)
-		if err != nil {
-			cbErr = err
-			return err
-		}
-		if ev.Header.LogPos != 0 {
-			good = ev.Header.LogPos
-		}
-		r.noteFlavor(asm.flavor)
-		if t != nil && !send(fileResult{t: t}) {
-			cbErr = errStopped
-			return cbErr
+// errTruncated is wrapped when a file ends inside an event.
+var errTruncated = errors.New("truncated event")
+
+// endOfFile judges how a file ended: err from parseEvents. A transaction
+// left open, or an event cut short, at the end of the last file is what a
+// binlog still being written looks like (ErrIncomplete); anywhere else it
+// is damage.
+func endOfFile(err error, asm *assembler, last bool) error {
+	var fe *FormatError
+	truncated := errors.Is(err, errTruncated) && errors.As(err, &fe)
+	if err != nil && !(truncated && last) {
+		return err
+	}
+	if !asm.open() {
+		if truncated { // cut inside an event between transactions
+			return &FormatError{File: fe.File, Offset: fe.Offset, Err: fmt.Errorf("%w (%v)", ErrIncomplete, fe.Err)}
 		}
 		return nil
 	}
-	defer func() {
-		if v := recover(); v != nil { // go-mysql indexes into event bodies it has not bounds-checked
-			err = &FormatError{File: name, Offset: good, Err: fmt.Errorf("corrupted event: %v", v)}
+	cause := errors.New("transaction has no commit before the end of the file")
+	switch {
+	case truncated:
+		cause = fmt.Errorf("%w (%v: the file is cut short, or still being written)", ErrIncomplete, fe.Err)
+	case last:
+		cause = ErrIncomplete
+	}
+	return &FormatError{File: asm.file, Offset: asm.cur.Start.Offset, GTID: asm.cur.GTID, Err: cause}
+}
+
+// parseFile feeds one file's events to asm and sends its transactions.
+func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string, start uint32, send func(fileResult) bool) error {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return &FormatError{File: name, Err: err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return &FormatError{File: name, Err: err}
+	}
+	return r.parseEvents(ctx, asm, name, f, st.Size(), start, send)
+}
+
+// parseEvents reads the binlog file rs of size bytes, called name, from
+// offset start: the format description event first, wherever start is.
+// Every event is checked by an eventGuard before go-mysql decodes it; the
+// first bad one ends the file with a *FormatError at its offset.
+func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name string, rs io.ReadSeeker, size int64, start uint32,
+	send func(fileResult) bool) error {
+	asm.setFile(name)
+	g := newGuard(r.lim, true)
+	p := newParser()
+	er := &eventReader{r: bufio.NewReaderSize(rs, int(min(max(size, 4096), 1<<20))), size: size, max: g.lim.MaxEvent}
+	fail := func(off int64, err error) error {
+		fe := &FormatError{File: name, Offset: uint32(off), Err: err}
+		if asm.open() {
+			fe.GTID = asm.cur.GTID
 		}
-	}()
-	perr := parseFrom(p, path, start, onEvent)
-	if cbErr != nil {
-		return cbErr
+		return fe
 	}
-	if perr != nil {
-		return &FormatError{File: name, Offset: good, Err: classifyParseError(perr)}
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(er.r, magic); err != nil || !bytes.Equal(magic, replication.BinLogFileHeader) {
+		return fail(0, errNotBinlog)
 	}
-	return nil
+	er.off = 4
+	raw, err := er.next()
+	if err == io.EOF || err == nil && replication.EventType(raw[4]) != replication.FORMAT_DESCRIPTION_EVENT {
+		return fail(4, fmt.Errorf("%w: no format description event at offset 4", errNotBinlog))
+	}
+	if err != nil {
+		return fail(4, err)
+	}
+	// The server computes the format description's checksum without the
+	// in-use flag it sets while the file is open.
+	raw[17] &^= logEventBinlogInUse
+	ev, err := g.decode(p, raw)
+	if err != nil {
+		return fail(4, err)
+	}
+	if _, err := asm.add(ev); err != nil {
+		return err
+	}
+	r.noteFlavor(asm.flavor)
+	switch fdeEnd := er.off; {
+	case int64(start) > fdeEnd:
+		if _, err := rs.Seek(int64(start), io.SeekStart); err != nil {
+			return fail(int64(start), err)
+		}
+		er.r.Reset(rs)
+		er.off = int64(start)
+	case start != 4 && int64(start) != fdeEnd:
+		return fail(int64(start), fmt.Errorf("start offset %d is inside the format description event", start))
+	}
+	for {
+		if ctx.Err() != nil {
+			return errStopped
+		}
+		off := er.off
+		raw, err := er.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fail(off, err)
+		}
+		if lp := binary.LittleEndian.Uint32(raw[13:]); lp != 0 && int64(lp) != off+int64(len(raw)) {
+			return fail(off, fmt.Errorf("corrupted %v event: its end position says %d, its length %d bytes from offset %d",
+				replication.EventType(raw[4]), lp, len(raw), off))
+		}
+		ev, err := g.decode(p, raw)
+		if err != nil {
+			return fail(off, err)
+		}
+		t, err := asm.add(ev)
+		if err != nil {
+			return err
+		}
+		if err := g.countTxn(asm.open(), len(raw)); err != nil {
+			return fail(off, err)
+		}
+		r.noteFlavor(asm.flavor)
+		if t != nil && !send(fileResult{t: t}) {
+			return errStopped
+		}
+	}
+}
+
+// eventReader reads whole events from a binlog file, checking each
+// declared length against the limit and the file's size before it
+// allocates the event.
+type eventReader struct {
+	r    *bufio.Reader
+	off  int64 // file offset of the next event
+	size int64 // of the file
+	max  int64
+}
+
+// next returns the next event, header and checksum included; io.EOF at
+// the end of the file between events.
+func (er *eventReader) next() ([]byte, error) {
+	hdr, err := er.r.Peek(replication.EventHeaderSize)
+	if len(hdr) == 0 && err == io.EOF {
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: the file ends %d bytes into an event header", errTruncated, len(hdr))
+	}
+	n := int64(binary.LittleEndian.Uint32(hdr[9:]))
+	typ := replication.EventType(hdr[4])
+	switch {
+	case n < replication.EventHeaderSize:
+		return nil, fmt.Errorf("corrupted %v event: length %d is shorter than the event header", typ, n)
+	case n > er.max:
+		return nil, fmt.Errorf("corrupted %v event: length %d is larger than --max-event-size %d (a damaged length, or raise --max-event-size)",
+			typ, n, er.max)
+	case er.off+n > er.size:
+		return nil, fmt.Errorf("%w: %v event of %d bytes at offset %d runs past the end of the file (%d bytes)",
+			errTruncated, typ, n, er.off, er.size)
+	}
+	raw := make([]byte, n)
+	if _, err := io.ReadFull(er.r, raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", errTruncated, err)
+	}
+	er.off += n
+	return raw, nil
 }
 
 func (r *FileReader) noteFlavor(f txn.Flavor) {
@@ -215,71 +326,6 @@ func (r *FileReader) noteFlavor(f txn.Flavor) {
 	r.mu.Unlock()
 }
 
-// classifyParseError names what go-mysql's parser ran into, keeping its
-// message but not the event bytes it may carry.
-func classifyParseError(err error) error {
-	var ee *replication.EventError
-	if errors.As(err, &ee) {
-		return fmt.Errorf("corrupted %v event: %s", ee.Header.EventType, ee.Err)
-	}
-	msg := err.Error()
-	switch {
-	case errors.Is(err, errNotBinlog):
-		return errNotBinlog
-	case strings.Contains(msg, "get event"), strings.Contains(msg, "EOF"):
-		return fmt.Errorf("truncated event: %s", msg)
-	case strings.Contains(msg, "checksum"):
-		return fmt.Errorf("corrupted event (checksum mismatch): %s", msg)
-	}
-	return fmt.Errorf("corrupted event: %s", msg)
-}
-
 // logEventBinlogInUse is LOG_EVENT_BINLOG_IN_USE_F, set in the format
 // description event's header while the server has the file open.
 const logEventBinlogInUse = 0x1
-
-// parseFrom does what go-mysql's ParseFile does (format description event
-// first, then the events from start), except that it clears the in-use
-// flag of the format description before checking its checksum, as the
-// server does: the server computes that checksum without the flag, so the
-// file being written would otherwise fail verification.
-func parseFrom(p *replication.BinlogParser, path string, start uint32, onEvent replication.OnEventFunc) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	magic := make([]byte, 4)
-	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, replication.BinLogFileHeader) {
-		return errNotBinlog
-	}
-	hdr, err := br.Peek(replication.EventHeaderSize)
-	if err != nil {
-		return fmt.Errorf("get event header err %w", err)
-	}
-	if replication.EventType(hdr[4]) != replication.FORMAT_DESCRIPTION_EVENT {
-		return errNotBinlog
-	}
-	size := binary.LittleEndian.Uint32(hdr[9:])
-	if size < replication.EventHeaderSize || size > 1<<20 {
-		return errNotBinlog
-	}
-	fde := make([]byte, size)
-	if _, err := io.ReadFull(br, fde); err != nil {
-		return fmt.Errorf("get event err %w", err)
-	}
-	fde[17] &^= logEventBinlogInUse
-	if _, err := p.ParseSingleEvent(bytes.NewReader(fde), onEvent); err != nil {
-		return err
-	}
-	if start > 4+size {
-		if _, err := f.Seek(int64(start), io.SeekStart); err != nil {
-			return err
-		}
-		br.Reset(f)
-	} else if start != 4 && start != 4+size {
-		return fmt.Errorf("start offset %d is inside the format description event", start)
-	}
-	return p.ParseReader(br, onEvent)
-}

@@ -34,8 +34,7 @@ func ScanFile(path string) (FileSummary, error) {
 		return s, err
 	}
 	defer f.Close()
-	sc := scanner{sum: &s, p: replication.NewBinlogParser()}
-	sc.p.SetVerifyChecksum(true)
+	sc := scanner{sum: &s, p: newParser(), g: newGuard(Limits{}, true)}
 	if err := sc.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		s.Damaged = err
 	}
@@ -51,7 +50,8 @@ func ScanFile(path string) (FileSummary, error) {
 type scanner struct {
 	sum *FileSummary
 	p   *replication.BinlogParser
-	off uint32 // where the next event starts
+	g   *eventGuard // checks each event before go-mysql decodes it
+	off uint32      // where the next event starts
 	buf []byte
 }
 
@@ -119,15 +119,10 @@ func scanned(t replication.EventType) bool {
 	return false
 }
 
-func (sc *scanner) event() (err error) {
-	defer func() {
-		if v := recover(); v != nil { // go-mysql indexes into bodies it has not bounds-checked
-			err = fmt.Errorf("corrupted event: %v", v)
-		}
-	}()
-	ev, err := sc.p.Parse(sc.buf)
+func (sc *scanner) event() error {
+	ev, err := sc.g.decode(sc.p, sc.buf)
 	if err != nil {
-		return classifyParseError(err)
+		return err
 	}
 	s := sc.sum
 	switch e := ev.Event.(type) {

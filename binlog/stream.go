@@ -68,6 +68,8 @@ type StreamConfig struct {
 	// Log receives prepl's own notices about the stream (lost connection,
 	// reconnected); nil discards them.
 	Log *slog.Logger
+	// Limits bound the size of an event and of a transaction.
+	Limits Limits
 }
 
 // StreamReader reads transactions over the replication protocol.
@@ -85,6 +87,15 @@ type StreamReader struct {
 	asm      *assembler
 	pos      txn.Position // End of the last transaction returned
 	err      error        // sticky
+
+	// Events arrive undecoded (go-mysql's raw mode) and are checked and
+	// decoded here, where a panic can be recovered: a panic in go-mysql's
+	// own reading goroutine would end the process.
+	parser *replication.BinlogParser
+	guard  *eventGuard
+	// rereadAt is where a damaged event was last met: met again there
+	// after reading it anew, the damage is in the source's binlog.
+	rereadAt txn.Position
 
 	// StopAtEnd state: the source's end when opened.
 	atEnd   bool // already reached (or nothing to read)
@@ -250,7 +261,10 @@ func (s *StreamReader) start(ctx context.Context) error {
 		EventCacheCount:  1024,
 		// MariaDB 11.4+ may send LogPos 0; go-mysql then computes it.
 		FillZeroLogPos: true,
+		RawModeEnabled: true,
 	}
+	s.parser = newParser()
+	s.guard = newGuard(s.cfg.Limits, false) // the syncer verifies checksums
 	s.syncer = replication.NewBinlogSyncer(sc)
 	syncer := s.syncer
 	defer context.AfterFunc(ctx, func() { syncer.Close() })()
@@ -322,16 +336,32 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 		}
 		s.down = time.Time{}
 		s.events.Add(1)
+		raw := ev
+		if ev, err = s.decode(raw); err != nil {
+			if again, rerr := s.reread(ctx, err); again {
+				continue
+			} else if rerr != nil {
+				err = rerr
+			}
+			s.err = err
+			return nil, err
+		}
 		if hb, ok := ev.Event.(*replication.HeartbeatEvent); ok {
 			s.heartbeat(hb, ev.Header)
 			continue
 		}
 		t, err := s.asm.add(ev)
+		if err == nil {
+			if err = s.guard.countTxn(s.asm.open(), len(raw.RawData)); err != nil {
+				err = s.damage(raw.Header, err)
+			}
+		}
 		if err != nil {
 			s.err = err
 			return nil, err
 		}
 		if t != nil {
+			s.rereadAt = txn.Position{}
 			s.pos = t.End
 			if t.GTID != "" && s.flavor == txn.MariaDB && t.SeqNo > s.seen[t.Domain] {
 				s.seen[t.Domain] = t.SeqNo
@@ -339,6 +369,51 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			return t, nil
 		}
 	}
+}
+
+// decode checks and decodes an event the syncer passed on undecoded.
+func (s *StreamReader) decode(raw *replication.BinlogEvent) (*replication.BinlogEvent, error) {
+	ev, err := s.guard.decode(s.parser, raw.RawData)
+	if err != nil {
+		return nil, s.damage(raw.Header, err)
+	}
+	ev.Header = raw.Header // with the LogPos the syncer filled in where MariaDB sent 0
+	return ev, nil
+}
+
+func (s *StreamReader) damage(h *replication.EventHeader, err error) error {
+	fe := &FormatError{File: s.asm.file, Offset: eventStart(h), Err: err}
+	if s.asm.open() {
+		fe.GTID = s.asm.cur.GTID
+	}
+	return fe
+}
+
+// reread handles a damaged event: the first time at a position, when
+// reconnecting is on, it reads the stream again from the last complete
+// transaction (the damage may have been on the wire) and returns true.
+// Met again at the same place, the damage is in the source's binlog and
+// the error stands.
+func (s *StreamReader) reread(ctx context.Context, damage error) (bool, error) {
+	var fe *FormatError
+	if s.cfg.ReconnectTimeout <= 0 || !errors.As(damage, &fe) {
+		return false, nil
+	}
+	at := txn.Position{File: fe.File, Offset: fe.Offset}
+	if at == s.rereadAt {
+		return false, fmt.Errorf("%w (read twice from the source: the damage is in its binlog)", damage)
+	}
+	s.rereadAt = at
+	s.cfg.Log.Warn("damaged event from the source: reading it again from the last complete transaction",
+		"err", damage.Error(), "resume_at", s.pos.String())
+	s.syncer.Close()
+	s.rewind()
+	if err := s.start(ctx); err != nil {
+		if rerr := s.reconnect(ctx, err); rerr != nil {
+			return false, rerr
+		}
+	}
+	return true, nil
 }
 
 func (s *StreamReader) heartbeat(hb *replication.HeartbeatEvent, h *replication.EventHeader) {

@@ -2,6 +2,7 @@ package depend
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +40,26 @@ func TestFoldText(t *testing.T) {
 		{"latin1", "latin1_swedish_ci", latin1("Å"), str("["), true},
 		{"latin1", "latin1_swedish_ci", latin1("ö"), str("]"), true},
 		{"latin1", "latin1_swedish_ci", latin1("Abc "), str("abc"), true},
+		// Found by TestServerUniqueCollisionsHaveEqualKeys:
+		{"utf8mb4", "utf8mb4_unicode_ci", str("A"), str("\u0363"), true},
+		{"utf8mb4", "utf8mb4_unicode_ci", str("1"), str("⓵"), true},
+		{"utf8mb4", "utf8mb4_unicode_ci", str("⑪"), str("⓫"), true},
+		{"utf8mb4", "utf8mb4_unicode_ci", str("DZ"), str("ʣ"), true},
+		{"utf8mb4", "utf8mb4_unicode_ci", str("ƾ"), str("ʦ"), true},
+		{"utf8mb4", "utf8mb4_unicode_ci", str("ͺ"), str("ι"), true},
+		{"utf8mb4", "utf8mb4_unicode_ci", str(""), str("\u0345"), true},
+		{"utf8mb4", "utf8mb4_general_ci", str("\u0345"), str("ι"), true},
+		{"utf8mb4", "utf8mb4_general_ci", str("Σ"), str("ϲ"), true},
+		{"utf8mb4", "utf8mb4_unicode_ci", str("\u00b7"), str("\u0387"), true},
+		{"utf8mb4", "utf8mb4_unicode_520_ci", str("ll"), str("ŀl"), true},
+		{"utf8mb4", "utf8mb4_unicode_520_ci", str("ll"), str("ỻ"), true},
+		{"utf8mb4", "utf8mb4_unicode_520_ci", str("6"), str("ↅ"), true},
+		{"utf8mb4", "utf8mb4_lithuanian_ci", str("I"), str("y"), true},
+		{"utf8mb4", "utf8mb4_lithuanian_ci", str("C"), str("CH"), true},
+		{"utf8mb4", "utf8mb4_roman_ci", str("I"), str("j"), true},
+		{"utf8mb4", "utf8mb4_roman_ci", str("U"), str("ṿ"), true},
+		{"latin1", "latin1_danish_ci", str(`\`), latin1("ø"), true},
+		{"latin1", "latin1_danish_ci", str("]"), latin1("Å"), true},
 		{"utf8mb4", "utf8mb4_general_ci", str("a"), str("b"), false},
 		{"utf8mb4", "utf8mb4_general_ci", str("a b"), str("ab"), false},
 		{"utf8mb4", "utf8mb4_bin", str("a"), str("A"), false},
@@ -50,9 +71,34 @@ func TestFoldText(t *testing.T) {
 		{"gbk", "gbk_bin", str("a"), str("A"), false},
 	}
 	for _, c := range cases {
-		fa, fb := foldText(c.a, c.charset, c.collation), foldText(c.b, c.charset, c.collation)
+		fa, fb := foldText(c.a, c.charset, c.collation, 0), foldText(c.b, c.charset, c.collation, 0)
 		if bytes.Equal(fa, fb) != c.same {
 			t.Errorf("%s: fold(%q)=%q fold(%q)=%q, want same=%v", c.collation, c.a, fa, c.b, fb, c.same)
+		}
+	}
+}
+
+// TestFoldTextPrefix: a prefix index compares the first n characters.
+func TestFoldTextPrefix(t *testing.T) {
+	cases := []struct {
+		collation string
+		n         int
+		a, b      string
+		same      bool
+	}{
+		{"utf8mb4_general_ci", 3, "abcX", "ABCY", true},
+		{"utf8mb4_general_ci", 3, "äöüX", "aouY", true},
+		{"utf8mb4_general_ci", 3, "ab ", "ab", true},
+		{"utf8mb4_general_ci", 3, "abd", "abc", false},
+		{"utf8mb4_bin", 2, "a😀x", "a😀y", true},
+		{"utf8mb4_bin", 2, "a😀", "a😁", false},
+		{"gbk_bin", 2, "abc", "xyz", true}, // undecodable with a prefix: one skeleton
+	}
+	for _, c := range cases {
+		cs, _, _ := strings.Cut(c.collation, "_")
+		fa, fb := foldText(str(c.a), cs, c.collation, c.n), foldText(str(c.b), cs, c.collation, c.n)
+		if bytes.Equal(fa, fb) != c.same {
+			t.Errorf("%s(%d): fold(%q)=%q fold(%q)=%q, want same=%v", c.collation, c.n, c.a, fa, c.b, fb, c.same)
 		}
 	}
 }

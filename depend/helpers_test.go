@@ -43,6 +43,10 @@ func testCatalog() catalog {
 	c.add(def("s2.t1", []txn.ColumnDef{intCol("id"), textCol("u", "utf8mb4_general_ci"), intCol("v")}, pk(0), uk("u", 1)))
 	c.add(def("s.bin", []txn.ColumnDef{intCol("id"), textCol("u", "utf8mb4_bin")}, pk(0), uk("u", 1)))
 	c.add(def("s.vb", []txn.ColumnDef{intCol("id"), {Name: "u", DataType: "varbinary"}}, pk(0), uk("u", 1)))
+	pre := uk("u3", 1)
+	pre.Prefix = []int{3}
+	c.add(def("s.pre", []txn.ColumnDef{intCol("id"), textCol("u", "utf8mb4_general_ci")}, pk(0), pre))
+	c.add(def("s.prebin", []txn.ColumnDef{intCol("id"), {Name: "u", DataType: "varbinary"}}, pk(0), pre))
 	c.add(def("s.ab", []txn.ColumnDef{intCol("id"), intCol("a"), intCol("b")}, pk(0), uk("ab", 1, 2)))
 	c.add(def("s.nokey", []txn.ColumnDef{intCol("a"), intCol("b")}))
 	c.add(def("s.num", []txn.ColumnDef{{Name: "f", DataType: "double"}, {Name: "d", DataType: "decimal"}}, pk(0), uk("d", 1)))

@@ -105,7 +105,7 @@ func (ks *keySet) row(cat txn.Catalog, def *txn.TableDef, rc *txn.RowChange) {
 			case absent:
 				ks.add(table, false, ReasonNoKey)
 			case present:
-				ks.add(rowKey(def, ix.Name, ix.Columns, vals), false, ReasonKeyConflict)
+				ks.add(rowKey(def, ix, vals), false, ReasonKeyConflict)
 			}
 		}
 		for i := range def.ForeignKeys {
@@ -145,7 +145,7 @@ func (ks *keySet) reference(cat txn.Catalog, child *txn.TableDef, fk *txn.Foreig
 	for j, k := range order {
 		pvals[j] = vals[k]
 	}
-	ks.add(rowKey(parent, ix.Name, ix.Columns, pvals), true, ReasonForeignKey)
+	ks.add(rowKey(parent, ix, pvals), true, ReasonForeignKey)
 }
 
 // matchIndex finds the parent's primary or unique key made of exactly the
@@ -266,19 +266,22 @@ func tableKey(schema, table string) uint64 {
 	return uint64(h)
 }
 
-// rowKey hashes the values of index ixName of def; cols are the index's
-// column positions in def, vals their values.
-func rowKey(def *txn.TableDef, ixName string, cols []int, vals []txn.Value) uint64 {
+// rowKey hashes vals, the values of index ix of def.
+func rowKey(def *txn.TableDef, ix *txn.IndexDef, vals []txn.Value) uint64 {
 	h := newHasher('R')
 	h.str(strings.ToLower(def.Schema))
 	h.str(strings.ToLower(def.Name))
-	h.str(strings.ToLower(ixName))
+	h.str(strings.ToLower(ix.Name))
 	for i, v := range vals {
 		var col *txn.ColumnDef
-		if c := cols[i]; c >= 0 && c < len(def.Columns) {
+		if c := ix.Columns[i]; c >= 0 && c < len(def.Columns) {
 			col = &def.Columns[c]
 		}
-		tag, b := normalize(v, col)
+		prefix := 0
+		if i < len(ix.Prefix) {
+			prefix = ix.Prefix[i]
+		}
+		tag, b := normalize(v, col, prefix)
 		h.byte(tag)
 		h.bytes(b)
 	}
@@ -286,8 +289,10 @@ func rowKey(def *txn.TableDef, ixName string, cols []int, vals []txn.Value) uint
 }
 
 // normalize returns a type tag and bytes such that values equal under the
-// column's comparison get equal results.
-func normalize(v txn.Value, col *txn.ColumnDef) (byte, []byte) {
+// column's comparison get equal results. prefix > 0 compares only the
+// first prefix characters (bytes of a binary string), as a prefix index
+// does.
+func normalize(v txn.Value, col *txn.ColumnDef, prefix int) (byte, []byte) {
 	switch x := v.(type) {
 	case int64:
 		return 'i', u64bytes(uint64(unsignedMask(x, col)))
@@ -310,19 +315,25 @@ func normalize(v txn.Value, col *txn.ColumnDef) (byte, []byte) {
 	case txn.Set:
 		return 'S', u64bytes(uint64(x))
 	case []byte:
-		return normBytes(x, col)
+		return normBytes(x, col, prefix)
 	case string:
-		return normBytes([]byte(x), col)
+		return normBytes([]byte(x), col, prefix)
 	}
 	return '?', fmt.Appendf(nil, "%T:%v", v, v)
 }
 
-func normBytes(b []byte, col *txn.ColumnDef) (byte, []byte) {
+func normBytes(b []byte, col *txn.ColumnDef, prefix int) (byte, []byte) {
 	if col == nil {
+		if prefix > 0 {
+			return 'b', nil // cannot tell characters from bytes: one key
+		}
 		return 'b', b
 	}
 	if isText(col) {
-		return 's', foldText(b, col.Charset, col.Collation)
+		return 's', foldText(b, col.Charset, col.Collation, prefix)
+	}
+	if prefix > 0 && len(b) > prefix {
+		b = b[:prefix]
 	}
 	if strings.EqualFold(col.DataType, "binary") {
 		for len(b) > 0 && b[len(b)-1] == 0 { // BINARY(n) pads with 0x00

@@ -30,10 +30,16 @@ import (
 //     transaction carries MariaDB GTID flags (Flags != 0 or CommitID != 0),
 //     those flagged WAITED or without ALLOW_PARALLEL, which wait for their
 //     predecessor. aggressive ignores the flags.
-//   - schema: U waits for every not-Done T sharing a schema (Schemas); a
+//   - schema: writeset (keys and barriers, across schemas too), and U also
+//     waits for every not-Done T sharing its schema (Schemas); a
 //     transaction touching several schemas, or none, is a barrier.
-//   - domain: writeset within each MariaDB GTID domain (barriers included),
-//     nothing across domains.
+//   - domain: writeset, across MariaDB GTID domains too.
+//
+// Modes schema and domain differ from the others in the commit order
+// (OrderKey), not in what may run: they commit in order within a schema or
+// domain only. Keys still order transactions of different schemas/domains
+// (U waits until T has committed), so the end state is the source's even
+// when the application does not keep them independent.
 //
 // DDL, XA and non-transactional transactions are barriers in every mode.
 type Mode string
@@ -44,8 +50,8 @@ const (
 	Writeset    Mode = "writeset"     // row keys computed here; the default
 	Optimistic  Mode = "optimistic"   // everything in parallel but barriers and WAITED/!ALLOW_PARALLEL
 	Aggressive  Mode = "aggressive"   // everything in parallel but barriers
-	Schema      Mode = "schema"       // serial within a schema, parallel across
-	Domain      Mode = "domain"       // writeset within a MariaDB GTID domain, parallel across
+	Schema      Mode = "schema"       // serial within a schema; writeset across; commits in order per schema
+	Domain      Mode = "domain"       // writeset; commits in order per MariaDB GTID domain
 )
 
 // DefaultMode is the mode used when none is asked for.

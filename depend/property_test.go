@@ -19,7 +19,8 @@ import (
 
 // Model tables: s1.a (id PK, u general_ci UNIQUE NULL, v), s1.b (id PK,
 // x, y, UNIQUE(x,y) NULL), s2.n (no key), s3.p (id PK, v; parent of c),
-// s3.c (id PK, pid FK -> p.id NULL).
+// s3.c (id PK, pid FK -> p.id NULL), s4.c (id PK, pid FK -> s3.p.id NULL:
+// a child in another schema).
 func modelCatalog() catalog {
 	c := catalog{}
 	c.add(def("s1.a", []txn.ColumnDef{intCol("id"), textCol("u", "utf8mb4_general_ci"), intCol("v")}, pk(0), uk("u", 1)))
@@ -31,6 +32,9 @@ func modelCatalog() catalog {
 	ch := def("s3.c", []txn.ColumnDef{intCol("id"), intCol("pid")}, pk(0))
 	ch.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s3", RefTable: "p", RefColumns: []string{"id"}}}
 	c.add(ch)
+	ch4 := def("s4.c", []txn.ColumnDef{intCol("id"), intCol("pid")}, pk(0))
+	ch4.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s3", RefTable: "p", RefColumns: []string{"id"}}}
+	c.add(ch4)
 	return c
 }
 
@@ -119,9 +123,11 @@ func (s state) check() error {
 			seen[k] = true
 		}
 	}
-	for _, r := range s["s3.c"] {
-		if r[1] != nil && s.find("s3.p", []txn.Value{r[1]}) < 0 {
-			return fmt.Errorf("child %v without parent", r)
+	for _, child := range []string{"s3.c", "s4.c"} {
+		for _, r := range s[child] {
+			if r[1] != nil && s.find("s3.p", []txn.Value{r[1]}) < 0 {
+				return fmt.Errorf("%s child %v without parent", child, r)
+			}
 		}
 	}
 	return nil
@@ -172,6 +178,14 @@ func gen(rng *rand.Rand, n int, groups ...[]string) workload {
 	return w
 }
 
+// scatter puts each transaction in one of n GTID domains at random,
+// whatever tables it touches: domains that share rows.
+func scatter(rng *rand.Rand, w workload, n int) {
+	for _, tx := range w.txs {
+		tx.Domain = uint32(1 + rng.Intn(n))
+	}
+}
+
 func genOp(rng *rand.Rand, st state, table string, pool, small []txn.Value) (op, bool) {
 	rows := st[table]
 	id := func() txn.Value { return int64(1 + rng.Intn(5)) }
@@ -194,7 +208,7 @@ func genOp(rng *rand.Rand, st state, table string, pool, small []txn.Value) (op,
 			return []txn.Value{int64(rng.Intn(2)), int64(rng.Intn(2))}
 		case "s3.p":
 			return []txn.Value{key, int64(rng.Intn(3))}
-		case "s3.c":
+		case "s3.c", "s4.c":
 			var pid txn.Value
 			if ps := st["s3.p"]; len(ps) > 0 && rng.Intn(4) > 0 {
 				pid = ps[rng.Intn(len(ps))][0]
@@ -276,7 +290,7 @@ func truthKeys(ops []op, isDDL bool) map[string]bool {
 			case "s2.n":
 				k["n"] = true
 				continue
-			case "s3.c":
+			case "s3.c", "s4.c":
 				if r[1] != nil {
 					k[fmt.Sprint("s3.p:", r[1])] = true
 				}
@@ -355,20 +369,30 @@ func tagMySQL(rng *rand.Rand, w workload) {
 }
 
 // simulate runs w through a tracker: any started transaction may execute
-// and commit at any moment; a transaction executes atomically.
+// and commit at any moment; a transaction executes atomically. Half of the
+// runs also keep apply's commit order: a transaction commits only after
+// every earlier one of its commit-order group (OrderKey, a slot), so a
+// dependency across slots that the slots' order could never satisfy shows
+// as "stuck".
 func simulate(rng *rand.Rand, mode Mode, cat txn.Catalog, w workload) error {
 	tr := New(mode, cat)
 	st := state{}
 	next := 0
 	var running []uint64
 	seen := map[uint64]bool{}
+	inOrder := rng.Intn(2) == 0
+	slots := map[string][]uint64{} // per OrderKey: added, not committed, in order
+	keyOf := map[uint64]string{}
 	for {
 		k := rng.Intn(4)
 		if len(running) == 0 && k == 0 {
 			k = 1
 		}
 		for ; k > 0 && next < len(w.txs); k-- {
-			tr.Add(w.txs[next])
+			tx := w.txs[next]
+			tr.Add(tx)
+			keyOf[tx.Seq] = OrderKey(mode, tx)
+			slots[keyOf[tx.Seq]] = append(slots[keyOf[tx.Seq]], tx.Seq)
 			next++
 		}
 		starts := tr.Ready()
@@ -385,16 +409,22 @@ func simulate(rng *rand.Rand, mode Mode, cat txn.Catalog, w workload) error {
 		if mode == Serial && len(running) > 1 {
 			return fmt.Errorf("serial: %v run together", running)
 		}
-		if len(running) == 0 {
-			if tr.Pending() > 0 {
-				return fmt.Errorf("stuck: %d pending, none ready, none running", tr.Pending())
+		var can []int // indexes in running of what may commit now
+		for i, seq := range running {
+			if !inOrder || slots[keyOf[seq]][0] == seq {
+				can = append(can, i)
 			}
-			if next == len(w.txs) {
-				break
-			}
-			continue
 		}
-		i := rng.Intn(len(running))
+		if len(can) == 0 {
+			if next < len(w.txs) {
+				continue
+			}
+			if tr.Pending() > 0 {
+				return fmt.Errorf("stuck: %d pending, running %v, none may commit (in slot order: %v)", tr.Pending(), running, inOrder)
+			}
+			break
+		}
+		i := can[rng.Intn(len(can))]
 		seq := running[i]
 		running = slices.Delete(running, i, i+1)
 		for _, o := range w.ops[seq] {
@@ -403,6 +433,8 @@ func simulate(rng *rand.Rand, mode Mode, cat txn.Catalog, w workload) error {
 			}
 		}
 		tr.Done(seq)
+		q := slots[keyOf[seq]]
+		slots[keyOf[seq]] = slices.DeleteFunc(q, func(s uint64) bool { return s == seq })
 	}
 	if len(seen) != len(w.txs) {
 		return fmt.Errorf("%d of %d transactions returned", len(seen), len(w.txs))
@@ -414,7 +446,7 @@ func simulate(rng *rand.Rand, mode Mode, cat txn.Catalog, w workload) error {
 }
 
 func TestPropertyScheduleEqualsSerial(t *testing.T) {
-	all := []string{"s1.a", "s1.b", "s2.n", "s3.p", "s3.c"}
+	all := []string{"s1.a", "s1.b", "s2.n", "s3.p", "s3.c", "s4.c"}
 	runs := []struct {
 		name   string
 		mode   Mode
@@ -425,6 +457,8 @@ func TestPropertyScheduleEqualsSerial(t *testing.T) {
 		{"writeset", Writeset, all, nil},
 		{"writeset-hot-unique", Writeset, []string{"s1.a", "s1.b"}, nil},
 		{"domain", Domain, all, nil},
+		{"domain-shared-rows", Domain, all, func(rng *rand.Rand, w workload) { scatter(rng, w, 3) }},
+		{"domain-shared-hot-unique", Domain, []string{"s1.a", "s1.b"}, func(rng *rand.Rand, w workload) { scatter(rng, w, 2) }},
 		{"schema", Schema, all, nil},
 		{"commit-order-mariadb", CommitOrder, all, tagMariaDB},
 		{"commit-order-mysql", CommitOrder, all, tagMySQL},

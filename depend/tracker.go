@@ -46,7 +46,7 @@ type Tracker struct {
 	ready   []uint64 // not started, no open dependencies
 	stats   map[Reason]uint64
 
-	scopes map[uint32]*scope // one scope (key 0), or one per GTID domain
+	scopes map[uint32]*scope // one scope (key 0) for every mode
 	co     commitOrder
 }
 
@@ -102,9 +102,9 @@ type clocked struct {
 	sn  int64
 }
 
-// New returns a tracker for mode. cat is read by modes writeset and domain
-// (keys) and optimistic/aggressive (non-transactional tables); it may be nil
-// for the others. New panics on a mode ParseMode would reject.
+// New returns a tracker for mode. cat is read by modes writeset, domain and
+// schema (keys) and optimistic/aggressive (non-transactional tables); it may
+// be nil for the others. New panics on a mode ParseMode would reject.
 func New(mode Mode, cat txn.Catalog) *Tracker {
 	if !slices.Contains(Modes, mode) {
 		panic(fmt.Sprintf("depend.New: unknown mode %q", mode))
@@ -153,7 +153,9 @@ func (t *Tracker) Add(tx *txn.Txn) {
 	case Writeset:
 		t.addWriteset(t.scope(0), u, tx)
 	case Domain:
-		t.addWriteset(t.scope(tx.Domain), u, tx)
+		// Domains commit out of order (OrderKey), but the keys and barriers
+		// of every domain still order them: only independent work reorders.
+		t.addWriteset(t.scope(0), u, tx)
 	case Optimistic, Aggressive:
 		t.addOptimistic(u, tx, prev)
 	case Schema:
@@ -356,11 +358,13 @@ func touchesNonTransactional(tx *txn.Txn, cat txn.Catalog) bool {
 	return false
 }
 
-// addSchema: one exclusive lock per schema; a transaction that touches
-// several schemas, or none, is a barrier.
+// addSchema: the writeset's keys and barriers (which order schemas among
+// themselves, through foreign keys, triggers and unknown tables), plus one
+// exclusive lock per schema (serial within a schema); a transaction that
+// touches several schemas, or none, is a barrier.
 func (t *Tracker) addSchema(u *entry, tx *txn.Txn) {
 	s := t.scope(0)
-	why := txBarrier(tx)
+	locks, why := Keys(tx, t.cat)
 	schemas := Schemas(tx)
 	if why == ReasonNone && len(schemas) != 1 {
 		why = ReasonSchema
@@ -372,9 +376,10 @@ func (t *Tracker) addSchema(u *entry, tx *txn.Txn) {
 	t.member(s, u)
 	h := newHasher('D')
 	h.str(strings.ToLower(schemas[0]))
-	l := Lock{Key: uint64(h), Reason: ReasonSchema}
-	u.locks = []Lock{l}
-	t.lock(s, u, l)
+	u.locks = append(locks, Lock{Key: uint64(h), Reason: ReasonSchema})
+	for _, l := range u.locks {
+		t.lock(s, u, l)
+	}
 }
 
 func (t *Tracker) addCommitOrder(u *entry, tx *txn.Txn) {

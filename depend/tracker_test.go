@@ -77,6 +77,12 @@ func TestWritesetPairs(t *testing.T) {
 		{"ci collation sharp s", mk(ins("s.t1", 1, str("ß"), 0)), mk(ins("s.t1", 2, str("s"), 0)), ReasonKeyConflict},
 		{"bin collation case", mk(ins("s.bin", 1, str("a"))), mk(ins("s.bin", 2, str("A"))), ReasonNone},
 		{"bin collation pad space", mk(ins("s.bin", 1, str("abc"))), mk(ins("s.bin", 2, str("abc "))), ReasonKeyConflict},
+		{"prefix index: same prefix", mk(ins("s.pre", 1, str("abcX"))), mk(ins("s.pre", 2, str("ABCy"))), ReasonKeyConflict},
+		{"prefix index: characters, not bytes", mk(ins("s.pre", 1, str("äöüX"))), mk(ins("s.pre", 2, str("AOUY"))), ReasonKeyConflict},
+		{"prefix index: short value", mk(ins("s.pre", 1, str("ab"))), mk(ins("s.pre", 2, str("ab X"))), ReasonKeyConflict},
+		{"prefix index: other prefix", mk(ins("s.pre", 1, str("abcX"))), mk(ins("s.pre", 2, str("abdX"))), ReasonNone},
+		{"binary prefix index: bytes", mk(ins("s.prebin", 1, str("ä1X"))), mk(ins("s.prebin", 2, str("ä1Y"))), ReasonKeyConflict},
+		{"binary prefix index: other bytes", mk(ins("s.prebin", 1, str("äX"))), mk(ins("s.prebin", 2, str("äY"))), ReasonNone},
 		{"varbinary trailing space", mk(ins("s.vb", 1, str("abc"))), mk(ins("s.vb", 2, str("abc "))), ReasonNone},
 		{"varbinary case", mk(ins("s.vb", 1, str("a"))), mk(ins("s.vb", 2, str("A"))), ReasonNone},
 		{"minus zero", mk(ins("s.num", 0.0, txn.Decimal("1"))), mk(ins("s.num", neg0, txn.Decimal("2"))), ReasonKeyConflict},
@@ -327,7 +333,7 @@ func TestOptimisticBarriers(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
-	d := newDriver(t, Schema, nil)
+	d := newDriver(t, Schema, testCatalog())
 	a := mk(ins("s.t1", 1, nil, 0))
 	b := mk(ins("s2.t1", 1, nil, 0))
 	c := mk(ins("s.nokey", 1, 2))
@@ -349,31 +355,86 @@ func TestSchema(t *testing.T) {
 	d.ready(4)
 }
 
-func TestDomain(t *testing.T) {
-	inDomain := func(dom uint32, c ...txn.Change) *txn.Txn {
-		tx := mariadb(0, c...)
-		tx.Domain = dom
-		return tx
-	}
-	d := newDriver(t, Domain, testCatalog())
+// TestSchemaOrdersAcrossSchemas: a transaction of another schema waits for
+// an earlier unfinished one when the writeset says they conflict: a parent
+// row referenced from another schema, a table with triggers (a barrier).
+func TestSchemaOrdersAcrossSchemas(t *testing.T) {
+	cat := testCatalog()
+	ch := def("s2.kid", []txn.ColumnDef{intCol("id"), intCol("pid")}, pk(0))
+	ch.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s", RefTable: "parent", RefColumns: []string{"id"}}}
+	cat.add(ch)
+	d := newDriver(t, Schema, cat)
 	d.add(
-		inDomain(1, ddl("s", "ALTER TABLE t1 ADD c INT")), // barrier of domain 1 only
-		inDomain(2, ins("s.t1", 1, str("a"), 0)),
-		inDomain(2, ins("s.t1", 1, str("a"), 0)), // same key, same domain: waits for 2
-		inDomain(1, ins("s.t1", 7, str("z"), 0)), // waits for the domain-1 DDL
-		inDomain(3, ins("s.t1", 1, str("a"), 0)), // same key, other domain: free
+		mk(ins("s2.kid", 1, 7)),          // 1: references s.parent 7
+		mk(del("s.parent", 7, 0)),        // 2: parent change: barrier, waits for 1
+		mk(ins("s2.t1", 1, str("a"), 0)), // 3: waits for the barrier
+		mk(ins("s.trig", 1)),             // 4: triggers: barrier
+		mk(ins("s2.t1", 2, str("b"), 0)), // 5: waits for 4
 	)
-	d.ready(1, 2, 5)
+	d.ready(1)
+	d.done(1)
+	if r := d.ready(2); r[0] != ReasonForeignKey {
+		t.Fatal(r)
+	}
 	d.done(2)
 	d.ready(3)
+	d.done(3)
+	if r := d.ready(4); r[0] != ReasonTrigger {
+		t.Fatal(r)
+	}
+	d.done(4)
+	d.ready(5)
+}
+
+func inDomain(dom uint32, c ...txn.Change) *txn.Txn {
+	tx := mariadb(0, c...)
+	tx.Domain = dom
+	return tx
+}
+
+// TestDomain: domains commit apart (OrderKey) but their keys and barriers
+// still order them.
+func TestDomain(t *testing.T) {
+	d := newDriver(t, Domain, testCatalog())
+	d.add(
+		inDomain(1, ddl("s", "ALTER TABLE t1 ADD c INT")),                  // 1: barrier for every domain
+		inDomain(2, ins("s.t1", 1, str("a"), 0)),                           // 2: waits for the DDL
+		inDomain(2, ins("s.t1", 2, str("b"), 0)),                           // 3: waits for the DDL
+		inDomain(3, upd("s.t1", row(1, str("a"), 0), row(1, str("a"), 5))), // 4: same row as 2, other domain: waits for 2
+		inDomain(1, ins("s.t1", 7, str("z"), 0)),                           // 5: independent: free once the DDL is done
+		inDomain(3, ins("s.t1", 9, str("B "), 0)),                          // 6: unique value of 3 (case, pad): waits for 3
+	)
+	d.ready(1)
 	d.done(1)
+	d.ready(2, 3, 5)
+	d.done(2)
 	d.ready(4)
+	d.done(3)
+	d.ready(6)
 	if got := OrderKey(Domain, inDomain(7)); got != "domain:7" {
 		t.Fatal(got)
 	}
 	if got := OrderKey(Writeset, inDomain(7)); got != "" {
 		t.Fatal(got)
 	}
+}
+
+// TestDomainSwapOfUniqueValues: two domains swap a unique value back and
+// forth through a free value; each step waits for the one before, in
+// whichever domain it ran.
+func TestDomainSwapOfUniqueValues(t *testing.T) {
+	d := newDriver(t, Domain, testCatalog())
+	d.add(
+		inDomain(1, upd("s.t1", row(1, str("x"), 0), row(1, str("tmp"), 0))), // 1
+		inDomain(2, upd("s.t1", row(2, str("y"), 0), row(2, str("x"), 0))),   // 2: takes x: waits for 1
+		inDomain(1, upd("s.t1", row(1, str("tmp"), 0), row(1, str("y"), 0))), // 3: takes y: waits for 2
+		inDomain(2, ins("s.t1", 3, str("q"), 0)),                             // 4: free
+	)
+	d.ready(1, 4)
+	d.done(4, 1)
+	d.ready(2)
+	d.done(2)
+	d.ready(3)
 }
 
 func TestParseMode(t *testing.T) {

@@ -138,7 +138,7 @@ func TestAnalyzeCommand(t *testing.T) {
 		}
 		// Not the last file: the cut transaction is an error naming the file and offset.
 		code, out, errs := analyzeRun(t, cut, other)
-		if code != 1 || !strings.Contains(errs, filepath.Base(last)+" at offset") || !strings.Contains(out, "PARTIAL") {
+		if code != 2 || !strings.Contains(errs, filepath.Base(last)+" at offset") || !strings.Contains(out, "PARTIAL") {
 			t.Errorf("damaged file: exit %d\nstdout: %.300s\nstderr: %s", code, out, errs)
 		}
 		// The last file cut inside a transaction may still be written: a warning.

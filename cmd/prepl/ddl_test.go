@@ -139,11 +139,23 @@ func TestServerErrorNamesTransaction(t *testing.T) {
 	for _, flags := range [][]string{{"--workers", "0"}, {"--workers", "0", "--compact=false"}, {"--workers", "4"}} {
 		t.Run(strings.Join(flags, " "), func(t *testing.T) {
 			tgt := targetServer(t)
-			sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), "CREATE DATABASE e", "CREATE TABLE e.t (id INT PRIMARY KEY, v INT)", "INSERT INTO e.t VALUES (13, 1)")
-			code, out := prepl(t, append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--start-gtid", "0-1-2"}, flags...), files...)...)
+			tdb := sandbox.MustOpen(t, tgt, "")
+			sandbox.MustExec(t, tdb, "CREATE DATABASE e", "CREATE TABLE e.t (id INT PRIMARY KEY, v INT)", "INSERT INTO e.t VALUES (13, 1)")
+			args := append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--start-gtid", "0-1-2"}, flags...), files...)
+			code, out := prepl(t, args...)
 			if code == 0 || !regexp.MustCompile(`GTID `+bad+` \(binlog\.000001:\d+\).*Duplicate entry`).MatchString(out) {
 				t.Fatalf("want an error naming GTID %s and its file:offset, got exit %d:\n%s", bad, code, out)
 			}
+			// Like MariaDB's replica, prepl stops exactly before the failing
+			// transaction: the 12 before it are applied, whatever the units.
+			var n int
+			tdb.QueryRow("SELECT COUNT(*) FROM e.t WHERE id < 13").Scan(&n)
+			if n != 12 {
+				t.Errorf("%d of the 12 transactions before the failing one are applied", n)
+			}
+			sandbox.MustExec(t, tdb, "DELETE FROM e.t WHERE id = 13") // the DBA repairs the target
+			mustPrepl(t, args...)
+			sameRows(t, src, tgt)
 		})
 	}
 }

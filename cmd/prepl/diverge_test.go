@@ -30,8 +30,8 @@ func TestDivergenceStopsTheUnit(t *testing.T) {
 
 	files = binlogFiles(t, src)
 	code, out := prepl(t, append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--commit-unit", "10"}, files...)...)
-	if code != 1 || !strings.Contains(out, "diverged") {
-		t.Fatalf("exit %d, want 1 with a divergence error:\n%s", code, out)
+	if code != 2 || !strings.Contains(out, "diverged") {
+		t.Fatalf("exit %d, want 2 with a divergence error:\n%s", code, out)
 	}
 	// The update of row 5 is the second of the three: name it.
 	var last string

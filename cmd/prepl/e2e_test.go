@@ -254,60 +254,6 @@ func counterWorkload(t *testing.T, db *sql.DB, n, sessions int) (setupEnd string
 	return setupEnd
 }
 
-func TestBadInputStopsAtLastCompleteTransaction(t *testing.T) {
-	src := source(t, nil)
-	db := sandbox.MustOpen(t, src, "")
-	counterWorkload(t, db, 300, 1)
-	files := binlogFiles(t, src)
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cases := map[string][]byte{
-		"truncated": data[:len(data)*2/3],
-		"corrupted": corrupt(data, len(data)/2),
-	}
-	for name, bad := range cases {
-		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(dir, name, filepath.Base(files[0]))
-			os.MkdirAll(filepath.Dir(path), 0o755)
-			if err := os.WriteFile(path, bad, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tgt := targetServer(t)
-			code, out := prepl(t, "replay", "--target", tgt.URL(), "--workers", "4", "--progress", "0", path)
-			if code != 1 {
-				t.Fatalf("exit %d, want 1:\n%s", code, out)
-			}
-			if !strings.Contains(out, filepath.Base(path)) || !strings.Contains(out, "offset") {
-				t.Fatalf("error does not name the file and offset:\n%s", out)
-			}
-			// Every log row on the target must be a whole source transaction,
-			// in source order: ids 0..n-1 with the hot counters summing to n.
-			tdb := sandbox.MustOpen(t, tgt, "")
-			var n, maxID, sum int
-			if err := tdb.QueryRow("SELECT COUNT(*), COALESCE(MAX(id), -1) FROM w.log").Scan(&n, &maxID); err != nil {
-				t.Fatal(err)
-			}
-			if err := tdb.QueryRow("SELECT SUM(n) FROM w.hot").Scan(&sum); err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 || n >= 300 || maxID != n-1 || sum != n {
-				t.Fatalf("target holds %d log rows (max id %d, counter sum %d): want a complete prefix of the 300 transactions", n, maxID, sum)
-			}
-		})
-	}
-}
-
-func corrupt(data []byte, at int) []byte {
-	out := append([]byte(nil), data...)
-	for i := at; i < at+16 && i < len(out); i++ {
-		out[i] ^= 0x5A
-	}
-	return out
-}
-
 func TestStatementFormatSourceRefused(t *testing.T) {
 	src := source(t, func(o *sandbox.Options) { o.BinlogFormat = "STATEMENT" })
 	tgt := targetServer(t)

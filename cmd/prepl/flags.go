@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
@@ -32,6 +33,8 @@ type applyFlags struct {
 	logLevel  string
 	progress  time.Duration
 	reconnect time.Duration
+	maxEvent  string
+	maxTxn    string
 	// pendingDDL is the user's word on a DDL a crash interrupted.
 	pendingDDL string
 
@@ -47,10 +50,13 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
-		"optimistic/aggressive: run ahead, roll back and retry on conflict; schema/domain: parallel across schemas/GTID domains).\n"+
+		"optimistic/aggressive: run ahead, roll back and retry on conflict;\n"+
+		"schema/domain: writeset, serial within a schema, committing in order only within a schema/GTID domain).\n"+
 		"Every mode but schema/domain commits in the source's order: the target only shows states the source had.\n"+
 		"schema/domain commit in order within a schema/domain and out of order across them, each with its own\n"+
-		"position row; a restart resumes each one exactly where it stopped")
+		"position row; a restart resumes each one exactly where it stopped. Row keys still order them: a transaction\n"+
+		"waits for an earlier one of another schema/domain that touches the same key (or a DDL, a foreign key\n"+
+		"parent, a table without a key) until that one has committed, so the end state is always the source's")
 	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
 	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window in bytes (like slave_parallel_max_queued); a bigger transaction runs alone")
 	fs.IntVar(&f.unit, "commit-unit", 500, "commit up to this many consecutive source transactions as one target transaction;\n"+
@@ -67,6 +73,10 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
+	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB);\n"+
+		"a bigger one is taken for a damaged length and stops the run")
+	fs.StringVar(&f.maxTxn, "max-txn-size", "4GiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory,\n"+
+		"so a bigger one stops the run (raise it when the host has the memory)")
 	f.registerOps(fs)
 	f.secrets.register(fs)
 }
@@ -103,6 +113,19 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
 		UnitTxns: f.unit, NoCompact: !f.compact, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
 		ResolveDDL: resolve}, nil
+}
+
+// limits are the binlog reader's caps from --max-event-size and --max-txn-size.
+func (f *applyFlags) limits() (binlog.Limits, error) {
+	ev, err := parseBytes(f.maxEvent)
+	if err != nil {
+		return binlog.Limits{}, fmt.Errorf("%w: --max-event-size: %v", errUsage, err)
+	}
+	tx, err := parseBytes(f.maxTxn)
+	if err != nil {
+		return binlog.Limits{}, fmt.Errorf("%w: --max-txn-size: %v", errUsage, err)
+	}
+	return binlog.Limits{MaxEvent: int64(ev), MaxTxn: int64(tx)}, nil
 }
 
 // setup makes the logger and the apply configuration from the flags.

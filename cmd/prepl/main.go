@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
@@ -24,6 +25,41 @@ var version = "dev"
 
 // errUsage marks a command-line mistake: exit code 2.
 var errUsage = errors.New("usage")
+
+// Exit codes say whether running prepl again can help, for whoever runs
+// it (systemd: RestartPreventExitStatus=2 in docs/prepl.service).
+const (
+	exitOK = 0
+	// exitRetry: a fault a restart may fix (source or target unreachable
+	// or gone, a lost connection past its reconnect timeout, the last
+	// binlog file ending inside a transaction that is still being
+	// written). The position is stored: a restart resumes.
+	exitRetry = 1
+	// exitFatal: a mistake a restart cannot fix: wrong usage or config,
+	// a damaged or non-row-based binlog (from a file, or met twice at the
+	// same place in a live stream), a target that diverged from the
+	// source, something prepl does not support.
+	exitFatal = 2
+)
+
+// exitCode classifies the error a command ended with.
+func exitCode(err error) int {
+	var fe *binlog.FormatError
+	switch {
+	case errors.Is(err, errUsage):
+		return exitFatal
+	case errors.As(err, &fe):
+		if errors.Is(err, binlog.ErrIncomplete) {
+			return exitRetry
+		}
+		return exitFatal
+	case errors.Is(err, mysql.ErrRowCount), errors.Is(err, mysql.ErrUnsupported):
+		return exitFatal
+	case errors.As(err, new(*mysql.PendingDDLError)):
+		return exitFatal // a restart cannot answer the question; the user must
+	}
+	return exitRetry
+}
 
 type command struct {
 	name    string
@@ -100,14 +136,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "prepl %s: %s\n", c.name, redact.String(err.Error()))
-			return 2
-		case errors.As(err, new(*mysql.PendingDDLError)):
-			// A restart cannot answer the question; the user must.
-			fmt.Fprintf(stderr, "prepl %s: error: %s\n", c.name, redact.String(err.Error()))
-			return 2
+			return exitFatal
 		default:
 			fmt.Fprintf(stderr, "prepl %s: error: %s\n", c.name, redact.String(err.Error()))
-			return 1
+			return exitCode(err)
 		}
 	}
 	fmt.Fprintf(stderr, "prepl: unknown command %q\n\n", args[0])

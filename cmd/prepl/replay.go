@@ -87,6 +87,10 @@ Flags:
 		return err
 	}
 	cfg.Filter = af.filter(filter)
+	lim, err := af.limits()
+	if err != nil {
+		return err
+	}
 
 	tgt, err := af.openTarget(ctx)
 	if err != nil {
@@ -101,7 +105,7 @@ Flags:
 	if err := checkFileSet(files, res, *startGTID, *allowGaps, log); err != nil {
 		return err
 	}
-	var fo binlog.FileOptions
+	fo := binlog.FileOptions{Limits: lim}
 	if res.Found {
 		for _, f := range files {
 			if filepath.Base(f) == res.Position.File {

@@ -80,6 +80,10 @@ Flags:
 	if *untilGTID != "" {
 		cfg.Filter = af.filter(untilFilter(*untilGTID))
 	}
+	lim, err := af.limits()
+	if err != nil {
+		return err
+	}
 
 	srcDB, err := src.OpenDB()
 	if err != nil {
@@ -109,7 +113,7 @@ Flags:
 	}
 	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
 		TLS: srcTLS, TLSFallback: srcFallback,
-		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log}
+		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log, Limits: lim}
 	switch {
 	case res.Found && res.Position.GTIDPos != "":
 		sc.StartGTID = res.Position.GTIDPos

@@ -280,6 +280,11 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 	}
 	crashPoint("after-ddl", tx)
 	t.Catalog.Invalidate()
+	if scopeOf(st.SQL) == scopeEvents {
+		if err := t.disableEvent(ctx, c, st.SQL, st.Schema, keepGTID); err != nil {
+			return false, fmt.Errorf("DDL %s: %w", describe(tx), err)
+		}
+	}
 	if len(tx.Changes) == 1 {
 		return run, storePos(after, "after")
 	}
@@ -326,6 +331,11 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 			st.CharsetClient, st.CollationConn, st.CollationServer))
 	}
 	set = append(set, "foreign_key_checks="+boolInt(st.ForeignKeyChecks), "unique_checks="+boolInt(st.UniqueChecks))
+	if t.IsMariaDB {
+		// The Query event does not carry it; the replica's SQL thread
+		// applies ALTERs of system-versioned tables, keeping their history.
+		set = append(set, "system_versioning_alter_history=KEEP")
+	}
 	if keepGTID {
 		if q := KeepGTIDSQL(tx); q != "" {
 			set = append(set, strings.TrimPrefix(q, "SET SESSION "))

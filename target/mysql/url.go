@@ -75,6 +75,9 @@ func ParseURLPartial(raw string) (Endpoint, error) {
 		}
 		e.Port = uint16(n)
 	}
+	if e.Host != "" && net.ParseIP(e.Host) == nil && !hostname(e.Host) {
+		return Endpoint{}, fmt.Errorf("bad URL %s: host %q is neither an IP address nor a host name", shown, e.Host)
+	}
 	for k, vs := range u.Query() {
 		name := strings.ReplaceAll(strings.ToLower(k), "_", "-")
 		v := vs[len(vs)-1]
@@ -183,6 +186,18 @@ func ReadPasswordFile(path string) (string, error) {
 	}
 	redact.Add(pw)
 	return pw, nil
+}
+
+// hostname reports whether h is a DNS host name (letters, digits, '-',
+// '_' and dots): url.Parse lets through hosts that no resolver takes.
+func hostname(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // Addr is host:port.

@@ -1,0 +1,589 @@
+package binlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Limits bound what one event and one transaction may hold, so that a
+// damaged length cannot make prepl allocate without end.
+type Limits struct {
+	// MaxEvent is the largest event accepted, in bytes; 0 means
+	// DefaultMaxEventSize.
+	MaxEvent int64
+	// MaxTxn is the largest transaction accepted (the sum of its events),
+	// in bytes; 0 means DefaultMaxTxnSize. prepl holds a transaction whole
+	// in memory until it is applied.
+	MaxTxn int64
+}
+
+// DefaultMaxEventSize is the largest event a server can send or write:
+// max_allowed_packet's maximum, 1 GiB, in MariaDB and MySQL alike.
+const DefaultMaxEventSize = 1 << 30
+
+// DefaultMaxTxnSize is the largest transaction read by default. Servers
+// allow bigger ones (max_binlog_cache_size is unlimited by default), but
+// prepl holds a transaction whole, decoded, in memory.
+const DefaultMaxTxnSize = 4 << 30
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxEvent <= 0 {
+		l.MaxEvent = DefaultMaxEventSize
+	}
+	if l.MaxTxn <= 0 {
+		l.MaxTxn = DefaultMaxTxnSize
+	}
+	return l
+}
+
+// maxColumns is the most columns a MariaDB or MySQL table can have.
+const maxColumns = 4096
+
+// eventGuard checks each raw event before go-mysql decodes it. go-mysql
+// trusts the lengths and counts inside an event: a rows event whose column
+// count is 0 makes it append empty rows without end (gigabytes in seconds,
+// then a fatal out-of-memory that no recover catches), a GTID list count
+// allocates up to 4 GiB, a short format description makes it index out of
+// range. So whatever go-mysql would trust is checked here first: the
+// event's length, its checksum, the format description, and the table
+// map and rows event structure (column counts, bitmap sizes).
+//
+// Invariant: tables holds the column count of every table map event seen
+// since the last rows event that ended a statement, as go-mysql's parser
+// holds their decoded form.
+type eventGuard struct {
+	lim       Limits
+	verifyCRC bool // the stream's syncer verifies checksums itself
+
+	fde      bool   // a format description has been seen
+	crc      bool   // events end with a CRC32
+	postHdr  []byte // post-header length of each event type (type-1)
+	tables   map[uint64]int
+	txnBytes int64 // bytes of the open transaction's events so far
+}
+
+func newGuard(lim Limits, verifyCRC bool) *eventGuard {
+	return &eventGuard{lim: lim.withDefaults(), verifyCRC: verifyCRC, tables: map[uint64]int{}}
+}
+
+// newParser is a go-mysql parser configured as the txn model needs
+// (values as documented in values.go), with checked rows decoding.
+func newParser() *replication.BinlogParser {
+	p := replication.NewBinlogParser()
+	p.SetVerifyChecksum(false) // the guard verifies, before decoding
+	p.SetParseTime(false)
+	p.SetTimestampStringLocation(time.UTC)
+	p.SetUseDecimal(false)
+	p.SetRenderJSONAsMySQLText(true)
+	p.SetRowsEventDecodeFunc(decodeRowsChecked)
+	return p
+}
+
+// decode checks raw and decodes it with p. A panic in go-mysql becomes an
+// error: nothing in a binlog may end prepl with a Go panic.
+func (g *eventGuard) decode(p *replication.BinlogParser, raw []byte) (ev *replication.BinlogEvent, err error) {
+	if err := g.check(raw); err != nil {
+		return nil, err
+	}
+	typ := replication.EventType(raw[4])
+	defer func() {
+		if v := recover(); v != nil {
+			ev, err = nil, fmt.Errorf("corrupted %v event: decoding it failed: %v", typ, v)
+		}
+	}()
+	ev, err = p.Parse(raw)
+	if err != nil {
+		var ee *replication.EventError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("corrupted %v event: %s", ee.Header.EventType, ee.Err)
+		}
+		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
+	}
+	return ev, nil
+}
+
+// damaged is the error of a structurally impossible event.
+func damaged(typ replication.EventType, format string, args ...any) error {
+	return fmt.Errorf("corrupted %v event: %s", typ, fmt.Sprintf(format, args...))
+}
+
+// check validates one raw event (header included, checksum included).
+func (g *eventGuard) check(raw []byte) error {
+	if len(raw) < replication.EventHeaderSize {
+		return fmt.Errorf("truncated event: %d bytes, less than the 19-byte event header", len(raw))
+	}
+	typ := replication.EventType(raw[4])
+	size := binary.LittleEndian.Uint32(raw[9:])
+	if int64(size) != int64(len(raw)) {
+		return damaged(typ, "event length says %d bytes, the event has %d", size, len(raw))
+	}
+	if int64(size) > g.lim.MaxEvent {
+		return fmt.Errorf("event of %d bytes is larger than --max-event-size %d: a damaged length, or raise --max-event-size", size, g.lim.MaxEvent)
+	}
+	if typ == replication.FORMAT_DESCRIPTION_EVENT {
+		return g.checkFDE(raw)
+	}
+	if !g.fde {
+		switch typ {
+		case replication.ROTATE_EVENT, replication.HEARTBEAT_EVENT, replication.HEARTBEAT_LOG_EVENT_V2:
+			// The server sends these before the format description.
+			return nil
+		}
+		return damaged(typ, "no format description event before it: not a binlog, or its start is missing")
+	}
+	flags := binary.LittleEndian.Uint16(raw[17:])
+	known := int(typ) <= len(g.postHdr) || flags&replication.LOG_EVENT_IGNORABLE_F != 0 ||
+		typ == replication.HEARTBEAT_EVENT || typ == replication.HEARTBEAT_LOG_EVENT_V2
+	if typ == replication.UNKNOWN_EVENT || !known {
+		// go-mysql would pass it on as a generic event and the
+		// assembler ignore it: rows could vanish without a word.
+		return damaged(typ, "event type %d is unknown to the server that wrote the binlog", typ)
+	}
+	body := raw[replication.EventHeaderSize:]
+	if g.crc {
+		if len(body) < replication.BinlogChecksumLength {
+			return damaged(typ, "%d bytes, too short for its checksum", len(raw))
+		}
+		if g.verifyCRC {
+			want := binary.LittleEndian.Uint32(raw[len(raw)-4:])
+			if crc32.ChecksumIEEE(raw[:len(raw)-4]) != want {
+				return damaged(typ, "checksum mismatch")
+			}
+		}
+		body = body[:len(body)-replication.BinlogChecksumLength]
+	}
+	switch typ {
+	case replication.TABLE_MAP_EVENT:
+		return g.checkTableMap(typ, body)
+	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
+		replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2,
+		replication.PARTIAL_UPDATE_ROWS_EVENT,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return g.checkRows(typ, body)
+	case replication.MARIADB_GTID_LIST_EVENT:
+		if len(body) < 4 {
+			return damaged(typ, "too short")
+		}
+		if n := int(binary.LittleEndian.Uint32(body) & (1<<28 - 1)); n > (len(body)-4)/16 {
+			return damaged(typ, "says %d GTIDs, its %d bytes hold at most %d", n, len(body), (len(body)-4)/16)
+		}
+	case replication.MARIADB_QUERY_COMPRESSED_EVENT:
+		return g.checkCompressedQuery(typ, body)
+	case replication.TRANSACTION_PAYLOAD_EVENT:
+		return g.checkPayload(typ, body)
+	}
+	return nil
+}
+
+// checkFDE validates a format description and takes the checksum
+// algorithm and post-header lengths from it.
+func (g *eventGuard) checkFDE(raw []byte) (err error) {
+	typ := replication.FORMAT_DESCRIPTION_EVENT
+	body := raw[replication.EventHeaderSize:]
+	// binlog version (2), server version (50), timestamp (4), header length (1)
+	const fixed = 2 + 50 + 4 + 1
+	if len(body) < fixed+int(replication.TABLE_MAP_EVENT) {
+		return damaged(typ, "%d bytes, too short", len(raw))
+	}
+	if v := binary.LittleEndian.Uint16(body); v != 4 {
+		return damaged(typ, "binlog version %d, want 4", v)
+	}
+	if body[fixed-1] != replication.EventHeaderSize {
+		return damaged(typ, "event header length %d, want 19", body[fixed-1])
+	}
+	var fde replication.FormatDescriptionEvent
+	if err := fde.Decode(body); err != nil {
+		return damaged(typ, "%v", err)
+	}
+	switch fde.ChecksumAlgorithm {
+	case replication.BINLOG_CHECKSUM_ALG_OFF, replication.BINLOG_CHECKSUM_ALG_CRC32:
+	case replication.BINLOG_CHECKSUM_ALG_UNDEF:
+		if checksumEra(fde.ServerVersion) {
+			return damaged(typ, "checksum algorithm byte 255 from server %q, which writes 0 (none) or 1 (CRC32)", fde.ServerVersion)
+		}
+	default:
+		return damaged(typ, "unknown checksum algorithm %d (want 0, none, or 1, CRC32)", fde.ChecksumAlgorithm)
+	}
+	g.crc = fde.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32
+	if g.crc && g.verifyCRC {
+		if crc32.ChecksumIEEE(raw[:len(raw)-4]) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
+			return damaged(typ, "checksum mismatch")
+		}
+	}
+	if len(fde.EventTypeHeaderLengths) < int(replication.TABLE_MAP_EVENT) {
+		return damaged(typ, "post-header lengths for %d event types, fewer than a binlog needs", len(fde.EventTypeHeaderLengths))
+	}
+	g.fde = true
+	g.postHdr = bytes.Clone(fde.EventTypeHeaderLengths)
+	clear(g.tables)
+	return nil
+}
+
+// checksumEra reports whether a server of this version writes a checksum
+// algorithm byte in its format description (MySQL 5.6.1+, MariaDB 5.3+).
+func checksumEra(version string) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return major > 5 || major == 5 && minor >= 6 ||
+		strings.Contains(strings.ToLower(version), "mariadb") && major == 5 && minor >= 3
+}
+
+// tableIDSize is the size of the table id in a table map or rows event
+// of type typ, from the post-header lengths of the format description.
+func (g *eventGuard) tableIDSize(typ replication.EventType) (int, int, error) {
+	i := int(typ) - 1
+	if i < 0 || i >= len(g.postHdr) {
+		return 0, 0, damaged(typ, "event type %d is not in the format description", typ)
+	}
+	ph := int(g.postHdr[i])
+	switch ph {
+	case 6:
+		return 4, ph, nil
+	case 8, 10:
+		return 6, ph, nil
+	}
+	return 0, 0, damaged(typ, "post-header length %d in the format description (want 6, 8 or 10)", ph)
+}
+
+// lenenc reads a length-encoded integer, failing where go-mysql would
+// read past the end.
+func lenenc(b []byte) (uint64, int, bool) {
+	if len(b) == 0 {
+		return 0, 0, false
+	}
+	need := map[byte]int{0xfc: 3, 0xfd: 4, 0xfe: 9}[b[0]]
+	if need > len(b) {
+		return 0, 0, false
+	}
+	v, _, n := mysql.LengthEncodedInt(b)
+	return v, n, true
+}
+
+func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error {
+	idSize, _, err := g.tableIDSize(typ)
+	if err != nil {
+		return err
+	}
+	pos := idSize + 2
+	if len(body) < pos+2 {
+		return damaged(typ, "too short")
+	}
+	id := fixedInt(body[:idSize])
+	for range 2 { // schema, then table: length, name, NUL
+		n := int(body[pos])
+		pos += 1 + n + 1
+		if pos > len(body) {
+			return damaged(typ, "schema or table name runs past the event's end")
+		}
+	}
+	count, n, ok := lenenc(body[pos:])
+	if !ok {
+		return damaged(typ, "column count runs past the event's end")
+	}
+	pos += n
+	if count == 0 || count > maxColumns {
+		return damaged(typ, "column count %d (want 1 to %d)", count, maxColumns)
+	}
+	if int(count) > len(body)-pos {
+		return damaged(typ, "%d column types, only %d bytes left", count, len(body)-pos)
+	}
+	pos += int(count)
+	metaLen, n, ok := lenenc(body[pos:])
+	if !ok || metaLen > uint64(len(body)-pos-n) {
+		return damaged(typ, "column metadata runs past the event's end")
+	}
+	pos += n + int(metaLen)
+	nullBytes := (int(count) + 7) / 8
+	if len(body)-pos < nullBytes {
+		return damaged(typ, "null bitmap of %d bytes runs past the event's end", nullBytes)
+	}
+	pos += nullBytes
+	if err := checkOptionalMeta(typ, body[pos:]); err != nil {
+		return err
+	}
+	g.tables[id] = int(count)
+	return nil
+}
+
+// checkOptionalMeta walks the table map's optional metadata (type, length,
+// value) and the ENUM/SET value lists, whose counts go-mysql allocates.
+func checkOptionalMeta(typ replication.EventType, b []byte) error {
+	for len(b) > 0 {
+		t := b[0]
+		l, n, ok := lenenc(b[1:])
+		if !ok || l > uint64(len(b)-1-n) {
+			return damaged(typ, "optional metadata field %d runs past the event's end", t)
+		}
+		v := b[1+n : 1+n+int(l)]
+		b = b[1+n+int(l):]
+		if t != replication.TABLE_MAP_OPT_META_SET_STR_VALUE && t != replication.TABLE_MAP_OPT_META_ENUM_STR_VALUE {
+			continue
+		}
+		for len(v) > 0 {
+			vals, n, ok := lenenc(v)
+			if !ok || vals > uint64(len(v)-n) { // each value takes a byte at least
+				return damaged(typ, "ENUM/SET value list runs past the event's end")
+			}
+			v = v[n:]
+			for range vals {
+				l, n, ok := lenenc(v)
+				if !ok || l > uint64(len(v)-n) {
+					return damaged(typ, "ENUM/SET value runs past the event's end")
+				}
+				v = v[n+int(l):]
+			}
+		}
+	}
+	return nil
+}
+
+func fixedInt(b []byte) uint64 {
+	var v uint64
+	for i, c := range b {
+		v |= uint64(c) << (8 * i)
+	}
+	return v
+}
+
+func isUpdateRows(typ replication.EventType) bool {
+	switch typ {
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.PARTIAL_UPDATE_ROWS_EVENT, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1:
+		return true
+	}
+	return false
+}
+
+func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
+	idSize, ph, err := g.tableIDSize(typ)
+	if err != nil {
+		return err
+	}
+	if len(body) < ph {
+		return damaged(typ, "too short")
+	}
+	id := fixedInt(body[:idSize])
+	flags := binary.LittleEndian.Uint16(body[idSize:])
+	pos := idSize + 2
+	if ph == 10 { // version 2: extra data, its length counting itself
+		extra := int(binary.LittleEndian.Uint16(body[pos:]))
+		if extra < 2 || pos+extra > len(body) {
+			return damaged(typ, "extra data length %d", extra)
+		}
+		pos += extra
+	}
+	count, n, ok := lenenc(body[pos:])
+	if !ok {
+		return damaged(typ, "column count runs past the event's end")
+	}
+	pos += n
+	want, known := g.tables[id]
+	switch {
+	case count == 0 || count > maxColumns:
+		return damaged(typ, "column count %d (want 1 to %d)", count, maxColumns)
+	case !known:
+		return damaged(typ, "table id %d has no table map event before it", id)
+	case int(count) != want:
+		return damaged(typ, "%d columns, its table map (table id %d) %d", count, id, want)
+	}
+	bm := (int(count) + 7) / 8
+	images := 1
+	if isUpdateRows(typ) {
+		images = 2
+	}
+	if len(body)-pos < images*bm {
+		return damaged(typ, "column bitmaps of %d bytes run past the event's end", images*bm)
+	}
+	set := 0
+	for i := range images {
+		set += bitsSet(body[pos+i*bm:pos+(i+1)*bm], int(count))
+	}
+	pos += images * bm
+	if pos < len(body) && set == 0 {
+		// Each row image would take no bytes: go-mysql would decode
+		// empty rows forever.
+		return damaged(typ, "rows but no column in its bitmaps")
+	}
+	compressed := typ >= replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1 && typ <= replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1
+	if compressed {
+		if err := g.checkCompressed(typ, body[pos:]); err != nil {
+			return err
+		}
+	} else if est := decodedRowsBytes(len(body)-pos, int(count), body[pos-images*bm:pos], images); est > g.lim.MaxEvent {
+		return damaged(typ, "its rows could decode to %d bytes, more than --max-event-size %d", est, g.lim.MaxEvent)
+	}
+	if flags&replication.RowsEventStmtEndFlag != 0 {
+		clear(g.tables) // as go-mysql's parser does
+	}
+	return nil
+}
+
+// decodedRowsBytes bounds what go-mysql and the assembler allocate for
+// the rows of n bytes of a rows event: every row image costs at least its
+// null bitmap in the event, and decoded about 48 bytes per column of the
+// table (go-mysql's []any and skip list, the txn model's values) plus
+// about 700 per row (slices, the RowChange), so sparse images of wide
+// tables amplify most.
+func decodedRowsBytes(n, columns int, bitmaps []byte, images int) int64 {
+	bm := len(bitmaps) / images
+	minRow := 0
+	for i := range images {
+		minRow += (bitsSet(bitmaps[i*bm:(i+1)*bm], columns) + 7) / 8
+	}
+	if minRow == 0 {
+		return 0
+	}
+	return int64(n/minRow) * (int64(images)*int64(columns)*48 + 768)
+}
+
+// bitsSet counts the set bits among the first n of bitmap.
+func bitsSet(bitmap []byte, n int) int {
+	c := 0
+	for i, b := range bitmap {
+		if rest := n - 8*i; rest < 8 {
+			b &= byte(1<<rest - 1)
+		}
+		c += bits.OnesCount8(b)
+	}
+	return c
+}
+
+// checkCompressed checks a MariaDB compressed body's header: the
+// uncompressed size go-mysql allocates before inflating.
+func (g *eventGuard) checkCompressed(typ replication.EventType, b []byte) error {
+	if len(b) == 0 {
+		return damaged(typ, "no compressed data")
+	}
+	hs := int(b[0] & 0x07)
+	if hs == 0 || hs > 4 || len(b) < 1+hs {
+		return damaged(typ, "compression header %#x", b[0])
+	}
+	size := int64(0)
+	for _, c := range b[1 : 1+hs] { // big-endian
+		size = size<<8 | int64(c)
+	}
+	if size > g.lim.MaxEvent {
+		return damaged(typ, "uncompressed size %d is larger than --max-event-size %d", size, g.lim.MaxEvent)
+	}
+	return nil
+}
+
+func (g *eventGuard) checkCompressedQuery(typ replication.EventType, body []byte) error {
+	// post-header: thread id 4, exec time 4, schema length 1, error 2, status vars length 2
+	if len(body) < 13 {
+		return damaged(typ, "too short")
+	}
+	pos := 13 + int(binary.LittleEndian.Uint16(body[11:])) + int(body[8]) + 1
+	if pos > len(body) {
+		return damaged(typ, "status variables or schema run past the event's end")
+	}
+	return g.checkCompressed(typ, body[pos:])
+}
+
+// checkPayload checks a MySQL compressed transaction (zstd): its declared
+// uncompressed size against the transaction limit, and that the payload
+// really inflates to no more than that (go-mysql inflates without a bound).
+func (g *eventGuard) checkPayload(typ replication.EventType, body []byte) error {
+	var size, ctype uint64
+	pos := 0
+	for {
+		if pos >= len(body) {
+			return damaged(typ, "no payload")
+		}
+		ft := body[pos]
+		pos++
+		if ft == replication.OTW_PAYLOAD_HEADER_END_MARK {
+			break
+		}
+		if pos >= len(body) {
+			return damaged(typ, "field %d runs past the event's end", ft)
+		}
+		fl := int(body[pos])
+		pos++
+		if fl > 8 || pos+fl > len(body) {
+			return damaged(typ, "field %d of length %d", ft, fl)
+		}
+		v := fixedInt(body[pos : pos+fl])
+		switch ft {
+		case replication.OTW_PAYLOAD_COMPRESSION_TYPE_FIELD:
+			ctype = v
+		case replication.OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD:
+			size = v
+		}
+		pos += fl
+	}
+	if ctype != replication.ZSTD {
+		return nil // go-mysql refuses it with an error
+	}
+	if size == 0 || size > uint64(g.lim.MaxTxn) {
+		return damaged(typ, "uncompressed size %d (limit --max-txn-size %d)", size, g.lim.MaxTxn)
+	}
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(size))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	out, err := d.DecodeAll(body[pos:], make([]byte, 0, size))
+	if err != nil || uint64(len(out)) != size {
+		return damaged(typ, "payload does not inflate to its declared %d bytes (%d, %v)", size, len(out), err)
+	}
+	return nil
+}
+
+// decodeRowsChecked is go-mysql's rows decoding with the checks that keep
+// it finite, for every rows event, including those inside a MySQL
+// compressed transaction (which the raw guard does not see).
+func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
+	pos, err := e.DecodeHeader(data)
+	if err != nil {
+		return err
+	}
+	if e.ColumnCount == 0 || e.ColumnCount > maxColumns {
+		return fmt.Errorf("column count %d (want 1 to %d)", e.ColumnCount, maxColumns)
+	}
+	if e.Table == nil {
+		return errors.New("no table map event before it")
+	}
+	if n := len(e.Table.ColumnType); int(e.ColumnCount) != n || len(e.Table.ColumnMeta) != n {
+		return fmt.Errorf("%d columns, its table map %d", e.ColumnCount, n)
+	}
+	if pos < len(data) && bitsSet(e.ColumnBitmap1, int(e.ColumnCount))+bitsSet(e.ColumnBitmap2, int(e.ColumnCount)) == 0 {
+		return errors.New("rows but no column in its bitmaps")
+	}
+	return e.DecodeData(pos, data)
+}
+
+// countTxn adds an event of n bytes to the open transaction's size (open
+// after the event was assembled) and fails past the limit.
+func (g *eventGuard) countTxn(open bool, n int) error {
+	if !open {
+		g.txnBytes = 0
+		return nil
+	}
+	g.txnBytes += int64(n)
+	if g.txnBytes > g.lim.MaxTxn {
+		return fmt.Errorf("transaction larger than --max-txn-size %d bytes: a damaged binlog, or raise --max-txn-size "+
+			"(prepl holds a transaction whole in memory)", g.lim.MaxTxn)
+	}
+	return nil
+}

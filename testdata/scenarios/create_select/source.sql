@@ -1,0 +1,11 @@
+-- CREATE TABLE ... SELECT is a DDL and rows in one event group.
+CREATE DATABASE cs;
+USE cs;
+CREATE TABLE t (id INT PRIMARY KEY, v DECIMAL(10,2), s VARCHAR(20));
+INSERT INTO t VALUES (1, 1.5, 'one'), (2, 2.25, 'two'), (3, NULL, 'three');
+CREATE TABLE c1 SELECT id, v * 2 AS v2, UPPER(s) AS s FROM t;
+CREATE TABLE c2 (id INT PRIMARY KEY, note VARCHAR(5) DEFAULT 'n') SELECT id, s FROM t WHERE id > 1;
+CREATE TABLE c3 AS SELECT COUNT(*) AS n, SUM(v) AS total FROM t;
+INSERT INTO c2 (id, s) VALUES (10, 'ten');
+UPDATE c1 SET s = LOWER(s);
+CREATE TABLE IF NOT EXISTS c1 SELECT 1 AS x;

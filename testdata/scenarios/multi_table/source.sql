@@ -1,0 +1,12 @@
+CREATE DATABASE mt;
+USE mt;
+CREATE TABLE a (id INT PRIMARY KEY, v INT, bid INT);
+CREATE TABLE b (id INT PRIMARY KEY, w INT);
+CREATE TABLE c (id INT, note VARCHAR(10));
+INSERT INTO a VALUES (1, 1, 10), (2, 2, 20), (3, 3, 30), (4, 4, NULL);
+INSERT INTO b VALUES (10, 100), (20, 200), (30, 300);
+INSERT INTO c VALUES (1, 'c1'), (2, 'c2'), (2, 'c2b');
+UPDATE a JOIN b ON a.bid = b.id SET a.v = b.w, b.w = b.w + a.id WHERE a.id < 3;
+DELETE a, c FROM a JOIN c ON a.id = c.id WHERE a.id = 2;
+DELETE b FROM b LEFT JOIN a ON a.bid = b.id WHERE a.id IS NULL;
+UPDATE a, b SET a.v = a.v + 1, b.w = 0 WHERE b.id = 30;

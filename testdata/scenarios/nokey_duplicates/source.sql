@@ -1,0 +1,17 @@
+CREATE DATABASE nk;
+USE nk;
+CREATE TABLE bag (a INT, b VARCHAR(10));
+CREATE TABLE idx (a INT, b VARCHAR(10), KEY (a));
+INSERT INTO bag VALUES (1, 'x'), (1, 'x'), (1, 'x'), (2, NULL), (2, NULL);
+INSERT INTO idx VALUES (1, 'x'), (1, 'x'), (1, 'y');
+DELETE FROM bag WHERE a = 1 LIMIT 1;
+UPDATE bag SET b = 'y' WHERE a = 1 LIMIT 1;
+UPDATE bag SET b = 'z' WHERE a = 2 LIMIT 1;
+DELETE FROM idx WHERE b = 'x' LIMIT 1;
+BEGIN;
+INSERT INTO bag VALUES (3, 'd'), (3, 'd');
+DELETE FROM bag WHERE a = 3 LIMIT 1;
+UPDATE bag SET a = 4 WHERE a = 3;
+INSERT INTO bag VALUES (4, 'd');
+COMMIT;
+UPDATE idx SET a = 2;

@@ -1,0 +1,17 @@
+CREATE DATABASE sw;
+USE sw;
+CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(10));
+CREATE TABLE b (id INT PRIMARY KEY, v VARCHAR(10), extra INT);
+INSERT INTO a VALUES (1, 'a1'), (2, 'a2');
+INSERT INTO b VALUES (1, 'b1', 10);
+RENAME TABLE a TO tmp, b TO a, tmp TO b;
+INSERT INTO a VALUES (2, 'a-after', 20);
+UPDATE b SET v = 'b-after' WHERE id = 1;
+RENAME TABLE a TO tmp, b TO a, tmp TO b;
+INSERT INTO a VALUES (3, 'a3');
+DELETE FROM b WHERE id = 1;
+CREATE TABLE c LIKE a;
+INSERT INTO c SELECT * FROM a;
+RENAME TABLE c TO a_old, a TO c, a_old TO a;
+UPDATE a SET v = CONCAT(v, '!');
+UPDATE c SET v = CONCAT(v, '?');
