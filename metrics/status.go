@@ -173,6 +173,9 @@ func Listen(addr string, h http.Handler) (*Server, error) {
 	return ListenWeb(addr, h, "", nil)
 }
 
+// ErrWebConfig marks a web configuration file that cannot be used.
+var ErrWebConfig = errors.New("bad web configuration file")
+
 // ListenWeb binds addr and serves h with the Prometheus exporter-toolkit's
 // web configuration file webConfig (TLS, client certificates, basic auth
 // with bcrypt hashes; the same file as mysqld_exporter's --web.config.file).
@@ -183,11 +186,11 @@ func ListenWeb(addr string, h http.Handler, webConfig string, log *slog.Logger) 
 	s := &Server{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan error, 1), scheme: "http"}
 	if webConfig != "" {
 		if err := web.Validate(webConfig); err != nil {
-			return nil, fmt.Errorf("--web-config %s: %w", webConfig, err)
+			return nil, fmt.Errorf("--web-config %s: %w: %w", webConfig, ErrWebConfig, err)
 		}
 		tlsOn, err := webTLS(webConfig)
 		if err != nil {
-			return nil, fmt.Errorf("--web-config %s: %w", webConfig, err)
+			return nil, fmt.Errorf("--web-config %s: %w: %w", webConfig, ErrWebConfig, err)
 		}
 		if tlsOn {
 			s.scheme = "https"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -70,7 +71,7 @@ func TestListenWebTLSAndBasicAuth(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "bad.yml")
 	os.WriteFile(bad, []byte("tls_server_config:\n  cert_file: /nonexistent.pem\n"), 0o600)
-	if _, err := ListenWeb("127.0.0.1:0", h, bad, nil); err == nil || !strings.Contains(err.Error(), "--web-config "+bad) {
+	if _, err := ListenWeb("127.0.0.1:0", h, bad, nil); !errors.Is(err, ErrWebConfig) || !strings.Contains(err.Error(), "--web-config "+bad) {
 		t.Errorf("a broken web config: %v, want an error naming it", err)
 	}
 }

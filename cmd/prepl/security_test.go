@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -13,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/prepl/prepl/sandbox"
 )
@@ -509,5 +513,54 @@ func TestMissingPrivilegesNamed(t *testing.T) {
 		if strings.Contains(out, notWanted) {
 			t.Errorf("a warning about a privilege held or not needed, %s:\n%s", notWanted, out)
 		}
+	}
+}
+
+// TestWebConfigOnMetrics: with --web-config, /status is served over HTTPS
+// to a user with the password of the file's bcrypt hash only; a broken
+// file is a usage error.
+func TestWebConfigOnMetrics(t *testing.T) {
+	src, tgt := source(t, nil), targetServer(t)
+	certs := sandbox.MustMakeCerts(t)
+	hash, err := bcrypt.GenerateFromPassword([]byte("ScrapePw-61"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := writeSecretFile(t, "web.yml", "tls_server_config:\n  cert_file: "+certs.ServerCert+"\n  key_file: "+certs.ServerKey+
+		"\nbasic_auth_users:\n  prom: "+string(hash)+"\n")
+	r := startPrepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--web-config", web)
+	if !strings.HasPrefix(r.addr, "https://") {
+		t.Fatalf("status served at %q, want https://\n%s", r.addr, r.output())
+	}
+	pem, _ := os.ReadFile(certs.CA)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	for _, c := range []struct {
+		user, pw string
+		code     int
+	}{{"prom", "ScrapePw-61", 200}, {"", "", 401}, {"prom", "nope", 401}} {
+		req, _ := http.NewRequest(http.MethodGet, r.addr+"/status", nil)
+		if c.user != "" {
+			req.SetBasicAuth(c.user, c.pw)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || c.code == 200 && !strings.Contains(string(body), `"command": "replicate"`) {
+			t.Errorf("GET /status as %q: %d %s, want %d", c.user, resp.StatusCode, body, c.code)
+		}
+	}
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	r.wait(t)
+
+	broken := writeSecretFile(t, "broken.yml", "tls_server_config:\n  cert_file: /nonexistent.pem\n")
+	code, out := prepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--stop-at-end",
+		"--metrics-addr", "127.0.0.1:0", "--web-config", broken)
+	if code != 2 || !strings.Contains(out, "--web-config "+broken) {
+		t.Errorf("broken --web-config: exit %d, want 2 naming the file:\n%s", code, out)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -106,6 +107,9 @@ func (f *applyFlags) startWatch(ctx context.Context, log *slog.Logger, cfg *appl
 	attrs = append(attrs, o.security...)
 	if f.metricsAddr != "" {
 		srv, err := metrics.ListenWeb(f.metricsAddr, w.mon.Handler(), f.webConfig, log)
+		if errors.Is(err, metrics.ErrWebConfig) {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
 		if err != nil {
 			return nil, err // exit 1, not 2: the address may be free again on a restart
 		}
