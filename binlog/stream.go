@@ -2,6 +2,7 @@ package binlog
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,15 @@ type StreamConfig struct {
 	Port     uint16
 	User     string
 	Password string
+	// PasswordFunc, when set, gives the password at every connect and
+	// reconnect instead of Password (a password file read again, so a
+	// rotated secret works).
+	PasswordFunc func() (string, error)
+	// TLS encrypts the connections to the source (nil: plain).
+	// TLSFallback lets a source that offers no TLS be read in plain
+	// (ssl-mode PREFERRED); OpenStream then sets TLS to nil.
+	TLS         *tls.Config
+	TLSFallback bool
 	// ServerID is the replica server id prepl presents; it must differ
 	// from every server id in the topology. 0 picks 0x7072706c ("prpl")
 	// plus a random number below 65536.
@@ -98,6 +108,9 @@ type StreamReader struct {
 	down       time.Time
 	reconnects atomic.Uint64
 
+	// cipher is the source session's Ssl_cipher ("" plain), seen at open.
+	cipher string
+
 	// events counts events received, for the silence watchdog (watch).
 	events    atomic.Uint64
 	stopWatch chan struct{}
@@ -137,7 +150,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 // oldest binlog (MySQL start from the beginning) over a plain connection.
 func (s *StreamReader) inspect(ctx context.Context) error {
 	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second)
+	conn, err := s.dial(ctx, addr)
 	if err != nil {
 		return fmt.Errorf("binlog stream: connect %s: %w", addr, err)
 	}
@@ -221,13 +234,18 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 // start opens the replication stream. ctx ending aborts the dial and the
 // handshake, which have no deadline of their own in go-mysql.
 func (s *StreamReader) start(ctx context.Context) error {
+	password, err := s.password()
+	if err != nil {
+		return err
+	}
 	sc := replication.BinlogSyncerConfig{
 		ServerID:                s.cfg.ServerID,
 		Flavor:                  string(s.flavor),
 		Host:                    s.cfg.Host,
 		Port:                    s.cfg.Port,
 		User:                    s.cfg.User,
-		Password:                s.cfg.Password,
+		Password:                password,
+		TLSConfig:               s.cfg.TLS,
 		ParseTime:               false,
 		TimestampStringLocation: time.UTC,
 		UseDecimal:              false,
@@ -253,7 +271,6 @@ func (s *StreamReader) start(ctx context.Context) error {
 	s.stopWatching()
 	s.stopWatch = make(chan struct{})
 	go watch(s.syncer, &s.events, s.cfg.ReadTimeout, s.cfg.Log, s.stopWatch)
-	var err error
 	switch {
 	case s.cfg.StartFile != "":
 		s.asm.file = s.cfg.StartFile

@@ -43,7 +43,7 @@ func Unlogged() Option { return func(t *Target) { t.unlogged = true } }
 
 // Open connects to the target and creates the position table if missing.
 func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Target, error) {
-	db, err := sql.Open("mysql", e.DSN())
+	db, err := e.OpenDB()
 	if err != nil {
 		return nil, err
 	}
