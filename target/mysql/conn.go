@@ -312,6 +312,9 @@ func (t *Target) rerunDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, state, 
 	if err != nil {
 		return false, ask(err.Error())
 	}
+	if cur == state && strings.HasSuffix(state, noTableIDs) && swapsTables(st.SQL) {
+		return false, ask("it may swap tables, and without the PROCESS privilege prepl cannot read the InnoDB table ids that tell a swap from none (GRANT PROCESS ON *.* to prepl's target user)")
+	}
 	return cur == state, nil
 }
 

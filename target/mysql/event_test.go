@@ -42,3 +42,19 @@ func TestScopeOf(t *testing.T) {
 		}
 	}
 }
+
+func TestSwapsTables(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"RENAME TABLE a TO tmp, b TO a, tmp TO b":          true,
+		"ALTER TABLE p EXCHANGE PARTITION p0 WITH TABLE x": true,
+		"ALTER TABLE t RENAME TO u":                        true,
+		"ALTER TABLE t RENAME COLUMN a TO b":               false,
+		"ALTER TABLE t ADD COLUMN `exchange` INT":          false,
+		"CREATE TABLE t (id INT)":                          false,
+		"ALTER TABLE t COMMENT 'RENAME TO x'":              false,
+	} {
+		if got := swapsTables(sql); got != want {
+			t.Errorf("swapsTables(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
