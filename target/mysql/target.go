@@ -28,7 +28,7 @@ type Target struct {
 	Version   string
 	IsMariaDB bool
 	unlogged  bool
-	decodeXA  EventDecoder // see XADecoder
+	decodeXA  EventDecoder  // see XADecoder
 	reconnect time.Duration // see Reconnect
 	log       *slog.Logger
 }
