@@ -74,3 +74,13 @@ XA PREPARE 'c';
 UPDATE xa.t SET v = 'not c' WHERE id = 8;
 XA ROLLBACK 'c';
 INSERT INTO xa.t VALUES (9, 'after c');
+-- An XA transaction on a table with triggers on the target.
+XA START 'trig';
+INSERT INTO xatr.t VALUES (1, 1), (2, 2);
+UPDATE xatr.t SET v = v * 2 WHERE id = 1;
+XA END 'trig';
+XA PREPARE 'trig';
+-- split
+INSERT INTO xatr.log (what) VALUES ('from the source');
+XA COMMIT 'trig';
+UPDATE xatr.t SET v = v + 1 WHERE id = 2;
