@@ -84,3 +84,13 @@ XA PREPARE 'trig';
 INSERT INTO xatr.log (what) VALUES ('from the source');
 XA COMMIT 'trig';
 UPDATE xatr.t SET v = v + 1 WHERE id = 2;
+-- A prepared part larger than one stored part (1 MiB of events).
+CREATE TABLE xa.big (id INT PRIMARY KEY, b MEDIUMTEXT);
+XA START 'big';
+INSERT INTO xa.big SELECT seq, REPEAT(CHAR(65 + seq % 26), 70000) FROM xa.seq_1_to_40;
+UPDATE xa.big SET b = CONCAT(b, 'z') WHERE id % 3 = 0;
+XA END 'big';
+XA PREPARE 'big';
+-- split
+INSERT INTO xa.t VALUES (10, 'during big');
+XA COMMIT 'big';
