@@ -269,8 +269,8 @@ func (c *Conn) execXA(ctx context.Context, s *xaStep) error {
 		if !s.commit {
 			return nil // rolled back: nothing of it was ever visible
 		}
-		return fmt.Errorf("apply %s: XA COMMIT %s: prepl has not applied this XA transaction's XA PREPARE on this target (channel %q), so it does not have its rows: the replay or stream started after it. Start again from a position before its XA PREPARE, whose GTID is earlier than %s (%w; %w)",
-			describe(s.tx), s.xid, t.Channel, TxnID(s.tx), ErrXAUnprepared, ErrUnsupported)
+		return fmt.Errorf("apply %s: XA COMMIT %s: prepl has not applied this XA transaction's XA PREPARE on this target (channel %q), so it does not have its rows: the replay or stream started after it. Start again from a position before its XA PREPARE, whose GTID is earlier than %s (or, if the XA PREPARE was skipped on purpose, skip this XA COMMIT too with --skip-gtid %s) (%w; %w)",
+			describe(s.tx), s.xid, t.Channel, TxnID(s.tx), TxnID(s.tx), ErrXAUnprepared, ErrUnsupported)
 	}
 	if s.commit && len(events) > 0 {
 		if err := c.applyStored(ctx, s, format, events); err != nil {
