@@ -170,7 +170,7 @@ func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default())}
+	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default()), mysql.XADecoder(binlog.DecodeEvents)}
 	if f.keepGTID {
 		opts = append(opts, mysql.Unlogged())
 	}

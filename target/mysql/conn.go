@@ -77,6 +77,9 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 	if ch.binlog != nil {
 		return c.execBinlog(ctx, ch)
 	}
+	if ch.xa != nil {
+		return c.execXA(ctx, ch.xa)
+	}
 	if len(ch.sql) == 0 {
 		return nil
 	}
