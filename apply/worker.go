@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
@@ -117,10 +118,10 @@ func (w *worker) run(j job) {
 			return
 		}
 		if ran {
-			w.e.cfg.Log.Info("DDL applied", "txn", mysql.TxnID(j.tx), "sql", firstLine(j.tx.Changes[0].Stmt.SQL))
+			w.e.cfg.Log.Info("DDL applied", "txn", mysql.TxnID(j.tx), "sql", firstLine(redact.SQL(j.tx.Changes[0].Stmt.SQL)))
 		} else {
 			w.e.cfg.Log.Info("DDL not run again: it had taken effect before it was interrupted", "txn", mysql.TxnID(j.tx),
-				"sql", firstLine(j.tx.Changes[0].Stmt.SQL), "decided_by", cmp.Or(j.resolveDDL, "catalog state"))
+				"sql", firstLine(redact.SQL(j.tx.Changes[0].Stmt.SQL)), "decided_by", cmp.Or(j.resolveDDL, "catalog state"))
 		}
 		w.send(event{kind: evCommitted, seq: j.seq})
 		return

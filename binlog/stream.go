@@ -2,6 +2,7 @@ package binlog
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,15 @@ type StreamConfig struct {
 	Port     uint16
 	User     string
 	Password string
+	// PasswordFunc, when set, gives the password at every connect and
+	// reconnect instead of Password (a password file read again, so a
+	// rotated secret works).
+	PasswordFunc func() (string, error)
+	// TLS encrypts the connections to the source (nil: plain).
+	// TLSFallback lets a source that offers no TLS be read in plain
+	// (ssl-mode PREFERRED); OpenStream then sets TLS to nil.
+	TLS         *tls.Config
+	TLSFallback bool
 	// ServerID is the replica server id prepl presents; it must differ
 	// from every server id in the topology. 0 picks 0x7072706c ("prpl")
 	// plus a random number below 65536.
@@ -101,6 +111,9 @@ type StreamReader struct {
 	down       time.Time
 	reconnects atomic.Uint64
 
+	// cipher is the source session's Ssl_cipher ("" plain), seen at open.
+	cipher string
+
 	// events counts events received, for the silence watchdog (watch);
 	// waiting is set while Next waits for the source's next event, so
 	// that a caller that does not call Next (a slow or stopped apply) is
@@ -159,9 +172,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 // oldest binlog (MySQL start from the beginning) over a plain connection.
 func (s *StreamReader) inspect(ctx context.Context) error {
 	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	l := &link{}
-	defer context.AfterFunc(ctx, l.closeAll)()
-	conn, err := client.ConnectWithDialer(ctx, "tcp", addr, s.cfg.User, s.cfg.Password, "", s.dialer(l))
+	conn, err := s.dial(ctx, addr)
 	if err != nil {
 		return fmt.Errorf("binlog stream: connect %s: %w%s", addr, err, timeoutHint(err))
 	}
@@ -346,13 +357,18 @@ func (l *link) closeAll() {
 // start opens the replication stream. Every connection it makes has a
 // deadline (dialer); ctx ending aborts them at once.
 func (s *StreamReader) start(ctx context.Context) error {
+	password, err := s.password()
+	if err != nil {
+		return err
+	}
 	sc := replication.BinlogSyncerConfig{
 		ServerID:                s.cfg.ServerID,
 		Flavor:                  string(s.flavor),
 		Host:                    s.cfg.Host,
 		Port:                    s.cfg.Port,
 		User:                    s.cfg.User,
-		Password:                s.cfg.Password,
+		Password:                password,
+		TLSConfig:               s.cfg.TLS,
 		ParseTime:               false,
 		TimestampStringLocation: time.UTC,
 		UseDecimal:              false,
@@ -379,7 +395,6 @@ func (s *StreamReader) start(ctx context.Context) error {
 	syncer := s.syncer
 	defer context.AfterFunc(ctx, func() { l.closeAll(); syncer.Close() })()
 	s.stopWatching()
-	var err error
 	switch {
 	case s.cfg.StartFile != "":
 		s.asm.file = s.cfg.StartFile

@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v2"
 
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -105,7 +110,7 @@ func (m *Monitor) Status() Status {
 	for c, n := range s.Errors {
 		st.Errors[c] = n
 	}
-	st.LastError = s.LastError
+	st.LastError = redact.String(s.LastError)
 	st.CommitUnits = s.Units
 	st.WorkerStates = make([]Worker, 0, len(s.Workers))
 	for _, w := range s.Workers {
@@ -156,21 +161,71 @@ func (m *Monitor) Handler() http.Handler {
 
 // Server is the HTTP server of /metrics and /status.
 type Server struct {
-	ln   net.Listener
-	srv  *http.Server
-	done chan error
+	ln     net.Listener
+	srv    *http.Server
+	done   chan error
+	scheme string
 }
 
-// Listen binds addr (HOST:PORT; port 0 picks a free one) and serves h.
+// Listen binds addr (HOST:PORT; port 0 picks a free one) and serves h
+// over plain HTTP.
 func Listen(addr string, h http.Handler) (*Server, error) {
+	return ListenWeb(addr, h, "", nil)
+}
+
+// ErrWebConfig marks a web configuration file that cannot be used.
+var ErrWebConfig = errors.New("bad web configuration file")
+
+// ListenWeb binds addr and serves h with the Prometheus exporter-toolkit's
+// web configuration file webConfig (TLS, client certificates, basic auth
+// with bcrypt hashes; the same file as mysqld_exporter's --web.config.file).
+// "" serves plain HTTP with no authentication. The file is checked before
+// anything is served, and read again on each new connection, as the
+// toolkit does.
+func ListenWeb(addr string, h http.Handler, webConfig string, log *slog.Logger) (*Server, error) {
+	s := &Server{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan error, 1), scheme: "http"}
+	if webConfig != "" {
+		if err := web.Validate(webConfig); err != nil {
+			return nil, fmt.Errorf("--web-config %s: %w: %w", webConfig, ErrWebConfig, err)
+		}
+		tlsOn, err := webTLS(webConfig)
+		if err != nil {
+			return nil, fmt.Errorf("--web-config %s: %w: %w", webConfig, ErrWebConfig, err)
+		}
+		if tlsOn {
+			s.scheme = "https"
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics address %s: %w (choose another --metrics-addr, or stop what listens there)", addr, err)
 	}
-	s := &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan error, 1)}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	s.ln = ln
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	flags := &web.FlagConfig{WebConfigFile: &webConfig, WebSystemdSocket: new(bool), WebListenAddresses: &[]string{addr}}
+	go func() { s.done <- web.Serve(ln, s.srv, flags, log) }()
 	return s, nil
 }
+
+// webTLS tells whether a web configuration file turns TLS on.
+func webTLS(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	var c struct {
+		TLS map[string]any `yaml:"tls_server_config"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return false, err
+	}
+	return c.TLS["cert_file"] != nil || c.TLS["cert"] != nil, nil
+}
+
+// URL is the server's base URL: http:// or https:// and the address bound.
+func (s *Server) URL() string { return s.scheme + "://" + s.Addr() }
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }

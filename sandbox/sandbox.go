@@ -50,6 +50,11 @@ type Options struct {
 	FromDataDir string
 	// Flags are extra mariadbd flags, e.g. "--max-connections=500".
 	Flags []string
+	// SSLCA, SSLCert, SSLKey turn TLS on with these PEM files (MakeCerts);
+	// RequireSecureTransport refuses plain TCP clients. The sandbox's own
+	// connections (DSN, Open) then use TLS without checking the certificate.
+	SSLCA, SSLCert, SSLKey string
+	RequireSecureTransport bool
 }
 
 // Defaults returns Options with durability left at the server's defaults.
@@ -87,6 +92,9 @@ func (s *Server) DSN(db string) string {
 	c.DBName = db
 	c.MultiStatements = true
 	c.InterpolateParams = true
+	if s.opts.SSLCert != "" {
+		c.TLSConfig = "skip-verify"
+	}
 	return c.FormatDSN()
 }
 
@@ -194,6 +202,12 @@ func (s *Server) args() []string {
 			"--binlog-commit-wait-usec="+strconv.Itoa(o.CommitWaitUsec))
 	} else {
 		a = append(a, "--skip-log-bin")
+	}
+	if o.SSLCert != "" {
+		a = append(a, "--ssl-ca="+o.SSLCA, "--ssl-cert="+o.SSLCert, "--ssl-key="+o.SSLKey)
+	}
+	if o.RequireSecureTransport {
+		a = append(a, "--require-secure-transport=ON")
 	}
 	if o.FlushLogAtTrxCommit >= 0 {
 		a = append(a, "--innodb-flush-log-at-trx-commit="+strconv.Itoa(o.FlushLogAtTrxCommit))

@@ -20,6 +20,23 @@ type TableDef struct {
 	Referenced    bool
 	Transactional bool // engine supports transactions (InnoDB)
 	HasTriggers   bool
+	// SystemVersioned: MariaDB's WITH SYSTEM VERSIONING. Its hidden
+	// row_start and row_end columns are in the binlog's row images, after
+	// the visible ones.
+	SystemVersioned bool
+}
+
+// NeedsServerApply says why the rows of this table must be applied by the
+// server itself from the binlog's events (the BINLOG statement) rather
+// than as SQL, or "" when SQL does.
+func (d *TableDef) NeedsServerApply() string {
+	switch {
+	case d.HasTriggers:
+		return "has triggers on the target, which must not fire for replicated rows"
+	case d.SystemVersioned:
+		return "is system-versioned: only the server can write its row_start/row_end history columns"
+	}
+	return ""
 }
 
 // ColumnDef is one column.

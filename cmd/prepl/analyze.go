@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -17,6 +17,7 @@ import (
 	"github.com/prepl/prepl/analyze"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -39,7 +40,8 @@ type analyzeFlags struct {
 }
 
 func (f *analyzeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.source, "source", "", "read a live source's binlog over the replication protocol instead of FILEs:\nmysql://USER:PASS@HOST:PORT (needs REPLICATION SLAVE and REPLICATION CLIENT)")
+	fs.StringVar(&f.source, "source", "", "read a live source's binlog over the replication protocol instead of FILEs:\nmysql://USER@HOST:PORT[?ssl-mode=...&ssl-ca=FILE] (needs REPLICATION SLAVE and REPLICATION CLIENT;\n"+
+		"password from PREPL_SOURCE_PASSWORD or MYSQL_PWD)")
 	fs.StringVar(&f.startGTID, "start-gtid", "", "with --source: start after this GTID position (default: the oldest binlog)")
 	fs.DurationVar(&f.duration, "duration", 0, "with --source: read for this long, following new transactions, then report\n(default: stop at the end the source had when analyze started)")
 	fs.BoolVar(&f.json, "json", false, "write the report as JSON instead of text")
@@ -92,7 +94,7 @@ Examples:
   prepl analyze /var/lib/mysql/binlog.000041 /var/lib/mysql/binlog.000042
   prepl analyze --json binlog.0000* > report.json
   prepl analyze --html report.html --calibrate mysql://root@replica:3306 binlog.000041
-  prepl analyze --source mysql://repl:secret@10.0.0.1:3306 --start-gtid 0-1-1000 --duration 10m
+  PREPL_SOURCE_PASSWORD=... prepl analyze --source mysql://repl@10.0.0.1:3306 --start-gtid 0-1-1000 --duration 10m
 
 Flags:
 `)
@@ -152,7 +154,7 @@ Flags:
 			return err
 		}
 		rd, warnings = sr, w
-		opt.Input = []string{redact(f.source)}
+		opt.Input = []string{redact.URL(f.source)}
 		prog = newProgress(stderr, nil)
 	} else {
 		fr, err := binlog.OpenFiles(files, binlog.FileOptions{})
@@ -352,10 +354,12 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
+	e = e.Merge(mysql.Endpoint{Password: cmp.Or(os.Getenv("PREPL_SOURCE_PASSWORD"), os.Getenv("MYSQL_PWD"))})
+	redact.Add(e.Password)
 	if e.Socket != "" {
 		return nil, nil, fmt.Errorf("%w: --source: the replication protocol is read over TCP; give HOST:PORT instead of socket=", errUsage)
 	}
-	db, err := sql.Open("mysql", e.DSN())
+	db, err := e.OpenDB()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -364,18 +368,14 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("source %s: %w", e, err)
 	}
-	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, Password: e.Password,
-		StartGTID: f.startGTID, StopAtEnd: f.duration == 0})
+	tc, fallback, err := e.TLSConfig()
 	if err != nil {
-		return nil, nil, fmt.Errorf("source %s: %w", e, err)
+		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
+	}
+	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, PasswordFunc: e.Secret,
+		TLS: tc, TLSFallback: fallback, StartGTID: f.startGTID, StopAtEnd: f.duration == 0})
+	if err != nil {
+		return nil, nil, fmt.Errorf("source %s: %w", e, mysql.ExplainTLSError(e, err))
 	}
 	return rd, warnings, nil
-}
-
-// redact drops the password from a URL for the report.
-func redact(raw string) string {
-	if e, err := mysql.ParseURL(raw); err == nil {
-		return e.String()
-	}
-	return raw
 }

@@ -27,7 +27,7 @@ func calibrateURL(ctx context.Context, raw string, stderr io.Writer) (analyze.Co
 	if err != nil {
 		return analyze.Costs{}, fmt.Errorf("%w: --calibrate: %v", errUsage, err)
 	}
-	db, err := sql.Open("mysql", e.DSN())
+	db, err := e.OpenDB()
 	if err != nil {
 		return analyze.Costs{}, err
 	}

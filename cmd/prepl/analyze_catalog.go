@@ -31,7 +31,7 @@ func openServerCatalog(ctx context.Context, raw string) (*serverCatalog, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: --catalog: %v", errUsage, err)
 	}
-	db, err := sql.Open("mysql", e.DSN())
+	db, err := e.OpenDB()
 	if err != nil {
 		return nil, err
 	}

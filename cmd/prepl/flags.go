@@ -14,6 +14,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -38,10 +39,14 @@ type applyFlags struct {
 	pendingDDL string
 
 	ops // metrics, filters, progress bar (ops.go)
+	// secrets: password files, option files, TLS (secrets.go)
+	secrets secretFlags
 }
 
 func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
-	fs.StringVar(&f.target, "target", "", "target server URL: mysql://USER:PASS@HOST:PORT or mysql://USER@localhost?socket=/path (required)")
+	fs.StringVar(&f.target, "target", "", "target server URL: mysql://USER@HOST:PORT[?ssl-mode=MODE&ssl-ca=FILE&ssl-cert=FILE&ssl-key=FILE]\n"+
+		"or mysql://USER@localhost?socket=/path (required); the password from --target-password-file, PREPL_TARGET_PASSWORD,\n"+
+		"--defaults-file or MYSQL_PWD rather than in the URL, where ps and shell history show it")
 	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
@@ -73,6 +78,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.maxTxn, "max-txn-size", "4GiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory,\n"+
 		"so a bigger one stops the run (raise it when the host has the memory)")
 	f.registerOps(fs)
+	f.secrets.register(fs)
 }
 
 func modeNames() []string {
@@ -151,7 +157,7 @@ func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, f.logFormat)
 	}
-	l := slog.New(h)
+	l := slog.New(redact.Handler(h))
 	slog.SetDefault(l)
 	return l, nil
 }
@@ -160,11 +166,11 @@ func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
 	if f.target == "" {
 		return nil, fmt.Errorf("%w: --target is required", errUsage)
 	}
-	e, err := mysql.ParseURL(f.target)
+	e, err := f.secrets.endpoint(f.target, &f.secrets.target)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --target: %v", errUsage, err)
+		return nil, err
 	}
-	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default())}
+	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default()), mysql.XADecoder(binlog.DecodeEvents)}
 	if f.keepGTID {
 		opts = append(opts, mysql.Unlogged())
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 )
 
@@ -134,10 +135,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "prepl %s: stopped on signal\n", c.name)
 			return 0
 		case errors.Is(err, errUsage):
-			fmt.Fprintf(stderr, "prepl %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "prepl %s: %s\n", c.name, redact.String(err.Error()))
 			return exitFatal
 		default:
-			fmt.Fprintf(stderr, "prepl %s: error: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "prepl %s: error: %s\n", c.name, redact.String(err.Error()))
 			return exitCode(err)
 		}
 	}

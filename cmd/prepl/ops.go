@@ -11,6 +11,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/filter"
 	pbar "github.com/prepl/prepl/progress"
+	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
@@ -19,6 +20,7 @@ import (
 // address, table filters and the progress bar. applyFlags embeds them.
 type ops struct {
 	metricsAddr               string
+	webConfig                 string
 	include, exclude, rewrite multiFlag
 	progressBar               bool
 	applyPreplSchema          bool
@@ -31,6 +33,8 @@ type ops struct {
 func (o *ops) registerOps(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "HOST:PORT of the HTTP endpoint with /metrics (Prometheus) and /status (JSON):\n"+
 		"replicate and replay serve it (port 0 picks a free one), status reads it")
+	fs.StringVar(&o.webConfig, "web-config", "", "Prometheus exporter-toolkit web configuration file (YAML) for --metrics-addr: TLS\n"+
+		"(tls_server_config) and basic auth (basic_auth_users, bcrypt hashes), as mysqld_exporter's --web.config.file")
 	fs.Var(&o.include, "include", "apply only tables matching this SCHEMA.TABLE pattern (globs * ? [..], source names;\n"+
 		"repeatable); a DDL follows the tables it changes")
 	fs.Var(&o.exclude, "exclude", "do not apply tables matching this SCHEMA.TABLE pattern (repeatable; wins over --include)")
@@ -92,11 +96,13 @@ func (o *ops) filter(cmd func(*txn.Txn) apply.Action) func(*txn.Txn) apply.Actio
 		if t.IsDDL() {
 			ddl = t.Changes[0].Stmt.SQL
 		}
-		if tables.Apply(t) {
+		if tables.Apply(t) || t.XA {
+			// An XA transaction's prepared part left with no rows is
+			// still applied: its XA COMMIT looks for it.
 			return a
 		}
 		if ddl != "" && o.log != nil {
-			o.log.Info("DDL skipped by the table filter", "txn", mysql.TxnID(t), "sql", firstLine(ddl))
+			o.log.Info("DDL skipped by the table filter", "txn", mysql.TxnID(t), "sql", firstLine(redact.SQL(ddl)))
 		}
 		if a == apply.Last {
 			// Nothing of the last transaction is applied: stop before it,

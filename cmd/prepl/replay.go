@@ -13,6 +13,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
+	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -96,6 +97,7 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
+	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err
@@ -119,7 +121,8 @@ Flags:
 	}
 	defer rd.Close()
 	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replay", Source: filesSource(files),
-		Target: tgt.Endpoint.String()}, end: newFileEnd(files), bar: true})
+		Target: tgt.Endpoint.String()}, end: newFileEnd(files), bar: true,
+		security: []any{"target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {
 		return err
 	}

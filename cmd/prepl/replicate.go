@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +18,10 @@ func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	var af applyFlags
 	af.register(fs, "default")
-	source := fs.String("source", "", "source server URL: mysql://USER:PASS@HOST:PORT (required; needs REPLICATION SLAVE and REPLICATION CLIENT)")
+	source := fs.String("source", "", "source server URL: mysql://USER@HOST:PORT[?ssl-mode=MODE&ssl-ca=FILE...] (required; needs REPLICATION SLAVE,\n"+
+		"REPLICATION CLIENT and SELECT); the password from --source-password-file, PREPL_SOURCE_PASSWORD, --defaults-file or MYSQL_PWD")
+	var srcFlags endpointFlags
+	srcFlags.register(fs, "source")
 	startGTID := fs.String("start-gtid", "", "GTID position to start after when the target has no stored position\n(MariaDB gtid_slave_pos form 0-1-100,1-1-5, or a MySQL GTID set); default: the oldest binlog")
 	untilGTID := fs.String("until-gtid", "", "stop after applying this GTID (inclusive)")
 	stopAtEnd := fs.Bool("stop-at-end", false, "exit 0 once everything the source had written when prepl started is applied")
@@ -41,8 +43,9 @@ reading, finishes what is in flight, stores the position and exits 0; a
 second signal exits at once (the position stays consistent).
 
 Examples:
-  prepl replicate --source mysql://repl:secret@10.0.0.1:3306 \
-      --target mysql://root@127.0.0.1:3306 --start-gtid 0-1-1000 --workers 8 --stop-at-end
+  PREPL_SOURCE_PASSWORD=... prepl replicate --source 'mysql://repl@db1:3306?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/prepl/ca.pem' \
+      --target mysql://prepl@127.0.0.1:3306 --target-password-file /etc/prepl/target.pw \
+      --start-gtid 0-1-1000 --workers 8 --stop-at-end
   prepl replicate --config /etc/prepl/prepl.toml --metrics-addr 127.0.0.1:9104 \
       --include 'shop.*' --exclude 'shop.tmp_*' --rewrite-schema shop=shop_replica
 
@@ -59,16 +62,20 @@ Flags:
 	if *source == "" {
 		return fmt.Errorf("%w: --source is required", errUsage)
 	}
-	src, err := mysql.ParseURL(*source)
+	log, cfg, err := af.setup(stderr)
 	if err != nil {
-		return fmt.Errorf("%w: --source: %v", errUsage, err)
+		return err
+	}
+	src, err := af.secrets.endpoint(*source, &srcFlags)
+	if err != nil {
+		return err
 	}
 	if src.Socket != "" {
 		return fmt.Errorf("%w: --source: the replication protocol is read over TCP; give HOST:PORT instead of socket=", errUsage)
 	}
-	log, cfg, err := af.setup(stderr)
+	srcTLS, srcFallback, err := src.TLSConfig()
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
 	if *untilGTID != "" {
 		cfg.Filter = af.filter(untilFilter(*untilGTID))
@@ -78,7 +85,7 @@ Flags:
 		return err
 	}
 
-	srcDB, err := sql.Open("mysql", src.DSN())
+	srcDB, err := src.OpenDB()
 	if err != nil {
 		return err
 	}
@@ -102,6 +109,7 @@ Flags:
 			return err
 		}
 	}
+	checkPrivileges(ctx, log, srcDB, "source", src, sourceNeeds)
 	poller := startSourcePoller(srcDB, log)
 	defer poller.stop()
 
@@ -110,11 +118,13 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
+	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err
 	}
-	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, Password: src.Password,
+	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
+		TLS: srcTLS, TLSFallback: srcFallback,
 		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log, Limits: lim}
 	switch {
 	case res.Found && res.Position.GTIDPos != "":
@@ -139,11 +149,12 @@ Flags:
 	}
 	rd, err := binlog.OpenStream(ctx, sc)
 	if err != nil {
-		return fmt.Errorf("source %s: %w", src, err)
+		return fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
 	}
 	defer rd.Close()
 	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replicate", Source: src.String(),
-		Target: tgt.Endpoint.String()}, end: poller, bar: *stopAtEnd, sourceReconnects: rd.Reconnects})
+		Target: tgt.Endpoint.String()}, end: poller, bar: *stopAtEnd, sourceReconnects: rd.Reconnects,
+		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode), "target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func refuseSameServer(ctx context.Context, srcDB *sql.DB, src, tgt mysql.Endpoin
 	if err != nil {
 		return fmt.Errorf("source %s: read server identity: %w", src, err)
 	}
-	tdb, err := sql.Open("mysql", tgt.DSN())
+	tdb, err := tgt.OpenDB()
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ Flags:
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if _, err := af.logger(stderr); err != nil { // warnings about secrets' files
+		return err
+	}
 	if af.target == "" && af.metricsAddr != "" {
 		return printLive(ctx, stdout, af.metricsAddr, true)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -35,6 +36,9 @@ type watchOptions struct {
 	bar bool
 	// sourceReconnects counts reconnections to the source (nil: none).
 	sourceReconnects func() uint64
+	// security says how each connection is protected, for the start line
+	// (attribute pairs: source_tls, target_tls).
+	security []any
 }
 
 // watch runs beside the engine and reads its apply.Live snapshots: it
@@ -100,13 +104,17 @@ func (f *applyFlags) startWatch(ctx context.Context, log *slog.Logger, cfg *appl
 	w.mon = metrics.New(cfg.Live.Stats, o.info, w.extra)
 	attrs := []any{"source", o.info.Source, "target", o.info.Target, "mode", o.info.Mode, "workers", o.info.Workers,
 		"channel", f.channel, "version", version}
+	attrs = append(attrs, o.security...)
 	if f.metricsAddr != "" {
-		srv, err := metrics.Listen(f.metricsAddr, w.mon.Handler())
+		srv, err := metrics.ListenWeb(f.metricsAddr, w.mon.Handler(), f.webConfig, log)
+		if errors.Is(err, metrics.ErrWebConfig) {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
 		if err != nil {
 			return nil, err // exit 1, not 2: the address may be free again on a restart
 		}
 		w.srv = srv
-		attrs = append(attrs, "metrics", "http://"+srv.Addr()+"/metrics", "status", "http://"+srv.Addr()+"/status")
+		attrs = append(attrs, "metrics", srv.URL()+"/metrics", "status", srv.URL()+"/status")
 	}
 	if o.bar && f.term != nil && f.progressBar {
 		w.bar = pbar.NewBar(f.term, o.info.Command, nil)

@@ -29,6 +29,7 @@ type chunk struct {
 	// and an error names it.
 	binlog *txn.Txn
 	each   []string // the statements of a binlog chunk (sql is unused)
+	xa     *xaStep  // an XA COMMIT or ROLLBACK: runs alone (sql is unused)
 	closed bool     // takes no more statements
 }
 
@@ -123,9 +124,16 @@ func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction, keepGTI
 		}
 	}
 	b.stmt("BEGIN", rowExpect{})
+	if len(txs) == 1 && txs[0].XA {
+		if err := t.renderXA(ctx, b, txs[0], compaction, keepGTID); err != nil {
+			return nil, err
+		}
+		b.setFlags(0)
+		return b, nil
+	}
 	for _, tx := range txs {
-		if tx.XA {
-			return nil, fmt.Errorf("apply %s: XA transactions are not supported yet; everything before it is applied (%w)", describe(tx), ErrUnsupported)
+		if tx.XA { // depend.CanJoin keeps them alone
+			return nil, fmt.Errorf("apply %s: an XA transaction inside a commit unit: invariant violated", describe(tx))
 		}
 	}
 	if err := t.renderRuns(ctx, b, txs, compaction); err != nil {

@@ -45,8 +45,8 @@ func (t *Target) triggerTable(ctx context.Context, tx *txn.Txn) (string, error) 
 		if err != nil {
 			return "", fmt.Errorf("apply %s: %w", describe(tx), err)
 		}
-		if d.HasTriggers {
-			return d.QualifiedName(), nil
+		if why := d.NeedsServerApply(); why != "" {
+			return d.QualifiedName() + " " + why, nil
 		}
 	}
 	return "", nil
@@ -100,7 +100,7 @@ func (t *Target) canBinlog(tx *txn.Txn, trigger string) error {
 	if why == "" {
 		return nil
 	}
-	return fmt.Errorf("apply %s: table %s has triggers on the target, which must not fire for replicated rows; they can be kept from firing only by applying the rows with the BINLOG statement, and %s: drop the triggers on the target (the rows they write come from the source's binlog) or use a target of the source's flavor (%w)",
+	return fmt.Errorf("apply %s: table %s; its rows can be applied only with the BINLOG statement, and %s: for triggers, drop them on the target (the rows they write come from the source's binlog), or use a target of the source's flavor (%w)",
 		describe(tx), trigger, why, ErrUnsupported)
 }
 

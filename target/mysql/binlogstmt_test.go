@@ -249,7 +249,7 @@ func TestCanBinlogFlavors(t *testing.T) {
 		{nil, true, "kept no raw events"},
 	} {
 		tgt := &Target{IsMariaDB: c.mariaDB}
-		err := tgt.canBinlog(&txn.Txn{GTID: "0-1-5", Format: c.format}, "s.t")
+		err := tgt.canBinlog(&txn.Txn{GTID: "0-1-5", Format: c.format}, "s.t has triggers on the target")
 		switch {
 		case c.wantError == "" && err != nil:
 			t.Errorf("%+v into MariaDB=%v: %v", c.format, c.mariaDB, err)

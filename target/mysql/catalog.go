@@ -54,7 +54,11 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 		if err != nil {
 			return err
 		}
-		if len(d.Columns) != len(tb.Types) {
+		hidden := 0
+		if d.SystemVersioned {
+			hidden = 2 // row_start, row_end
+		}
+		if len(d.Columns)+hidden != len(tb.Types) && len(d.Columns) != len(tb.Types) {
 			return fmt.Errorf("table %s has %d columns on the target but %d in the binlog: the target's schema differs from the source's",
 				d.QualifiedName(), len(d.Columns), len(tb.Types))
 		}
@@ -83,9 +87,9 @@ func (c *Catalog) Load(ctx context.Context, schema, name string) (*txn.TableDef,
 // LoadTableDef reads one table's definition from information_schema.
 func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.TableDef, error) {
 	d := &txn.TableDef{Schema: schema, Name: name}
-	var engine sql.NullString
-	err := db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, name).Scan(&engine)
+	var engine, tableType sql.NullString
+	err := db.QueryRowContext(ctx, `SELECT ENGINE, TABLE_TYPE FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, name).Scan(&engine, &tableType)
 	if err == sql.ErrNoRows {
 		return nil, fmt.Errorf("target lacks table %s.%s: %w (create it on the target, or restore a snapshot of the source)", schema, name, ErrNoTable)
 	}
@@ -94,6 +98,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	}
 	e := strings.ToLower(engine.String)
 	d.Transactional = e == "innodb" || e == "rocksdb" || e == "tokudb" || e == ""
+	d.SystemVersioned = tableType.String == "SYSTEM VERSIONED"
 
 	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
 		COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, ''), EXTRA

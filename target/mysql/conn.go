@@ -77,6 +77,9 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 	if ch.binlog != nil {
 		return c.execBinlog(ctx, ch)
 	}
+	if ch.xa != nil {
+		return c.execXA(ctx, ch.xa)
+	}
 	if len(ch.sql) == 0 {
 		return nil
 	}
@@ -312,6 +315,9 @@ func (t *Target) rerunDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, state, 
 	if err != nil {
 		return false, ask(err.Error())
 	}
+	if cur == state && strings.HasSuffix(state, noTableIDs) && swapsTables(st.SQL) {
+		return false, ask("it may swap tables, and without the PROCESS privilege prepl cannot read the InnoDB table ids that tell a swap from none (GRANT PROCESS ON *.* to prepl's target user)")
+	}
 	return cur == state, nil
 }
 
@@ -331,6 +337,11 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 			st.CharsetClient, st.CollationConn, st.CollationServer))
 	}
 	set = append(set, "foreign_key_checks="+boolInt(st.ForeignKeyChecks), "unique_checks="+boolInt(st.UniqueChecks))
+	if t.IsMariaDB {
+		// The Query event does not carry it; the replica's SQL thread
+		// applies ALTERs of system-versioned tables, keeping their history.
+		set = append(set, "system_versioning_alter_history=KEEP")
+	}
 	if keepGTID {
 		if q := KeepGTIDSQL(tx); q != "" {
 			set = append(set, strings.TrimPrefix(q, "SET SESSION "))

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/prepl/prepl/txn"
 )
 
 // A DDL cannot share a transaction with the position row, so a crash can
@@ -43,7 +41,15 @@ const (
 // finished one-time event is dropped), and accounts because their tables
 // need a privilege the rest does not.
 func scopeOf(sql string) ddlScope {
-	w := txn.LeadingWords(sql, 6)
+	var w []string // the leading words, past DEFINER = 'u'@'h' and the like
+	for _, tk := range sqlTokens(sql) {
+		if len(w) == 8 {
+			break
+		}
+		if isIdentByte(tk[0]) {
+			w = append(w, strings.ToUpper(tk))
+		}
+	}
 	if len(w) == 0 {
 		return scopeTables
 	}
@@ -142,18 +148,38 @@ func ddlState(ctx context.Context, c *sql.Conn, stmt string) (string, error) {
 			return "", fmt.Errorf("read the target's catalog before a DDL: %w", err)
 		}
 	}
+	ids := true
 	if scope == scopeTables {
-		var err error
+		ids = false
 		for _, q := range identityQueries {
-			if err = digest(ctx, c, h, q); err == nil {
+			if digest(ctx, c, h, q) == nil {
+				ids = true
 				break
 			}
 		}
-		if err != nil {
-			return "", fmt.Errorf("read InnoDB table ids before a DDL (SELECT on information_schema.INNODB_SYS_TABLES needs the PROCESS privilege): %w", err)
+	}
+	state := hex.EncodeToString(h.Sum(nil)[:16])
+	if !ids {
+		state += noTableIDs
+	}
+	return state, nil
+}
+
+// noTableIDs marks a state read without InnoDB table ids (they need the
+// PROCESS privilege): it cannot tell a swap of two tables of the same
+// definition from no swap at all.
+const noTableIDs = "-noids"
+
+// swapsTables reports whether a DDL may exchange tables, which only table
+// ids tell apart: RENAME TABLE, ALTER TABLE ... EXCHANGE PARTITION.
+func swapsTables(stmt string) bool {
+	toks := sqlTokens(stmt)
+	for i, tk := range toks {
+		if i == 0 && strings.EqualFold(tk, "RENAME") || strings.EqualFold(tk, "EXCHANGE") || strings.EqualFold(tk, "RENAME") && i+1 < len(toks) && strings.EqualFold(toks[i+1], "TO") {
+			return true
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+	return false
 }
 
 type writer interface{ Write([]byte) (int, error) }

@@ -13,12 +13,13 @@ import (
 // SLAVESIDE_DISABLED, so that an event runs only where it was created;
 // applied by a client, CREATE EVENT and ALTER EVENT ... ENABLE make it
 // ENABLED, and it would run on the target too (writing rows the source's
-// run of it already sends). After such a DDL prepl disables the event on
-// the target the replica's way.
+// run of it already sends). After such a DDL prepl marks the event on the
+// target the replica's way.
 
 // disableEvent marks the event a CREATE/ALTER EVENT statement names as
-// DISABLE ON SLAVE when the statement left it ENABLED. It runs whether the
-// DDL ran now or before a crash.
+// DISABLE ON SLAVE (SLAVESIDE_DISABLED), as the replica leaves every event
+// it replicates, enabled or not on the source. It runs whether the DDL ran
+// now or before a crash.
 func (t *Target) disableEvent(ctx context.Context, c *sql.Conn, stmt, defaultSchema string, keepGTID bool) error {
 	schema, name, ok := eventOf(stmt)
 	if !ok {
@@ -27,16 +28,22 @@ func (t *Target) disableEvent(ctx context.Context, c *sql.Conn, stmt, defaultSch
 	if schema == "" {
 		schema = defaultSchema
 	}
-	var status string
-	err := c.QueryRowContext(ctx, "SELECT STATUS FROM information_schema.EVENTS WHERE EVENT_SCHEMA = ? AND EVENT_NAME = ?",
-		schema, name).Scan(&status)
-	if err == sql.ErrNoRows || status != "ENABLED" {
+	var status, definer string
+	err := c.QueryRowContext(ctx, "SELECT STATUS, DEFINER FROM information_schema.EVENTS WHERE EVENT_SCHEMA = ? AND EVENT_NAME = ?",
+		schema, name).Scan(&status, &definer)
+	if err == sql.ErrNoRows || status == "SLAVESIDE_DISABLED" {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read the status of event %s.%s: %w", schema, name, err)
 	}
-	q := "ALTER EVENT " + QuoteIdent(schema) + "." + QuoteIdent(name) + " DISABLE ON SLAVE"
+	// ALTER EVENT would make the current user its definer: keep the
+	// source's ("user@host", split at the last @).
+	user, host := definer, "%"
+	if i := strings.LastIndexByte(definer, '@'); i >= 0 {
+		user, host = definer[:i], definer[i+1:]
+	}
+	q := "ALTER DEFINER=" + QuoteString(user) + "@" + QuoteString(host) + " EVENT " + QuoteIdent(schema) + "." + QuoteIdent(name) + " DISABLE ON SLAVE"
 	if keepGTID { // the target's binlog holds only the source's transactions
 		q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
 	}

@@ -23,3 +23,38 @@ func TestEventOf(t *testing.T) {
 		}
 	}
 }
+
+func TestScopeOf(t *testing.T) {
+	for sql, want := range map[string]ddlScope{
+		"CREATE DEFINER = 'ghost'@'%' EVENT e ON SCHEDULE EVERY 1 DAY DO DELETE FROM t": scopeEvents,
+		"CREATE DEFINER=`u`@`h` PROCEDURE p() SELECT 1":                                 scopeTables,
+		"/*!50106 ALTER DEFINER=CURRENT_USER EVENT e DISABLE */":                        scopeTables, // a version comment is skipped whole
+		"ALTER EVENT e RENAME TO f":                                                     scopeEvents,
+		"DROP EVENT IF EXISTS e":                                                        scopeEvents,
+		"CREATE USER 'a'@'%' IDENTIFIED BY 'x'":                                         scopeAccounts,
+		"GRANT SELECT ON *.* TO 'a'@'%'":                                                scopeAccounts,
+		"RENAME TABLE a TO b":                                                           scopeTables,
+		"CREATE TABLE event (id INT)":                                                   scopeTables,
+		"CREATE OR REPLACE DEFINER=`r`@`%` VIEW v AS 1":                                 scopeTables,
+	} {
+		if got := scopeOf(sql); got != want {
+			t.Errorf("scopeOf(%q) = %d, want %d", sql, got, want)
+		}
+	}
+}
+
+func TestSwapsTables(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"RENAME TABLE a TO tmp, b TO a, tmp TO b":          true,
+		"ALTER TABLE p EXCHANGE PARTITION p0 WITH TABLE x": true,
+		"ALTER TABLE t RENAME TO u":                        true,
+		"ALTER TABLE t RENAME COLUMN a TO b":               false,
+		"ALTER TABLE t ADD COLUMN `exchange` INT":          false,
+		"CREATE TABLE t (id INT)":                          false,
+		"ALTER TABLE t COMMENT 'RENAME TO x'":              false,
+	} {
+		if got := swapsTables(sql); got != want {
+			t.Errorf("swapsTables(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}

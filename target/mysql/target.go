@@ -28,6 +28,7 @@ type Target struct {
 	Version   string
 	IsMariaDB bool
 	unlogged  bool
+	decodeXA  EventDecoder  // see XADecoder
 	reconnect time.Duration // see Reconnect
 	log       *slog.Logger
 }
@@ -43,7 +44,7 @@ func Unlogged() Option { return func(t *Target) { t.unlogged = true } }
 
 // Open connects to the target and creates the position table if missing.
 func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Target, error) {
-	db, err := sql.Open("mysql", e.DSN())
+	db, err := e.OpenDB()
 	if err != nil {
 		return nil, err
 	}
@@ -102,9 +103,10 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
 			PRIMARY KEY (channel, slot)
 		) ENGINE=InnoDB COMMENT='prepl: applied position, written in the same transaction as the rows'`,
+		xaTableSQL,
 	} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create position table %s.position on target: %w", PositionSchema, err)
+			return fmt.Errorf("create position tables %s.position and %s on target: %w", PositionSchema, xaTable, err)
 		}
 	}
 	// Tables made by earlier builds lack the floor and have a narrower slot.
@@ -198,9 +200,13 @@ func scanPositions(rows *sql.Rows) (map[string]Position, error) {
 	return out, rows.Err()
 }
 
-// ResetPositions deletes this channel's positions.
+// ResetPositions deletes this channel's positions, and the prepared XA
+// transactions stored with them.
 func (t *Target) ResetPositions(ctx context.Context) error {
 	_, err := t.DB.ExecContext(ctx, "DELETE FROM "+PositionSchema+".position WHERE channel = ?", t.Channel)
+	if err == nil {
+		_, err = t.DB.ExecContext(ctx, "DELETE FROM "+xaTable+" WHERE channel = ?", t.Channel)
+	}
 	return err
 }
 
