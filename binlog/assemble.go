@@ -126,15 +126,9 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		}
 		return nil, nil
 	case *replication.GTIDEvent:
-		if err := a.begin(h); err != nil {
-			return nil, err
-		}
-		if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
-			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
-			a.cur.SeqNo = uint64(e.GNO)
-		}
-		a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
-		return nil, nil
+		return nil, a.mysqlGTID(h, e)
+	case *replication.GtidTaggedLogEvent: // MySQL 8.3+: uuid:tag:gno
+		return nil, a.mysqlGTID(h, &e.GTIDEvent)
 	case *replication.QueryEvent:
 		return a.query(h, e)
 	case *replication.XIDEvent:
@@ -196,6 +190,24 @@ func (a *assembler) begin(h *replication.EventHeader) error {
 		Format:         a.format,
 	}
 	a.inTxn, a.xid, a.stmt = false, "", 0
+	return nil
+}
+
+// mysqlGTID opens a transaction at a MySQL GTID event, anonymous, plain
+// or tagged (the GTID is then "uuid:tag:gno", as MySQL prints it).
+func (a *assembler) mysqlGTID(h *replication.EventHeader, e *replication.GTIDEvent) error {
+	if err := a.begin(h); err != nil {
+		return err
+	}
+	if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
+		if tag := e.Tag.String(); tag != "" {
+			a.cur.GTID = fmt.Sprintf("%s:%s:%d", u, tag, e.GNO)
+		} else {
+			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
+		}
+		a.cur.SeqNo = uint64(e.GNO)
+	}
+	a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
 	return nil
 }
 
@@ -364,6 +376,14 @@ func newTable(e *replication.TableMapEvent) *txn.Table {
 		for i, u := range um {
 			if i < n {
 				t.Unsigned[i] = u
+			}
+		}
+	}
+	if cm := e.CollationMap(); len(cm) > 0 {
+		t.Collations = make([]uint64, n)
+		for i, c := range cm {
+			if i >= 0 && i < n {
+				t.Collations[i] = c
 			}
 		}
 	}

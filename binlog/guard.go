@@ -184,6 +184,12 @@ func (g *eventGuard) check(raw []byte) error {
 		return g.checkCompressedQuery(typ, body)
 	case replication.TRANSACTION_PAYLOAD_EVENT:
 		return g.checkPayload(typ, body)
+	case replication.GTID_TAGGED_LOG_EVENT:
+		// mysql::serialization: at most 16 fixed and varlen fields and a
+		// tag of at most 32 characters; go-mysql slices within the body.
+		if len(body) < 18 || len(body) > 512 {
+			return damaged(typ, "%d bytes (a tagged GTID event has 18 to 512)", len(body))
+		}
 	}
 	return nil
 }

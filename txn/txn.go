@@ -183,6 +183,9 @@ type Table struct {
 	Meta       []uint16 // type metadata per column, as in the table map
 	Nullable   []bool
 	Names      []string // nil unless row metadata has names
+	// Collations of the character columns (0 for the others); nil unless
+	// row metadata has charsets (MySQL 8 binlog_row_metadata=FULL).
+	Collations []uint64
 	Unsigned   []bool   // nil unless row metadata has signedness
 	PrimaryKey []int    // column indexes; nil unless row metadata has it
 }
