@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
@@ -446,4 +447,203 @@ func uncompressedCopy(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// selectionSource writes a MariaDB binlog for the selection tests: 24
+// transactions a minute apart (SET timestamp, from 2033-05-18 03:33:20
+// UTC), in schemas a and b, in GTID domains 0 and 1, over three files.
+func selectionSource(t *testing.T) (*sandbox.Server, []string) {
+	t.Helper()
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1)
+	sandbox.MustExec(t, db, "SET timestamp = 2000000000", "CREATE DATABASE a", "CREATE DATABASE b",
+		"CREATE TABLE a.t (id INT PRIMARY KEY, v INT)", "CREATE TABLE b.t (id INT PRIMARY KEY, v INT)")
+	for i := 1; i <= 24; i++ {
+		schema, domain := "a", 0
+		if i%3 == 0 {
+			schema = "b"
+		}
+		if i%4 == 0 {
+			domain = 1
+		}
+		sandbox.MustExec(t, db, fmt.Sprintf("SET timestamp = %d", 2000000000+60*i), fmt.Sprintf("SET gtid_domain_id = %d", domain))
+		if i%5 == 0 {
+			sandbox.MustExec(t, db, fmt.Sprintf("UPDATE %s.t SET v = v + 1", schema))
+		} else {
+			sandbox.MustExec(t, db, fmt.Sprintf("INSERT INTO %s.t VALUES (%d, %d)", schema, i, i))
+		}
+		if i == 8 || i == 16 {
+			sandbox.MustExec(t, db, "FLUSH BINARY LOGS")
+		}
+	}
+	return src, binlogFiles(t, src)
+}
+
+var gtidLine = regexp.MustCompile(`(?m)\tGTID (\d+-\d+-\d+)`)
+
+// mariadbBinlogGTIDs lists the GTIDs mariadb-binlog prints with args.
+func mariadbBinlogGTIDs(t *testing.T, env []string, args []string, files []string) []string {
+	t.Helper()
+	cmd := exec.Command("mariadb-binlog", append(append([]string{"--no-defaults"}, args...), files...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mariadb-binlog %v: %v", args, err)
+	}
+	var gtids []string
+	for _, m := range gtidLine.FindAllStringSubmatch(string(out), -1) {
+		gtids = append(gtids, m[1])
+	}
+	return gtids
+}
+
+// dryRunGTIDs lists the GTIDs prepl replay --dry-run would apply.
+func dryRunGTIDs(t *testing.T, args []string, files []string) []string {
+	t.Helper()
+	out := mustPrepl(t, append(append([]string{"replay", "--dry-run"}, args...), files...)...)
+	var gtids []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "apply" {
+			gtids = append(gtids, f[1])
+		}
+	}
+	return gtids
+}
+
+// gtidOffsets maps each GTID to the "# at N" of its GTID event and its
+// file, from mariadb-binlog's own output.
+func gtidOffsets(t *testing.T, files []string) map[string][2]string {
+	t.Helper()
+	out := map[string][2]string{}
+	at := regexp.MustCompile(`(?m)^# at (\d+)\n#.*\tGTID (\d+-\d+-\d+)`)
+	for _, f := range files {
+		b, err := exec.Command("mariadb-binlog", "--no-defaults", f).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range at.FindAllStringSubmatch(string(b), -1) {
+			out[m[2]] = [2]string{filepath.Base(f), m[1]}
+		}
+	}
+	return out
+}
+
+// TestReplaySelectionMatchesMariadbBinlog: every selection option picks
+// the transactions mariadb-binlog picks with the same option (or its
+// equivalent where it has another name), and replaying with it ends in
+// the state `mariadb-binlog OPTIONS | mariadb` leaves.
+func TestReplaySelectionMatchesMariadbBinlog(t *testing.T) {
+	src, files := selectionSource(t)
+	_ = src
+	if len(files) < 3 { // three, and the empty one binlogFiles's flush opened
+		t.Fatalf("want 3 binlog files, got %v", files)
+	}
+	at := gtidOffsets(t, files)
+	// Transaction i (1..24) has timestamp 2000000000+60*i: 03:33:20 UTC
+	// plus i minutes on 2033-05-18; in Asia/Kolkata (+05:30) 09:03:20.
+	ts := func(i int, layout string, loc *time.Location) string {
+		return time.Unix(int64(2000000000+60*i), 0).In(loc).Format(layout)
+	}
+	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const plain = "2006-01-02 15:04:05"
+	// The GTID of the 6th and 20th workload transaction, for positions.
+	all := mariadbBinlogGTIDs(t, nil, nil, files)
+	if len(all) != 28 { // 4 DDL + 24
+		t.Fatalf("mariadb-binlog lists %d GTIDs, want 28: %v", len(all), all)
+	}
+	g6, g20 := all[4+5], all[4+19]
+	for _, c := range []struct {
+		name      string
+		env       []string // for mariadb-binlog
+		reference []string // mariadb-binlog's options
+		prepl     []string // prepl's; nil: the same as reference
+		files     []string // nil: all three
+	}{
+		{name: "start-datetime", reference: []string{"--start-datetime=" + ts(7, plain, time.Local)}},
+		{name: "stop-datetime", reference: []string{"--stop-datetime=" + ts(17, plain, time.Local)}},
+		{name: "between datetimes", reference: []string{"--start-datetime=" + ts(3, plain, time.Local), "--stop-datetime=" + ts(9, plain, time.Local)}},
+		{name: "datetime in --timezone", env: []string{"TZ=Asia/Kolkata"},
+			reference: []string{"--start-datetime=" + ts(5, plain, kolkata), "--stop-datetime=" + ts(21, plain, kolkata)},
+			prepl:     []string{"--timezone", "Asia/Kolkata", "--start-datetime", ts(5, plain, kolkata), "--stop-datetime", ts(21, plain, kolkata)}},
+		{name: "datetime with its zone", env: []string{"TZ=Asia/Kolkata"},
+			reference: []string{"--stop-datetime=" + ts(12, plain, kolkata)},
+			prepl:     []string{"--stop-datetime", ts(12, "2006-01-02 15:04:05-07:00", kolkata)}},
+		{name: "start-position", reference: []string{"--start-position=" + at[g6][1]}},
+		// --stop-position applies to the last file given.
+		{name: "stop-position", reference: []string{"--stop-position=" + at[g20][1]}, files: files[:3]},
+		{name: "both positions, one file", reference: []string{"--start-position=" + at[all[7]][1], "--stop-position=" + at[all[11]][1]}, files: files[:1]},
+		// mariadb-binlog leaves out the domains its GTID positions do not
+		// name; prepl's --stop-gtid stops the whole replay after it.
+		{name: "start/stop GTID", reference: []string{"--start-position=0-1-9,1-1-1", "--stop-position=0-1-15,1-1-3"},
+			prepl: []string{"--start-gtid", "0-1-9,1-1-1", "--stop-gtid", "0-1-15"}},
+		{name: "include-gtids as a domain", reference: []string{"--do-domain-ids=1"}, prepl: []string{"--include-gtids", "1-1-1-100"}},
+		{name: "exclude-gtids as a domain", reference: []string{"--ignore-domain-ids=1"}, prepl: []string{"--exclude-gtids", "1-1-1-100"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := c.files
+			if fs == nil {
+				fs = files
+			}
+			args := c.prepl
+			if args == nil {
+				for _, a := range c.reference {
+					k, v, _ := strings.Cut(a, "=")
+					args = append(args, k, v)
+				}
+			}
+			want := mariadbBinlogGTIDs(t, c.env, c.reference, fs)
+			got := dryRunGTIDs(t, args, fs)
+			if len(want) == 0 || len(want) == len(all) {
+				t.Fatalf("mariadb-binlog %v selects %d of %d: not a selection", c.reference, len(want), len(all))
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("prepl %v selects\n  %v\nmariadb-binlog %v selects\n  %v", args, got, c.reference, want)
+			}
+		})
+	}
+}
+
+// TestReplaySelectionAppliesAsMariadbBinlog: replaying with a selection
+// (--database among them, which mariadb-binlog applies inside each
+// transaction) ends in the state `mariadb-binlog OPTIONS | mariadb`
+// leaves. The tables exist on both targets; every case starts after the
+// DDL (--start-datetime), as a restore of a backup would.
+func TestReplaySelectionAppliesAsMariadbBinlog(t *testing.T) {
+	_, files := selectionSource(t)
+	ref, tgt := targetServer(t), targetServer(t)
+	refDB, tgtDB := sandbox.MustOpen(t, ref, ""), sandbox.MustOpen(t, tgt, "")
+	after := "--start-datetime=" + time.Unix(2000000030, 0).Format("2006-01-02 15:04:05")
+	stop := "--stop-datetime=" + time.Unix(2000000000+60*14, 0).Format("2006-01-02 15:04:05")
+	for _, c := range [][]string{
+		{after, "--database=a"},
+		{after, "--database=b", stop},
+		{after, stop},
+	} {
+		t.Run(strings.Join(c, " "), func(t *testing.T) {
+			for _, db := range []*sql.DB{refDB, tgtDB} {
+				dropUserSchemas(t, db)
+				sandbox.MustExec(t, db, "CREATE DATABASE a", "CREATE DATABASE b",
+					"CREATE TABLE a.t (id INT PRIMARY KEY, v INT)", "CREATE TABLE b.t (id INT PRIMARY KEY, v INT)")
+			}
+			if _, err := mariadbBinlogInto(t, ref, c, files...); err != nil {
+				t.Fatal(err)
+			}
+			if n := countRows(t, refDB); n == 0 || n >= 19 {
+				t.Fatalf("the reference holds %d rows: not a selection", n)
+			}
+			var args []string
+			for _, a := range c {
+				k, v, _ := strings.Cut(a, "=")
+				args = append(args, k, v)
+			}
+			mustPrepl(t, append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0"}, args...), files...)...)
+			if err := verify.Rows(context.Background(), refDB, tgtDB); err != nil {
+				t.Fatalf("differs from mariadb-binlog %v | mariadb: %v", c, err)
+			}
+		})
+	}
 }
