@@ -604,7 +604,13 @@ func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
 	if pos < len(data) && bitsSet(e.ColumnBitmap1, int(e.ColumnCount))+bitsSet(e.ColumnBitmap2, int(e.ColumnCount)) == 0 {
 		return errors.New("rows but no column in its bitmaps")
 	}
-	return e.DecodeData(pos, data)
+	if err := e.DecodeData(pos, data); err != nil {
+		return err
+	}
+	if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT {
+		return readPartialJSON(e, data, pos)
+	}
+	return nil
 }
 
 // countTxn adds an event of n bytes to the open transaction's size (open

@@ -124,7 +124,9 @@ Flags:
 			}
 		}
 	}
-	fo := binlog.FileOptions{Limits: lim}
+	fo := binlog.FileOptions{Limits: lim, Skip: func(gtid string, start txn.Position) bool {
+		return gtid != "" && sel.skipGTID[gtid] || sel.skipPos[start]
+	}}
 	if res.Found {
 		for _, f := range files {
 			if filepath.Base(f) == res.Position.File {
