@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,13 @@ import (
 // nothing; tgt (may be nil) only lends its table definitions.
 func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.Txn) apply.Action, tgt *mysql.Target,
 	printSQL bool, loc *time.Location, w io.Writer) error {
+	if printSQL {
+		// The description goes in SQL comments: the output is a script.
+		w = &commentWriter{w: w}
+	}
+	if printSQL {
+		fmt.Fprintf(w, "%s;\n", rowSessionSQL)
+	}
 	var sum dryRunSummary
 	sum.tables = map[string]int{}
 	sum.mysql = binlog.GTIDSet{}
@@ -60,7 +68,11 @@ func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.T
 			if err := printTxnSQL(ctx, &b, t, tgt, defs); err != nil {
 				return err
 			}
-			w.Write(b.Bytes())
+			if cw, ok := w.(*commentWriter); ok {
+				cw.w.Write(b.Bytes())
+			} else {
+				w.Write(b.Bytes())
+			}
 		}
 		if a == apply.Last {
 			break
@@ -209,7 +221,14 @@ func describeChanges(t *txn.Txn) string {
 func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target, defs map[string]*txn.TableDef) error {
 	if t.IsDDL() {
 		st := t.Changes[0].Stmt
-		if st.Schema != "" {
+		fmt.Fprintf(w, "%s;\n", ddlSessionSQL(st))
+		defer fmt.Fprintf(w, "%s;\n", rowSessionSQL)
+		// The applier ignores a USE of a database that does not exist yet
+		// (the server logs CREATE DATABASE d with d as its database); a
+		// script cannot, so it has none there.
+		f := strings.Fields(strings.ToUpper(st.SQL))
+		createDB := len(f) > 1 && f[0] == "CREATE" && (f[1] == "DATABASE" || f[1] == "SCHEMA")
+		if st.Schema != "" && !createDB {
 			fmt.Fprintf(w, "USE %s;\n", mysql.QuoteIdent(st.Schema))
 		}
 		fmt.Fprintf(w, "%s;\n", st.SQL)
@@ -258,4 +277,44 @@ func printRow(ctx context.Context, w io.Writer, t *txn.Txn, c txn.Change, tgt *m
 	}
 	_, err = fmt.Fprintf(w, "%s;\n", b)
 	return err
+}
+
+// commentWriter prefixes each line with "-- ".
+type commentWriter struct{ w io.Writer }
+
+func (c *commentWriter) Write(p []byte) (int, error) {
+	lines := strings.SplitAfter(string(p), "\n")
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		if _, err := io.WriteString(c.w, "-- "+l); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// rowSessionSQL is the session prepl's workers apply rows in (as
+// target/mysql's sessionSQL).
+const rowSessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
+	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4"
+
+// ddlSessionSQL is the source session a DDL runs in (as target/mysql's
+// execDDL sets it).
+func ddlSessionSQL(st *txn.Statement) string {
+	set := []string{"time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'"}
+	if st.HasSQLMode {
+		set = append(set, "sql_mode="+strconv.FormatUint(st.SQLMode, 10))
+	}
+	if st.TimeZone != "" {
+		set = append(set, "time_zone="+mysql.QuoteString(st.TimeZone))
+	}
+	if st.CharsetClient != 0 {
+		set = append(set, fmt.Sprintf("character_set_client=%d, collation_connection=%d, collation_server=%d",
+			st.CharsetClient, st.CollationConn, st.CollationServer))
+	}
+	b := map[bool]string{true: "1", false: "0"}
+	set = append(set, "foreign_key_checks="+b[st.ForeignKeyChecks], "unique_checks="+b[st.UniqueChecks])
+	return "SET SESSION " + strings.Join(set, ", ")
 }

@@ -647,3 +647,101 @@ func TestReplaySelectionAppliesAsMariadbBinlog(t *testing.T) {
 		})
 	}
 }
+
+// mariadbScript runs an SQL script on s with the mariadb client.
+func mariadbScript(t *testing.T, s *sandbox.Server, script string) {
+	t.Helper()
+	cl := exec.Command("mariadb", "--no-defaults", "-uroot", "-S", s.Socket)
+	cl.Stdin = strings.NewReader(script)
+	if out, err := cl.CombinedOutput(); err != nil {
+		t.Fatalf("mariadb: %v: %s", err, out)
+	}
+}
+
+// TestReplayKeepGTIDRefusedForMySQLOnMariaDB: --keep-gtid cannot keep a
+// MySQL GTID on a MariaDB server; it is refused before anything is applied.
+func TestReplayKeepGTIDRefusedForMySQLOnMariaDB(t *testing.T) {
+	tgt := targetServer(t)
+	code, out := prepl(t, "replay", "--keep-gtid", "--target", tgt.URL(), "--progress", "0", fixtureDir+"mysql-bin.checksum-none")
+	if code != 2 || !strings.Contains(out, "mysql-bin.checksum-none is a MySQL binlog and the target is MariaDB") {
+		t.Fatalf("exit %d, want 2 and the reason:\n%s", code, out)
+	}
+	if n := countRows(t, sandbox.MustOpen(t, tgt, "")); n != 0 {
+		t.Fatalf("%d rows applied", n)
+	}
+}
+
+// TestReplaySkipPosition: --skip-position leaves out exactly one
+// transaction of a binlog without GTIDs: the target equals mariadb-binlog
+// applying the file up to it and from its end.
+func TestReplaySkipPosition(t *testing.T) {
+	file := fixtureDir + "mysql-bin.checksum-none"
+	ddl, seed := missingTables(t, file)
+	ref, tgt := targetServer(t), targetServer(t)
+	refDB, tgtDB := sandbox.MustOpen(t, ref, ""), sandbox.MustOpen(t, tgt, "")
+	for _, db := range []*sql.DB{refDB, tgtDB} {
+		sandbox.MustExec(t, db, ddl...)
+		seedRows(t, db, seed)
+	}
+	// The transaction at 2843 ends where the next begins, at 4142 (the
+	// "# at" lines of mariadb-binlog -v).
+	for _, part := range [][]string{{"--stop-position=2843"}, {"--start-position=4142"}} {
+		if _, err := mariadbBinlogInto(t, ref, part, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := mustPrepl(t, "replay", "--dry-run", "--skip-position", "mysql-bin.checksum-none:2843", file)
+	if !strings.Contains(out, "skip   (no GTID) at mysql-bin.checksum-none:2843") || !strings.Contains(out, "skip 1\n") {
+		t.Fatalf("the dry run does not show the skip:\n%s", out)
+	}
+	mustPrepl(t, "replay", "--target", tgt.URL(), "--progress", "0", "--skip-position", "mysql-bin.checksum-none:2843", file)
+	if err := verify.Rows(context.Background(), refDB, tgtDB); err != nil {
+		t.Fatal(err)
+	}
+	// The stored position is past the whole file: the same command again
+	// applies nothing more.
+	out = mustPrepl(t, "replay", "--target", tgt.URL(), "--progress", "0", file)
+	if !strings.Contains(out, "applied 0 transactions") {
+		t.Fatalf("a second run applied something:\n%s", out)
+	}
+}
+
+// TestReplayPrintSQL: the script --dry-run --print-sql writes, run by the
+// mariadb client, makes what the replay makes: with table definitions
+// from a target (a MySQL 5.7 binlog has no column names), and from a
+// MariaDB binlog's full row metadata without any target.
+func TestReplayPrintSQL(t *testing.T) {
+	t.Run("definitions from the target", func(t *testing.T) {
+		file := fixtureDir + "mysql-bin.checksum-none"
+		ddl, seed := missingTables(t, file)
+		ref, tgt := targetServer(t), targetServer(t)
+		refDB, tgtDB := sandbox.MustOpen(t, ref, ""), sandbox.MustOpen(t, tgt, "")
+		sandbox.MustExec(t, refDB, ddl...)
+		seedRows(t, refDB, seed)
+		if _, err := mariadbBinlogInto(t, ref, nil, file); err != nil {
+			t.Fatal(err)
+		}
+		script := mustPrepl(t, "replay", "--dry-run", "--print-sql", "--target", ref.URL(), file)
+		sandbox.MustExec(t, tgtDB, ddl...)
+		seedRows(t, tgtDB, seed)
+		mariadbScript(t, tgt, script)
+		if err := verify.Rows(context.Background(), refDB, tgtDB); err != nil {
+			t.Fatalf("the printed SQL makes another state: %v\n%s", err, script)
+		}
+		code, out := prepl(t, "replay", "--dry-run", "--print-sql", file)
+		if code == 0 || !strings.Contains(out, "no column names for account_db.account") || !strings.Contains(out, "--target") {
+			t.Fatalf("without definitions: exit %d\n%s", code, out)
+		}
+	})
+	t.Run("definitions from full row metadata", func(t *testing.T) {
+		src := source(t, func(o *sandbox.Options) { o.BinlogRowMetadata = "FULL" })
+		db := sandbox.MustOpen(t, src, "")
+		sandbox.MustExec(t, db, typesWorkload...)
+		sandbox.MustExec(t, db, allBytesWorkload()...)
+		files := binlogFiles(t, src)
+		script := mustPrepl(t, append([]string{"replay", "--dry-run", "--print-sql"}, files...)...)
+		tgt := targetServer(t)
+		mariadbScript(t, tgt, script)
+		sameRows(t, src, tgt)
+	})
+}
