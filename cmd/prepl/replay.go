@@ -58,14 +58,26 @@ one) and the rotate event that ends a file decide. A missing file, a file
 given twice or files out of order are refused with exit code 2, naming the
 files and the GTIDs missing or repeated; nothing is applied. --allow-gaps
 applies a deliberate subset (a warning names each gap). The check reads only
-event headers and GTID events. --start-gtid, --stop-gtid, --stop-datetime and
---skip-gtid select within the stream; they do not count as gaps.
+event headers and GTID events.
+
+Selection, as mysqlbinlog's options of the same names (see docs/pitr.md):
+--start-datetime/--stop-datetime (local time as mysqlbinlog prints it, or
+--timezone, or a time with its zone), --start-position (first file),
+--stop-position (last file), --database, --include-gtids/--exclude-gtids,
+and --start-gtid, --stop-gtid, --skip-gtid, --skip-position FILE:OFFSET.
+They choose transactions within the files; they do not count as gaps.
+A transaction that cannot be applied (a partial JSON update without its
+before image, a statement the target refuses) stops the replay before
+anything of it, named by GTID and file:offset; --skip-gtid or
+--skip-position leaves it out. --dry-run lists what would be applied and
+touches nothing (no target needed); --print-sql adds the SQL.
 
 On a terminal a progress bar shows the bytes read of all files, the rate
 and the time left. SIGINT or SIGTERM stops after what is in flight, with the
 position stored: the same command resumes.
 
 Examples:
+  prepl replay --dry-run --stop-datetime "2026-11-20 09:59:00" /backup/binlog.000041 /backup/binlog.000042
   prepl replay --target mysql://root@127.0.0.1:3306 --workers 8 \
       --stop-datetime "2026-11-20 09:59:00" /backup/binlog.000041 /backup/binlog.000042
   prepl replay --config /etc/prepl/prepl.toml --include 'shop.*' \
