@@ -745,3 +745,65 @@ func TestReplayPrintSQL(t *testing.T) {
 		sameRows(t, src, tgt)
 	})
 }
+
+// mysql57File writes a MySQL 5.7 binlog (no checksums, no GTIDs) of DDL
+// statements: the format description of a real 5.7.20 binlog, then one
+// Query event per statement, in database d.
+func mysql57File(t *testing.T, stmts ...string) (string, []uint32) {
+	t.Helper()
+	fx, err := os.ReadFile(fixtureDir + "mysql-bin.checksum-none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdeSize := binary.LittleEndian.Uint32(fx[4+9:])
+	b := append([]byte(nil), fx[:4+fdeSize]...)
+	var starts []uint32
+	for _, q := range stmts {
+		body := make([]byte, 13)
+		body[8] = 1 // length of the database name
+		body = append(append(body, "d\x00"...), q...)
+		start := uint32(len(b))
+		h := make([]byte, 19)
+		binary.LittleEndian.PutUint32(h, 1600000000)
+		h[4] = 2 // QUERY_EVENT
+		binary.LittleEndian.PutUint32(h[5:], 1)
+		binary.LittleEndian.PutUint32(h[9:], uint32(19+len(body)))
+		binary.LittleEndian.PutUint32(h[13:], start+uint32(19+len(body)))
+		b = append(append(b, h...), body...)
+		starts = append(starts, start)
+	}
+	path := filepath.Join(t.TempDir(), "mysql-bin.000001")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, starts
+}
+
+// TestReplayMySQLOnlyDDLStops: a DDL MariaDB rejects (a MySQL 8
+// multi-valued index) stops the replay before it, named by file:offset
+// with the option that skips it; the same command with --skip-position
+// goes on.
+func TestReplayMySQLOnlyDDLStops(t *testing.T) {
+	path, starts := mysql57File(t,
+		"CREATE DATABASE d",
+		"CREATE TABLE d.a (id INT PRIMARY KEY)",
+		"CREATE TABLE d.t (id INT PRIMARY KEY, j JSON, INDEX mv ((CAST(j->'$.a' AS UNSIGNED ARRAY))))",
+		"CREATE TABLE d.b (id INT PRIMARY KEY)")
+	tgt := targetServer(t)
+	db := sandbox.MustOpen(t, tgt, "")
+	args := []string{"replay", "--target", tgt.URL(), "--progress", "0", path}
+	code, out := prepl(t, args...)
+	bad := fmt.Sprintf("mysql-bin.000001:%d", starts[2])
+	if code == 0 || !strings.Contains(out, bad) || !strings.Contains(out, "--skip-position FILE:OFFSET") {
+		t.Fatalf("exit %d, want an error naming %s and --skip-position:\n%s", code, bad, out)
+	}
+	tables, err := verify.Tables(context.Background(), db)
+	if err != nil || strings.Join(tables, ",") != "d.a" {
+		t.Fatalf("tables after the stop: %v %v, want d.a only", tables, err)
+	}
+	mustPrepl(t, append(args[:len(args)-1:len(args)-1], "--skip-position", bad, path)...)
+	tables, err = verify.Tables(context.Background(), db)
+	if err != nil || strings.Join(tables, ",") != "d.a,d.b" {
+		t.Fatalf("tables after the skip: %v %v, want d.a,d.b", tables, err)
+	}
+}
