@@ -388,3 +388,30 @@ func TestApplyJSONDiffs(t *testing.T) {
 		}
 	}
 }
+
+// TestMySQLFixturesRead reads the real MySQL binlogs (see the README next
+// to them): every transaction, the compressed payload's included.
+func TestMySQLFixturesRead(t *testing.T) {
+	const dir = "/work/shared/fixtures/mysql/"
+	for _, c := range []struct {
+		file       string
+		txns, rows int
+		incomplete bool
+	}{
+		{file: "mysql-bin.checksum-crc32", txns: 60},
+		{file: "mysql-bin.compressed", txns: 1, rows: 1},
+		{file: "mysql-bin.aurora-padding", txns: 0, incomplete: true},
+	} {
+		txns, err := readFile(t, dir+c.file, FileOptions{})
+		if c.incomplete != errors.Is(err, ErrIncomplete) || !c.incomplete && err != nil {
+			t.Errorf("%s: %v", c.file, err)
+		}
+		rows := 0
+		for _, tx := range txns {
+			rows += tx.Rows()
+		}
+		if len(txns) != c.txns || c.rows > 0 && rows != c.rows {
+			t.Errorf("%s: %d transactions, %d rows; want %d, %d", c.file, len(txns), rows, c.txns, c.rows)
+		}
+	}
+}
