@@ -47,6 +47,12 @@ type assembler struct {
 	inTxn   bool   // BEGIN seen, or implied by a MariaDB GTID event
 	xid     string // XA xid text ("X'7831',X'',1") of the open XA transaction
 	lastEnd uint32 // end of the last event seen in file
+
+	// skip says whether the user chose to leave out a transaction that
+	// cannot be applied (--skip-gtid, --skip-position); dropping is set
+	// while the rest of such a transaction is read and dropped.
+	skip     func(gtid string, start txn.Position) bool
+	dropping bool
 }
 
 type tableEntry struct {
@@ -66,7 +72,7 @@ func (a *assembler) open() bool { return a.cur != nil }
 // the caller before (transactions never span files).
 func (a *assembler) setFile(name string) {
 	a.file = name
-	a.cur, a.inTxn, a.xid = nil, false, ""
+	a.cur, a.inTxn, a.xid, a.dropping = nil, false, "", false
 }
 
 func eventStart(h *replication.EventHeader) uint32 {
@@ -126,15 +132,9 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		}
 		return nil, nil
 	case *replication.GTIDEvent:
-		if err := a.begin(h); err != nil {
-			return nil, err
-		}
-		if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
-			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
-			a.cur.SeqNo = uint64(e.GNO)
-		}
-		a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
-		return nil, nil
+		return nil, a.mysqlGTID(h, e)
+	case *replication.GtidTaggedLogEvent: // MySQL 8.3+: uuid:tag:gno
+		return nil, a.mysqlGTID(h, &e.GTIDEvent)
 	case *replication.QueryEvent:
 		return a.query(h, e)
 	case *replication.XIDEvent:
@@ -148,7 +148,13 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return nil, nil
 	case *replication.RowsEvent:
 		a.implicitBegin(h)
+		if a.dropping {
+			return nil, nil
+		}
 		if err := a.rows(e, ev.RawData); err != nil {
+			if errors.Is(err, ErrPartialJSON) {
+				return nil, a.unappliable(err)
+			}
 			return nil, a.formatErr(eventStart(h), err)
 		}
 		return nil, nil
@@ -195,7 +201,41 @@ func (a *assembler) begin(h *replication.EventHeader) error {
 		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
 		Format:         a.format,
 	}
-	a.inTxn, a.xid, a.stmt = false, "", 0
+	a.inTxn, a.xid, a.stmt, a.dropping = false, "", 0, false
+	return nil
+}
+
+// unappliable stops at a transaction that cannot be applied, before
+// anything of it, or drops its changes when the user said to skip it.
+func (a *assembler) unappliable(err error) error {
+	if a.skip != nil && a.skip(a.cur.GTID, a.cur.Start) {
+		a.cur.Changes, a.dropping = nil, true
+		return nil
+	}
+	id := "--skip-position " + a.cur.Start.String()
+	if a.cur.GTID != "" {
+		id = "--skip-gtid " + a.cur.GTID + " (or " + id + ")"
+	}
+	return &FormatError{File: a.file, Offset: a.cur.Start.Offset, GTID: a.cur.GTID, Err: fmt.Errorf("%w; nothing of this "+
+		"transaction is applied. Replay binlogs written with binlog_row_image=FULL, or leave it out with %s "+
+		"and set the row by hand", err, id)}
+}
+
+// mysqlGTID opens a transaction at a MySQL GTID event, anonymous, plain
+// or tagged (the GTID is then "uuid:tag:gno", as MySQL prints it).
+func (a *assembler) mysqlGTID(h *replication.EventHeader, e *replication.GTIDEvent) error {
+	if err := a.begin(h); err != nil {
+		return err
+	}
+	if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
+		if tag := e.Tag.String(); tag != "" {
+			a.cur.GTID = fmt.Sprintf("%s:%s:%d", u, tag, e.GNO)
+		} else {
+			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
+		}
+		a.cur.SeqNo = uint64(e.GNO)
+	}
+	a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
 	return nil
 }
 
@@ -237,7 +277,7 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 	case qkCommit:
 		return a.finish(h), nil
 	case qkRollback:
-		a.cur, a.inTxn, a.xid = nil, false, ""
+		a.cur, a.inTxn, a.xid, a.dropping = nil, false, "", false
 		return nil, nil
 	case qkSavepoint:
 		a.addStmt(stmt(false))
@@ -278,6 +318,9 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 	t := a.cur
 	a.cur, a.inTxn, a.xid = nil, false, ""
+	if a.dropping {
+		t.Changes, a.dropping = nil, false
+	}
 	end := h.LogPos
 	if end == 0 {
 		end = a.lastEnd + h.EventSize
@@ -367,6 +410,14 @@ func newTable(e *replication.TableMapEvent) *txn.Table {
 			}
 		}
 	}
+	if cm := e.CollationMap(); len(cm) > 0 {
+		t.Collations = make([]uint64, n)
+		for i, c := range cm {
+			if i >= 0 && i < n {
+				t.Collations[i] = c
+			}
+		}
+	}
 	if len(e.PrimaryKey) > 0 {
 		t.PrimaryKey = make([]int, len(e.PrimaryKey))
 		for i, c := range e.PrimaryKey {
@@ -391,6 +442,10 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	case replication.EnumRowsEventTypeDelete:
 		kind = txn.Delete
 	default:
+		if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT { // go-mysql's Type does not know it
+			kind = txn.Update
+			break
+		}
 		return fmt.Errorf("unsupported rows event type for %s", tbl.QualifiedName())
 	}
 	n := len(tbl.Types)
@@ -420,6 +475,9 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 		case txn.Delete:
 			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
 		case txn.Update:
+			if err := resolvePartialJSON(tbl, e.Rows[i], e.Rows[i+1], e.ColumnBitmap1); err != nil {
+				return err
+			}
 			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
 			if err == nil {
 				rc.After, rc.AfterCols, err = image(tbl, e.Rows[i+1], e.ColumnBitmap2)
