@@ -144,7 +144,9 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return a.finish(h), nil
 	case *replication.TableMapEvent:
 		a.implicitBegin(h)
-		a.tableMap(e, ev.RawData)
+		if err := a.tableMap(e, ev.RawData); err != nil {
+			return nil, a.formatErr(eventStart(h), err)
+		}
 		return nil, nil
 	case *replication.RowsEvent:
 		a.implicitBegin(h)
@@ -340,17 +342,22 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
-func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) {
+func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	key := tableMapKey(e)
 	if old, ok := a.tables[e.TableID]; ok && old.key == key {
 		old.raw = raw
 		a.tables[e.TableID] = old
-		return
+		return nil
 	}
 	if len(a.tables) > 100000 { // table ids are not reused; keep the map bounded
 		clear(a.tables)
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: newTable(e), raw: raw}
+	t, err := newTable(e)
+	if err != nil {
+		return err
+	}
+	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw}
+	return nil
 }
 
 // tableMapKey is what a table map says of its table: equal keys mean the
@@ -386,7 +393,7 @@ func tableMapKey(e *replication.TableMapEvent) string {
 	return string(b)
 }
 
-func newTable(e *replication.TableMapEvent) *txn.Table {
+func newTable(e *replication.TableMapEvent) (*txn.Table, error) {
 	n := int(e.ColumnCount)
 	t := &txn.Table{
 		ID:       e.TableID,
@@ -410,7 +417,11 @@ func newTable(e *replication.TableMapEvent) *txn.Table {
 			}
 		}
 	}
-	if cm := e.CollationMap(); len(cm) > 0 {
+	cm, err := collations(e)
+	if err != nil {
+		return nil, err
+	}
+	if len(cm) > 0 {
 		t.Collations = make([]uint64, n)
 		for i, c := range cm {
 			if i >= 0 && i < n {
@@ -424,7 +435,19 @@ func newTable(e *replication.TableMapEvent) *txn.Table {
 			t.PrimaryKey[i] = int(c)
 		}
 	}
-	return t
+	return t, nil
+}
+
+// collations reads a table map's column collations (MySQL 8 full row
+// metadata). go-mysql indexes the metadata without checking it against
+// the column types, and panics on damaged metadata: that is an error.
+func collations(e *replication.TableMapEvent) (cm map[int]uint64, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			cm, err = nil, fmt.Errorf("corrupted TableMapEvent: its charset metadata does not fit its columns (%v)", v)
+		}
+	}()
+	return e.CollationMap(), nil
 }
 
 func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
