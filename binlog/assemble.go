@@ -47,6 +47,12 @@ type assembler struct {
 	inTxn   bool   // BEGIN seen, or implied by a MariaDB GTID event
 	xid     string // XA xid text ("X'7831',X'',1") of the open XA transaction
 	lastEnd uint32 // end of the last event seen in file
+
+	// skip says whether the user chose to leave out a transaction that
+	// cannot be applied (--skip-gtid, --skip-position); dropping is set
+	// while the rest of such a transaction is read and dropped.
+	skip     func(gtid string, start txn.Position) bool
+	dropping bool
 }
 
 type tableEntry struct {
@@ -66,7 +72,7 @@ func (a *assembler) open() bool { return a.cur != nil }
 // the caller before (transactions never span files).
 func (a *assembler) setFile(name string) {
 	a.file = name
-	a.cur, a.inTxn, a.xid = nil, false, ""
+	a.cur, a.inTxn, a.xid, a.dropping = nil, false, "", false
 }
 
 func eventStart(h *replication.EventHeader) uint32 {
@@ -126,15 +132,9 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		}
 		return nil, nil
 	case *replication.GTIDEvent:
-		if err := a.begin(h); err != nil {
-			return nil, err
-		}
-		if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
-			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
-			a.cur.SeqNo = uint64(e.GNO)
-		}
-		a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
-		return nil, nil
+		return nil, a.mysqlGTID(h, e)
+	case *replication.GtidTaggedLogEvent: // MySQL 8.3+: uuid:tag:gno
+		return nil, a.mysqlGTID(h, &e.GTIDEvent)
 	case *replication.QueryEvent:
 		return a.query(h, e)
 	case *replication.XIDEvent:
@@ -144,11 +144,19 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return a.finish(h), nil
 	case *replication.TableMapEvent:
 		a.implicitBegin(h)
-		a.tableMap(e, ev.RawData)
+		if err := a.tableMap(e, ev.RawData); err != nil {
+			return nil, a.formatErr(eventStart(h), err)
+		}
 		return nil, nil
 	case *replication.RowsEvent:
 		a.implicitBegin(h)
+		if a.dropping {
+			return nil, nil
+		}
 		if err := a.rows(e, ev.RawData); err != nil {
+			if errors.Is(err, ErrPartialJSON) {
+				return nil, a.unappliable(err)
+			}
 			return nil, a.formatErr(eventStart(h), err)
 		}
 		return nil, nil
@@ -195,7 +203,41 @@ func (a *assembler) begin(h *replication.EventHeader) error {
 		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
 		Format:         a.format,
 	}
-	a.inTxn, a.xid, a.stmt = false, "", 0
+	a.inTxn, a.xid, a.stmt, a.dropping = false, "", 0, false
+	return nil
+}
+
+// unappliable stops at a transaction that cannot be applied, before
+// anything of it, or drops its changes when the user said to skip it.
+func (a *assembler) unappliable(err error) error {
+	if a.skip != nil && a.skip(a.cur.GTID, a.cur.Start) {
+		a.cur.Changes, a.dropping = nil, true
+		return nil
+	}
+	id := "--skip-position " + a.cur.Start.String()
+	if a.cur.GTID != "" {
+		id = "--skip-gtid " + a.cur.GTID + " (or " + id + ")"
+	}
+	return &FormatError{File: a.file, Offset: a.cur.Start.Offset, GTID: a.cur.GTID, Err: fmt.Errorf("%w; nothing of this "+
+		"transaction is applied. Replay binlogs written with binlog_row_image=FULL, or leave it out with %s "+
+		"and set the row by hand", err, id)}
+}
+
+// mysqlGTID opens a transaction at a MySQL GTID event, anonymous, plain
+// or tagged (the GTID is then "uuid:tag:gno", as MySQL prints it).
+func (a *assembler) mysqlGTID(h *replication.EventHeader, e *replication.GTIDEvent) error {
+	if err := a.begin(h); err != nil {
+		return err
+	}
+	if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
+		if tag := e.Tag.String(); tag != "" {
+			a.cur.GTID = fmt.Sprintf("%s:%s:%d", u, tag, e.GNO)
+		} else {
+			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
+		}
+		a.cur.SeqNo = uint64(e.GNO)
+	}
+	a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
 	return nil
 }
 
@@ -237,7 +279,7 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 	case qkCommit:
 		return a.finish(h), nil
 	case qkRollback:
-		a.cur, a.inTxn, a.xid = nil, false, ""
+		a.cur, a.inTxn, a.xid, a.dropping = nil, false, "", false
 		return nil, nil
 	case qkSavepoint:
 		a.addStmt(stmt(false))
@@ -278,6 +320,9 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 	t := a.cur
 	a.cur, a.inTxn, a.xid = nil, false, ""
+	if a.dropping {
+		t.Changes, a.dropping = nil, false
+	}
 	end := h.LogPos
 	if end == 0 {
 		end = a.lastEnd + h.EventSize
@@ -297,17 +342,22 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
-func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) {
+func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	key := tableMapKey(e)
 	if old, ok := a.tables[e.TableID]; ok && old.key == key {
 		old.raw = raw
 		a.tables[e.TableID] = old
-		return
+		return nil
 	}
 	if len(a.tables) > 100000 { // table ids are not reused; keep the map bounded
 		clear(a.tables)
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: newTable(e), raw: raw}
+	t, err := newTable(e)
+	if err != nil {
+		return err
+	}
+	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw}
+	return nil
 }
 
 // tableMapKey is what a table map says of its table: equal keys mean the
@@ -343,7 +393,7 @@ func tableMapKey(e *replication.TableMapEvent) string {
 	return string(b)
 }
 
-func newTable(e *replication.TableMapEvent) *txn.Table {
+func newTable(e *replication.TableMapEvent) (*txn.Table, error) {
 	n := int(e.ColumnCount)
 	t := &txn.Table{
 		ID:       e.TableID,
@@ -367,13 +417,37 @@ func newTable(e *replication.TableMapEvent) *txn.Table {
 			}
 		}
 	}
+	cm, err := collations(e)
+	if err != nil {
+		return nil, err
+	}
+	if len(cm) > 0 {
+		t.Collations = make([]uint64, n)
+		for i, c := range cm {
+			if i >= 0 && i < n {
+				t.Collations[i] = c
+			}
+		}
+	}
 	if len(e.PrimaryKey) > 0 {
 		t.PrimaryKey = make([]int, len(e.PrimaryKey))
 		for i, c := range e.PrimaryKey {
 			t.PrimaryKey[i] = int(c)
 		}
 	}
-	return t
+	return t, nil
+}
+
+// collations reads a table map's column collations (MySQL 8 full row
+// metadata). go-mysql indexes the metadata without checking it against
+// the column types, and panics on damaged metadata: that is an error.
+func collations(e *replication.TableMapEvent) (cm map[int]uint64, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			cm, err = nil, fmt.Errorf("corrupted TableMapEvent: its charset metadata does not fit its columns (%v)", v)
+		}
+	}()
+	return e.CollationMap(), nil
 }
 
 func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
@@ -391,6 +465,10 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	case replication.EnumRowsEventTypeDelete:
 		kind = txn.Delete
 	default:
+		if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT { // go-mysql's Type does not know it
+			kind = txn.Update
+			break
+		}
 		return fmt.Errorf("unsupported rows event type for %s", tbl.QualifiedName())
 	}
 	n := len(tbl.Types)
@@ -420,6 +498,9 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 		case txn.Delete:
 			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
 		case txn.Update:
+			if err := resolvePartialJSON(tbl, e.Rows[i], e.Rows[i+1], e.ColumnBitmap1); err != nil {
+				return err
+			}
 			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
 			if err == nil {
 				rc.After, rc.AfterCols, err = image(tbl, e.Rows[i+1], e.ColumnBitmap2)

@@ -27,6 +27,10 @@ type FileOptions struct {
 	StartOffset uint32
 	// Limits bound the size of an event and of a transaction.
 	Limits Limits
+	// Skip, when set, says whether to leave out a transaction that cannot
+	// be applied (a partial JSON update without its before image) instead
+	// of stopping there: it is then returned with no changes.
+	Skip func(gtid string, start txn.Position) bool
 }
 
 // FileReader reads transactions from binlog files on disk, in the order
@@ -37,7 +41,8 @@ type FileReader struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	lim Limits
+	lim  Limits
+	skip func(gtid string, start txn.Position) bool
 
 	mu     sync.Mutex
 	flavor txn.Flavor
@@ -76,7 +81,7 @@ func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &FileReader{out: make(chan fileResult, readAhead), cancel: cancel, done: make(chan struct{}), lim: opt.Limits.withDefaults()}
+	r := &FileReader{out: make(chan fileResult, readAhead), cancel: cancel, done: make(chan struct{}), lim: opt.Limits.withDefaults(), skip: opt.Skip}
 	go r.run(ctx, paths[first:], opt.StartOffset)
 	return r, nil
 }
@@ -125,6 +130,7 @@ func (r *FileReader) run(ctx context.Context, paths []string, offset uint32) {
 	defer close(r.done)
 	defer close(r.out)
 	asm := newAssembler()
+	asm.skip = r.skip
 	send := func(res fileResult) bool {
 		select {
 		case r.out <- res:

@@ -158,3 +158,11 @@ func (s GTIDSet) String() string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// Contains reports whether GNO gno of key (a server uuid, or "uuid:tag")
+// is in the set.
+func (s GTIDSet) Contains(key string, gno uint64) bool {
+	ivs := s[strings.ToLower(key)]
+	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].Hi >= gno })
+	return i < len(ivs) && ivs[i].Lo <= gno
+}

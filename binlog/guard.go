@@ -184,6 +184,12 @@ func (g *eventGuard) check(raw []byte) error {
 		return g.checkCompressedQuery(typ, body)
 	case replication.TRANSACTION_PAYLOAD_EVENT:
 		return g.checkPayload(typ, body)
+	case replication.GTID_TAGGED_LOG_EVENT:
+		// mysql::serialization: at most 16 fixed and varlen fields and a
+		// tag of at most 32 characters; go-mysql slices within the body.
+		if len(body) < 18 || len(body) > 512 {
+			return damaged(typ, "%d bytes (a tagged GTID event has 18 to 512)", len(body))
+		}
 	}
 	return nil
 }
@@ -357,6 +363,23 @@ func checkOptionalMeta(typ replication.EventType, b []byte) error {
 	return nil
 }
 
+// lenencValue reads a length-encoded integer that fills b (its first byte
+// 0xFC, 0xFD or 0xFE announces 2, 3 or 8 bytes); a value of the wrong
+// length reads as the largest, so the size check refuses it.
+func lenencValue(b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	want := map[byte]int{0xfc: 3, 0xfd: 4, 0xfe: 9}[b[0]]
+	switch {
+	case want == 0 && len(b) == 1 && b[0] < 0xfb:
+		return uint64(b[0])
+	case want != 0 && len(b) == want:
+		return fixedInt(b[1:])
+	}
+	return ^uint64(0)
+}
+
 func fixedInt(b []byte) uint64 {
 	var v uint64
 	for i, c := range b {
@@ -523,7 +546,10 @@ func (g *eventGuard) checkPayload(typ replication.EventType, body []byte) error 
 		if fl > 8 || pos+fl > len(body) {
 			return damaged(typ, "field %d of length %d", ft, fl)
 		}
-		v := fixedInt(body[pos : pos+fl])
+		// The value is a length-encoded integer (net_field_length in
+		// libbinlogevents' transaction_payload_event.cpp), not a fixed
+		// one: 960 is written FC C0 03.
+		v := lenencValue(body[pos : pos+fl])
 		switch ft {
 		case replication.OTW_PAYLOAD_COMPRESSION_TYPE_FIELD:
 			ctype = v
@@ -538,7 +564,15 @@ func (g *eventGuard) checkPayload(typ replication.EventType, body []byte) error 
 	if size == 0 || size > uint64(g.lim.MaxTxn) {
 		return damaged(typ, "uncompressed size %d (limit --max-txn-size %d)", size, g.lim.MaxTxn)
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(size))
+	// A frame's window is a power of two that may exceed the content
+	// (MySQL 8.0.28 wrote 246012 bytes with a 256 KiB window): allow the
+	// next power of two above the size, at least 8 MiB, and check the
+	// inflated length below.
+	limit := uint64(8 << 20)
+	for limit < size {
+		limit <<= 1
+	}
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(2*limit))
 	if err != nil {
 		return err
 	}
@@ -570,7 +604,13 @@ func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
 	if pos < len(data) && bitsSet(e.ColumnBitmap1, int(e.ColumnCount))+bitsSet(e.ColumnBitmap2, int(e.ColumnCount)) == 0 {
 		return errors.New("rows but no column in its bitmaps")
 	}
-	return e.DecodeData(pos, data)
+	if err := e.DecodeData(pos, data); err != nil {
+		return err
+	}
+	if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT {
+		return readPartialJSON(e, data, pos)
+	}
+	return nil
 }
 
 // countTxn adds an event of n bytes to the open transaction's size (open

@@ -159,11 +159,24 @@ func (sc *scanner) event() error {
 			return fmt.Errorf("previous GTIDs event: %w", err)
 		}
 		s.HasGTIDList, s.MySQLStart = true, set
+	case *replication.GtidTaggedLogEvent:
+		sc.mysqlGTID(&e.GTIDEvent)
 	case *replication.GTIDEvent:
+		sc.mysqlGTID(e)
+	case *replication.RotateEvent:
+		s.Rotate = string(e.NextLogName)
+	}
+	return nil
+}
+
+// mysqlGTID counts a MySQL GTID event: anonymous, plain or tagged.
+func (sc *scanner) mysqlGTID(e *replication.GTIDEvent) {
+	s := sc.sum
+	{
 		u, err := uuid.FromBytes(e.SID)
 		if err != nil || u == uuid.Nil {
 			s.Anonymous++
-			return nil
+			return
 		}
 		if s.MySQLHeld == nil {
 			s.MySQLHeld = GTIDSet{}
@@ -173,8 +186,5 @@ func (sc *scanner) event() error {
 			key += ":" + t
 		}
 		s.MySQLHeld.Add(key, uint64(e.GNO))
-	case *replication.RotateEvent:
-		s.Rotate = string(e.NextLogName)
 	}
-	return nil
 }

@@ -72,8 +72,8 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 			return []byte(b), nil
 		case []byte:
 			return append([]byte{}, b...), nil
-		case *replication.JsonDiff:
-			return nil, fmt.Errorf("partial JSON update (binlog_row_value_options=PARTIAL_JSON) is not supported")
+		case *replication.JsonDiff, *partialJSON:
+			return nil, fmt.Errorf("%w: a JSON diff outside an update's after image", ErrPartialJSON)
 		}
 	}
 	return nil, fmt.Errorf("column type %d: unexpected decoded value %T", typ, v)

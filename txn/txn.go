@@ -176,15 +176,18 @@ type RowsEvent struct {
 // 10.5+/MySQL 8.0); otherwise they are nil and the applier takes them from
 // the target's schema.
 type Table struct {
-	ID         uint64
-	Schema     string
-	Name       string
-	Types      []byte   // MYSQL_TYPE_* per column, as in the table map
-	Meta       []uint16 // type metadata per column, as in the table map
-	Nullable   []bool
-	Names      []string // nil unless row metadata has names
-	Unsigned   []bool   // nil unless row metadata has signedness
-	PrimaryKey []int    // column indexes; nil unless row metadata has it
+	ID       uint64
+	Schema   string
+	Name     string
+	Types    []byte   // MYSQL_TYPE_* per column, as in the table map
+	Meta     []uint16 // type metadata per column, as in the table map
+	Nullable []bool
+	Names    []string // nil unless row metadata has names
+	// Collations of the character columns (0 for the others); nil unless
+	// row metadata has charsets (MySQL 8 binlog_row_metadata=FULL).
+	Collations []uint64
+	Unsigned   []bool // nil unless row metadata has signedness
+	PrimaryKey []int  // column indexes; nil unless row metadata has it
 }
 
 // QualifiedName is `schema`.`table` in plain form, for messages and keys.

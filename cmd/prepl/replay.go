@@ -2,13 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
@@ -29,11 +31,13 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var af applyFlags
 	af.register(fs, "replay")
-	startGTID := fs.String("start-gtid", "", "GTID position already applied: start with the transaction after it (per domain)")
-	stopGTID := fs.String("stop-gtid", "", "stop after applying this GTID (inclusive)")
-	stopDatetime := fs.String("stop-datetime", "", "stop before the first transaction committed at or after this UTC time\n(\"2006-01-02 15:04:05\" or RFC 3339)")
-	var skip multiFlag
-	fs.Var(&skip, "skip-gtid", "do not apply this GTID (repeatable); the position still moves past it")
+	var sf selectFlags
+	sf.register(fs)
+	dryRun := fs.Bool("dry-run", false, "print what would be applied (transactions, GTID ranges, tables, DDL) and apply nothing;\n"+
+		"no target is needed (with --target, its stored position is where the dry run starts)")
+	printSQL := fs.Bool("print-sql", false, "with --dry-run: write the SQL prepl would send, one source transaction at a time\n"+
+		"(as with --compact=false --commit-unit=1), for review; table definitions come from --target, else from\n"+
+		"the binlog's full row metadata (binlog_row_metadata=FULL)")
 	allowGaps := fs.Bool("allow-gaps", false, "apply files that leave transactions out (a deliberate subset), with a warning\nnaming each gap; a repeat or a wrong order is still refused")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl replay --target URL [flags] FILE...
@@ -54,14 +58,26 @@ one) and the rotate event that ends a file decide. A missing file, a file
 given twice or files out of order are refused with exit code 2, naming the
 files and the GTIDs missing or repeated; nothing is applied. --allow-gaps
 applies a deliberate subset (a warning names each gap). The check reads only
-event headers and GTID events. --start-gtid, --stop-gtid, --stop-datetime and
---skip-gtid select within the stream; they do not count as gaps.
+event headers and GTID events.
+
+Selection, as mysqlbinlog's options of the same names (see docs/pitr.md):
+--start-datetime/--stop-datetime (local time as mysqlbinlog prints it, or
+--timezone, or a time with its zone), --start-position (first file),
+--stop-position (last file), --database, --include-gtids/--exclude-gtids,
+and --start-gtid, --stop-gtid, --skip-gtid, --skip-position FILE:OFFSET.
+They choose transactions within the files; they do not count as gaps.
+A transaction that cannot be applied (a partial JSON update without its
+before image, a statement the target refuses) stops the replay before
+anything of it, named by GTID and file:offset; --skip-gtid or
+--skip-position leaves it out. --dry-run lists what would be applied and
+touches nothing (no target needed); --print-sql adds the SQL.
 
 On a terminal a progress bar shows the bytes read of all files, the rate
 and the time left. SIGINT or SIGTERM stops after what is in flight, with the
 position stored: the same command resumes.
 
 Examples:
+  prepl replay --dry-run --stop-datetime "2026-11-20 09:59:00" /backup/binlog.000041 /backup/binlog.000042
   prepl replay --target mysql://root@127.0.0.1:3306 --workers 8 \
       --stop-datetime "2026-11-20 09:59:00" /backup/binlog.000041 /backup/binlog.000042
   prepl replay --config /etc/prepl/prepl.toml --include 'shop.*' \
@@ -82,30 +98,48 @@ Flags:
 	if err != nil {
 		return err
 	}
-	filter, err := replayFilter(*startGTID, *stopGTID, *stopDatetime, skip)
+	sel, err := sf.parse(files)
 	if err != nil {
 		return err
 	}
-	cfg.Filter = af.filter(filter)
+	cfg.Filter = af.filter(sel.filter)
 	lim, err := af.limits()
 	if err != nil {
 		return err
 	}
+	if *printSQL && !*dryRun {
+		return fmt.Errorf("%w: --print-sql goes with --dry-run (it prints, it does not apply)", errUsage)
+	}
+	sel.logSelection(log)
 
-	tgt, err := af.openTarget(ctx)
+	var tgt *mysql.Target
+	var res apply.Resume
+	if !*dryRun || af.target != "" {
+		if tgt, err = af.openTarget(ctx); err != nil {
+			return err
+		}
+		defer tgt.Close()
+		checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
+		if res, err = apply.LoadResume(ctx, tgt); err != nil {
+			return err
+		}
+	}
+	sums, err := checkFileSet(files, res, sf.startGTID, *allowGaps, log)
 	if err != nil {
 		return err
 	}
-	defer tgt.Close()
-	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
-	res, err := apply.LoadResume(ctx, tgt)
-	if err != nil {
-		return err
+	if af.keepGTID && tgt != nil && tgt.IsMariaDB {
+		for _, s := range sums {
+			if s.Flavor == txn.MySQL {
+				return fmt.Errorf("%w: --keep-gtid: %s is a MySQL binlog and the target is MariaDB: a MariaDB server cannot carry a "+
+					"MySQL GTID (uuid:n), so no transaction could keep its GTID; replay without --keep-gtid (the target's own "+
+					"binlog then gives each transaction a MariaDB GTID)", errUsage, s.Name)
+			}
+		}
 	}
-	if err := checkFileSet(files, res, *startGTID, *allowGaps, log); err != nil {
-		return err
-	}
-	fo := binlog.FileOptions{Limits: lim}
+	fo := binlog.FileOptions{Limits: lim, Skip: func(gtid string, start txn.Position) bool {
+		return gtid != "" && sel.skipGTID[gtid] || sel.skipPos[start]
+	}}
 	if res.Found {
 		for _, f := range files {
 			if filepath.Base(f) == res.Position.File {
@@ -120,6 +154,9 @@ Flags:
 		return err
 	}
 	defer rd.Close()
+	if *dryRun {
+		return dryRunReplay(ctx, rd, cfg.Filter, tgt, *printSQL, sel.loc, stdout)
+	}
 	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replay", Source: filesSource(files),
 		Target: tgt.Endpoint.String()}, end: newFileEnd(files), bar: true,
 		security: []any{"target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
@@ -129,53 +166,13 @@ Flags:
 	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
 	w.finish(stats, err)
 	printSummary(stdout, stats)
+	var refused *gomysql.MySQLError
+	if errors.As(err, &refused) {
+		err = fmt.Errorf("%w\nnothing of that transaction is applied. To go on without it (after checking what it does, with "+
+			"--dry-run --print-sql): the same command with --skip-gtid GTID, or --skip-position FILE:OFFSET for a "+
+			"transaction without GTID", err)
+	}
 	return err
-}
-
-func replayFilter(start, stop, stopAt string, skip []string) (func(*txn.Txn) apply.Action, error) {
-	var startPos *apply.GTIDPosition
-	if start != "" {
-		p, err := apply.ParseGTIDPosition(start)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --start-gtid: %v", errUsage, err)
-		}
-		startPos = p
-	}
-	var until func(*txn.Txn) apply.Action
-	if stop != "" {
-		until = untilFilter(stop)
-	}
-	var stopTime time.Time
-	if stopAt != "" {
-		var err error
-		for _, layout := range []string{"2006-01-02 15:04:05", time.RFC3339, "2006-01-02T15:04:05"} {
-			if stopTime, err = time.ParseInLocation(layout, stopAt, time.UTC); err == nil {
-				break
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: --stop-datetime %q: want \"2006-01-02 15:04:05\" (UTC) or RFC 3339", errUsage, stopAt)
-		}
-	}
-	skipSet := map[string]bool{}
-	for _, g := range skip {
-		skipSet[g] = true
-	}
-	return func(t *txn.Txn) apply.Action {
-		if !stopTime.IsZero() && !t.Timestamp.Before(stopTime) {
-			return apply.Stop
-		}
-		if startPos != nil && startPos.Contains(t) {
-			return apply.Skip
-		}
-		if skipSet[t.GTID] {
-			return apply.Skip
-		}
-		if until != nil {
-			return until(t)
-		}
-		return apply.Apply
-	}, nil
 }
 
 // continuityError is a file set that is not one stream: a mistake a
@@ -187,12 +184,12 @@ func (e *continuityError) Unwrap() error { return errUsage }
 
 // checkFileSet refuses files that do not form one stream from the position
 // already applied (stored, else --start-gtid), before anything is applied.
-func checkFileSet(files []string, res apply.Resume, startGTID string, allowGaps bool, log *slog.Logger) error {
+func checkFileSet(files []string, res apply.Resume, startGTID string, allowGaps bool, log *slog.Logger) ([]binlog.FileSummary, error) {
 	sums := make([]binlog.FileSummary, len(files))
 	for i, f := range files {
 		s, err := binlog.ScanFile(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sums[i] = s
 	}
@@ -213,13 +210,13 @@ func checkFileSet(files []string, res apply.Resume, startGTID string, allowGaps 
 		}
 	}
 	if len(refuse) == 0 {
-		return nil
+		return sums, nil
 	}
 	msgs := make([]string, len(refuse))
 	for i, p := range refuse {
 		msgs[i] = p.Msg + remedy(p.Kind)
 	}
-	return &continuityError{"the files do not form one stream, nothing applied: " + strings.Join(msgs, "\n  ")}
+	return nil, &continuityError{"the files do not form one stream, nothing applied: " + strings.Join(msgs, "\n  ")}
 }
 
 func remedy(k binlog.ProblemKind) string {

@@ -72,7 +72,7 @@ func printStored(ctx context.Context, stdout io.Writer, af *applyFlags) error {
 	for _, s := range slots {
 		p := ps[s]
 		fmt.Fprintf(stdout, "channel %q slot %q: applied %d, position %s:%d, gtid %s, last %s, source time %s",
-			af.channel, s, p.Applied, p.File, p.Pos, p.GTIDPos, p.LastGTID, p.SourceTS.Format("2006-01-02 15:04:05.000000"))
+			af.channel, s, p.Applied, p.File, p.Pos, p.GTIDPos, p.LastGTID, p.SourceTS.Local().Format("2006-01-02 15:04:05.000000 -07:00 MST"))
 		if p.PendingDDL != "" {
 			fmt.Fprintf(stdout, ", DDL %s may be half-done", p.PendingDDL)
 		}

@@ -78,7 +78,7 @@ func posText(p metrics.Position) string {
 	}
 	s := fmt.Sprintf("%s:%d", p.File, p.Pos)
 	if p.SourceTime != nil {
-		s += " (source time " + p.SourceTime.Format("2006-01-02 15:04:05") + ")"
+		s += " (source time " + p.SourceTime.Local().Format(timeLayout) + ")"
 	}
 	return s
 }

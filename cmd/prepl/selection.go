@@ -1,0 +1,325 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/txn"
+)
+
+// selectFlags are replay's selection flags: mysqlbinlog's, with the same
+// names and meanings, plus prepl's GTID ones. They choose transactions
+// within the file set; they never change what the continuity check sees.
+type selectFlags struct {
+	startGTID, stopGTID         string
+	startDatetime, stopDatetime string
+	timezone                    string
+	startPosition, stopPosition string
+	database                    string
+	includeGTIDs, excludeGTIDs  string
+	skipGTID, skipPosition      multiFlag
+}
+
+func (s *selectFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.startGTID, "start-gtid", "", "GTID position already applied: start with the transaction after it (per domain)")
+	fs.StringVar(&s.stopGTID, "stop-gtid", "", "stop after applying this GTID (inclusive)")
+	fs.StringVar(&s.startDatetime, "start-datetime", "", "apply only transactions committed at or after this time (mysqlbinlog's --start-datetime):\n"+
+		"\"2026-11-20 09:59:00\" in the local time zone as mysqlbinlog prints it (or --timezone),\n"+
+		"or with an explicit zone: \"2026-11-20 09:59:00+01:00\", \"2026-11-20T08:59:00Z\"")
+	fs.StringVar(&s.stopDatetime, "stop-datetime", "", "stop before the first transaction committed at or after this time (mysqlbinlog's --stop-datetime;\n"+
+		"same forms as --start-datetime; before this version it was read as UTC)")
+	fs.StringVar(&s.timezone, "timezone", "", "time zone of --start-datetime/--stop-datetime without a zone: an IANA name (Europe/Paris), UTC,\n"+
+		"or an offset (+01:00); default the local zone, as mysqlbinlog")
+	fs.StringVar(&s.startPosition, "start-position", "", "skip the transactions of the first file that begin before this offset (mysqlbinlog's\n"+
+		"--start-position: the \"# at N\" of a transaction's first event)")
+	fs.StringVar(&s.stopPosition, "stop-position", "", "in the last file, stop before the first transaction that does not end at or before this\n"+
+		"offset (mysqlbinlog's --stop-position: what it prints up to N, less a transaction cut at N)")
+	fs.StringVar(&s.database, "database", "", "apply only this database, as mysqlbinlog --database: row changes of its tables, and statements\n"+
+		"whose default database (USE) is it; a statement naming db.table under another default database is left out")
+	fs.StringVar(&s.includeGTIDs, "include-gtids", "", "apply only these GTIDs: a MySQL GTID set (uuid:1-5:7,uuid2[:tag]:3) or MariaDB GTIDs\n"+
+		"(0-1-5, or a range 0-1-5-9 of sequence numbers 5 to 9); transactions without a GTID are left out")
+	fs.StringVar(&s.excludeGTIDs, "exclude-gtids", "", "do not apply these GTIDs (same forms as --include-gtids); the position moves past them")
+	fs.Var(&s.skipGTID, "skip-gtid", "do not apply this GTID (repeatable); the position still moves past it")
+	fs.Var(&s.skipPosition, "skip-position", "do not apply the transaction that begins at FILE:OFFSET (repeatable; for a binlog without\n"+
+		"GTIDs, as an error names it); the position still moves past it")
+}
+
+// gtidMatch is a set of GTIDs of either flavor.
+type gtidMatch struct {
+	mysql   binlog.GTIDSet
+	mariadb map[[2]uint64][][2]uint64 // domain, server -> seq ranges
+}
+
+func parseGTIDMatch(flagName, s string) (*gtidMatch, error) {
+	m := &gtidMatch{mysql: binlog.GTIDSet{}, mariadb: map[[2]uint64][][2]uint64{}}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if strings.Contains(part, ":") {
+			set, err := binlog.ParseGTIDSet(part)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", errUsage, flagName, err)
+			}
+			m.mysql = m.mysql.Union(set)
+			continue
+		}
+		f := strings.Split(part, "-")
+		var n [4]uint64
+		var err error
+		for i := range f {
+			if i < 4 {
+				n[i], err = strconv.ParseUint(f[i], 10, 64)
+			}
+			if err != nil {
+				break
+			}
+		}
+		if err != nil || len(f) < 3 || len(f) > 4 || len(f) == 4 && n[3] < n[2] {
+			return nil, fmt.Errorf("%w: %s: %q is neither a MySQL GTID set (uuid:1-5) nor a MariaDB GTID (0-1-5) or range (0-1-5-9)",
+				errUsage, flagName, part)
+		}
+		hi := n[2]
+		if len(f) == 4 {
+			hi = n[3]
+		}
+		k := [2]uint64{n[0], n[1]}
+		m.mariadb[k] = append(m.mariadb[k], [2]uint64{n[2], hi})
+	}
+	return m, nil
+}
+
+func (m *gtidMatch) contains(t *txn.Txn) bool {
+	if t.GTID == "" {
+		return false
+	}
+	if i := strings.LastIndexByte(t.GTID, ':'); i >= 0 {
+		return m.mysql.Contains(t.GTID[:i], t.SeqNo)
+	}
+	d, s, seq, err := apply.ParseMariaDBGTID(t.GTID)
+	if err != nil {
+		return false
+	}
+	for _, r := range m.mariadb[[2]uint64{uint64(d), uint64(s)}] {
+		if seq >= r[0] && seq <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// parseDatetime reads a mysqlbinlog datetime: in loc unless it carries a
+// zone. Fractions of a second are allowed.
+func parseDatetime(flagName, v string, loc *time.Location) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999 Z07:00",
+		"2006-01-02 15:04:05.999999999 MST"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%w: %s %q: want \"2006-01-02 15:04:05\" (in %s, --timezone changes it) or with a zone "+
+		"(\"2006-01-02 15:04:05+01:00\", RFC 3339)", errUsage, flagName, v, loc)
+}
+
+// parseTimezone reads --timezone: "" is the local zone.
+func parseTimezone(s string) (*time.Location, error) {
+	switch strings.ToUpper(s) {
+	case "", "SYSTEM", "LOCAL":
+		return time.Local, nil
+	case "UTC", "Z":
+		return time.UTC, nil
+	}
+	if t, err := time.Parse("-07:00", s); err == nil {
+		_, off := t.Zone()
+		return time.FixedZone(s, off), nil
+	}
+	loc, err := time.LoadLocation(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --timezone %q: want an IANA name (Europe/Paris), UTC or an offset (+01:00)", errUsage, s)
+	}
+	return loc, nil
+}
+
+func parseOffset(flagName, v string) (uint32, error) {
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s %q: want a byte offset in the file (the \"# at N\" mysqlbinlog prints)", errUsage, flagName, v)
+	}
+	return uint32(n), nil
+}
+
+// selection is the parsed selection; filter applies it to a transaction.
+type selection struct {
+	startPos            *apply.GTIDPosition
+	until               func(*txn.Txn) apply.Action
+	startTime, stopAt   time.Time
+	loc                 *time.Location
+	firstFile, lastFile string
+	startOff, stopOff   uint32
+	database            string
+	include, exclude    *gtidMatch
+	skipGTID            map[string]bool
+	skipPos             map[txn.Position]bool
+}
+
+func (s *selectFlags) parse(files []string) (*selection, error) {
+	sel := &selection{skipGTID: map[string]bool{}, skipPos: map[txn.Position]bool{}, database: s.database}
+	var err error
+	if sel.loc, err = parseTimezone(s.timezone); err != nil {
+		return nil, err
+	}
+	if s.startGTID != "" {
+		if sel.startPos, err = apply.ParseGTIDPosition(s.startGTID); err != nil {
+			return nil, fmt.Errorf("%w: --start-gtid: %v", errUsage, err)
+		}
+	}
+	if s.stopGTID != "" {
+		sel.until = untilFilter(s.stopGTID)
+	}
+	if s.startDatetime != "" {
+		if sel.startTime, err = parseDatetime("--start-datetime", s.startDatetime, sel.loc); err != nil {
+			return nil, err
+		}
+	}
+	if s.stopDatetime != "" {
+		if sel.stopAt, err = parseDatetime("--stop-datetime", s.stopDatetime, sel.loc); err != nil {
+			return nil, err
+		}
+	}
+	if len(files) > 0 {
+		sel.firstFile, sel.lastFile = filepath.Base(files[0]), filepath.Base(files[len(files)-1])
+	}
+	if s.startPosition != "" {
+		if sel.startOff, err = parseOffset("--start-position", s.startPosition); err != nil {
+			return nil, err
+		}
+	}
+	if s.stopPosition != "" {
+		if sel.stopOff, err = parseOffset("--stop-position", s.stopPosition); err != nil {
+			return nil, err
+		}
+	}
+	if s.includeGTIDs != "" {
+		if sel.include, err = parseGTIDMatch("--include-gtids", s.includeGTIDs); err != nil {
+			return nil, err
+		}
+	}
+	if s.excludeGTIDs != "" {
+		if sel.exclude, err = parseGTIDMatch("--exclude-gtids", s.excludeGTIDs); err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range s.skipGTID {
+		sel.skipGTID[g] = true
+	}
+	for _, p := range s.skipPosition {
+		f, o, ok := strings.Cut(p, ":")
+		off, err := strconv.ParseUint(o, 10, 32)
+		if !ok || f == "" || err != nil {
+			return nil, fmt.Errorf("%w: --skip-position %q: want FILE:OFFSET (e.g. binlog.000042:1234)", errUsage, p)
+		}
+		sel.skipPos[txn.Position{File: filepath.Base(f), Offset: uint32(off)}] = true
+	}
+	return sel, nil
+}
+
+// filter is the selection as an apply filter. Its order: what stops comes
+// first (mysqlbinlog stops reading there), then what skips.
+func (sel *selection) filter(t *txn.Txn) apply.Action {
+	if !sel.stopAt.IsZero() && !t.Timestamp.Before(sel.stopAt) {
+		return apply.Stop
+	}
+	if sel.stopOff > 0 && t.Start.File == sel.lastFile && t.End.Offset > sel.stopOff {
+		return apply.Stop
+	}
+	if sel.startOff > 0 && t.Start.File == sel.firstFile && t.Start.Offset < sel.startOff {
+		return apply.Skip
+	}
+	if !sel.startTime.IsZero() && t.Timestamp.Before(sel.startTime) {
+		return apply.Skip
+	}
+	if sel.startPos != nil && sel.startPos.Contains(t) {
+		return apply.Skip
+	}
+	if sel.skipGTID[t.GTID] || sel.skipPos[t.Start] {
+		return apply.Skip
+	}
+	if sel.include != nil && !sel.include.contains(t) {
+		return sel.last(t, apply.Skip)
+	}
+	if sel.exclude != nil && sel.exclude.contains(t) {
+		return sel.last(t, apply.Skip)
+	}
+	if sel.database != "" && !sel.keepDatabase(t) {
+		return sel.last(t, apply.Skip)
+	}
+	if sel.until != nil {
+		return sel.until(t)
+	}
+	return apply.Apply
+}
+
+// last turns a skip into a stop when the transaction is --stop-gtid's: the
+// stop still happens after it.
+func (sel *selection) last(t *txn.Txn, a apply.Action) apply.Action {
+	if sel.until != nil && sel.until(t) == apply.Last {
+		return apply.Stop
+	}
+	return a
+}
+
+// keepDatabase prunes t to --database as mysqlbinlog does (rows by their
+// table's database, statements by their default database) and reports
+// whether anything is left.
+func (sel *selection) keepDatabase(t *txn.Txn) bool {
+	kept := t.Changes[:0]
+	for _, c := range t.Changes {
+		switch {
+		case c.Row != nil && c.Row.Table.Schema == sel.database:
+			kept = append(kept, c)
+		case c.Stmt != nil && c.Stmt.Schema == sel.database:
+			kept = append(kept, c)
+		}
+	}
+	clear(t.Changes[len(kept):])
+	t.Changes = kept
+	return len(kept) > 0
+}
+
+// logSelection says in the log what the selection is, times with their
+// zone, so a misread zone shows before anything is applied.
+func (sel *selection) logSelection(log *slog.Logger) {
+	var attrs []any
+	if !sel.startTime.IsZero() {
+		attrs = append(attrs, "start_datetime", sel.startTime.In(sel.loc).Format(timeLayout))
+	}
+	if !sel.stopAt.IsZero() {
+		attrs = append(attrs, "stop_datetime", sel.stopAt.In(sel.loc).Format(timeLayout))
+	}
+	if sel.startOff > 0 {
+		attrs = append(attrs, "start_position", fmt.Sprintf("%s:%d", sel.firstFile, sel.startOff))
+	}
+	if sel.stopOff > 0 {
+		attrs = append(attrs, "stop_position", fmt.Sprintf("%s:%d", sel.lastFile, sel.stopOff))
+	}
+	if sel.database != "" {
+		attrs = append(attrs, "database", sel.database)
+	}
+	if len(attrs) > 0 {
+		log.Info("selection", attrs...)
+	}
+}
