@@ -37,7 +37,9 @@ const (
 type assembler struct {
 	flavor txn.Flavor // "" until a format description or GTID event says
 	file   string     // current binlog file (base name)
-	seq    uint64
+	// fromFiles: reading files (setFile), not a live stream.
+	fromFiles bool
+	seq       uint64
 
 	tables map[uint64]tableEntry // by table id, from table map events
 	format *txn.Format           // the format description in force
@@ -70,8 +72,11 @@ func (a *assembler) open() bool { return a.cur != nil }
 
 // setFile starts a new binlog file; an open transaction is discarded by
 // the caller before (transactions never span files).
+// setFile starts reading the binlog file called name (file mode): from
+// then on positions are in that file, whatever a rotate event inside it
+// says (the next file is set by its own setFile).
 func (a *assembler) setFile(name string) {
-	a.file = name
+	a.file, a.fromFiles = name, true
 	a.cur, a.inTxn, a.xid, a.dropping = nil, false, "", false
 }
 
@@ -110,8 +115,10 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		if a.cur != nil {
 			return nil, a.formatErr(a.cur.Start.Offset, errors.New("binlog rotated inside a transaction"))
 		}
-		a.file = string(e.NextLogName)
-		a.lastEnd = uint32(e.Position)
+		if !a.fromFiles { // a live stream: the source moves on to the next file
+			a.file = string(e.NextLogName)
+			a.lastEnd = uint32(e.Position)
+		}
 		return nil, nil
 	case *replication.MariadbGTIDEvent:
 		a.flavor = txn.MariaDB
