@@ -183,7 +183,7 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 		if len(ps) == 0 {
 			fmt.Fprintf(w, "channel %q: no position stored on %s", ch, tgt.Endpoint)
 			if len(stored) > 0 {
-				fmt.Fprintf(w, " (channels with a position: %s; without --channel, status shows them all)", strings.Join(stored, ", "))
+				fmt.Fprintf(w, " (channels with a position: %s; status without a channel shows them all)", strings.Join(stored, ", "))
 			}
 			fmt.Fprintln(w)
 			missing = append(missing, ch)
