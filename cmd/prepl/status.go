@@ -275,7 +275,7 @@ func judgeLive(h *health, live *metrics.Status, addr string, maxLag time.Duratio
 		}
 	}
 	if reconnecting > 0 {
-		h.problem(statusWarning, "%s: %d of %d workers reconnecting to the target (last error: %s)", what, reconnecting, len(live.WorkerStates), live.LastError)
+		h.problem(statusWarning, "%s: %d of %d workers reconnecting to the target", what, reconnecting, len(live.WorkerStates))
 	}
 	if maxLag > 0 && live.LagSeconds > maxLag.Seconds() {
 		h.problem(statusWarning, "%s lags %.1fs, more than --max-lag %s", what, live.LagSeconds, maxLag)

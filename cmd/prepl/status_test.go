@@ -111,3 +111,29 @@ func TestStatusExitCodes(t *testing.T) {
 	r.wait(t)
 	wantStatus(t, "prepl gone", statusCritical, []string{"no prepl answers at " + r.addr, `channel "default" slot`}, live...)
 }
+
+// TestStatusWhileTargetIsGone: a prepl whose workers reconnect to a
+// killed target is WARNING by its live status alone, and CRITICAL when
+// status is also asked to read that target.
+func TestStatusWhileTargetIsGone(t *testing.T) {
+	t.Parallel()
+	src, tgt := source(t, nil), targetServer(t)
+	db := sandbox.MustOpen(t, src, "")
+	counterWorkload(t, db, 40, 2)
+	r := startPrepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "2", "--progress", "0",
+		"--reconnect-timeout", "10m")
+	waitFor(t, "the catch-up", func() bool { st := r.status(t); return st.CaughtUp && st.Applied.GTIDPosition == st.SourceEnd.GTIDPos })
+	wantStatus(t, "caught up", statusOK, []string{`prepl replicate on channel "default" running`}, "--metrics-addr", r.addr)
+
+	tgt.Kill()
+	sandbox.MustExec(t, db, "UPDATE w.hot SET n = n + 1 WHERE id = 1")
+	waitFor(t, "a worker reconnecting", func() bool {
+		code, _, _ := statusCheck(t, "--metrics-addr", r.addr)
+		return code != statusOK
+	})
+	wantStatus(t, "live status alone", statusWarning, []string{"workers reconnecting to the target", "worker 1:"}, "--metrics-addr", r.addr)
+	wantStatus(t, "with the target", statusCritical, []string{"cannot read the target", "workers reconnecting to the target"},
+		"--metrics-addr", r.addr, "--target", tgt.URL())
+	// A graceful stop would wait for the transaction in flight, up to
+	// --reconnect-timeout: the cleanup kills prepl.
+}
