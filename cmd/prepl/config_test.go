@@ -104,19 +104,23 @@ func TestConfigErrors(t *testing.T) {
 // TestExampleConfig loads docs/prepl.example.toml in every command that
 // reads one. The targets are overridden on the command line with a port
 // nothing listens on: each command must get past its configuration (no
-// usage error, exit 2) and fail connecting (exit 1), quickly, which also
-// shows the command line winning over the file.
+// usage error, exit 2) and fail connecting (exit 1; status: CRITICAL, 2),
+// quickly, which also shows the command line winning over the file.
 func TestExampleConfig(t *testing.T) {
 	example := filepath.Join("..", "..", "docs", "prepl.example.toml")
 	dead := "mysql://root@127.0.0.1:1"
-	for _, args := range [][]string{
-		{"replicate", "--config", example, "--source", dead, "--target", dead},
-		{"replay", "--config", example, "--target", dead, "/nonexistent/binlog.000001"},
-		{"status", "--config", example, "--target", dead, "--metrics-addr", "127.0.0.1:1"},
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"replicate", "--config", example, "--source", dead, "--target", dead}, 1},
+		{[]string{"replay", "--config", example, "--target", dead, "/nonexistent/binlog.000001"}, 1},
+		{[]string{"status", "--config", example, "--target", dead, "--metrics-addr", "127.0.0.1:1"}, statusCritical},
 	} {
+		args := c.args
 		code, out := prepl(t, args...)
-		if code != 1 || strings.Contains(out, "config") || !strings.Contains(out, "127.0.0.1:1") {
-			t.Errorf("prepl %s: exit %d, want 1 from connecting to 127.0.0.1:1:\n%s", strings.Join(args, " "), code, out)
+		if code != c.code || strings.Contains(out, "config") || !strings.Contains(out, "127.0.0.1:1") {
+			t.Errorf("prepl %s: exit %d, want %d from connecting to 127.0.0.1:1:\n%s", strings.Join(args, " "), code, c.code, out)
 		}
 	}
 }

@@ -45,7 +45,10 @@ const (
 // exitCode classifies the error a command ended with.
 func exitCode(err error) int {
 	var fe *binlog.FormatError
+	var se *statusError
 	switch {
+	case errors.As(err, &se): // prepl status: a Nagios-style state
+		return se.code
 	case errors.Is(err, errUsage):
 		return exitFatal
 	case errors.As(err, &fe):
@@ -70,7 +73,7 @@ type command struct {
 var commands = []command{
 	{"replicate", "apply a live source's binlog to a target", runReplicate},
 	{"replay", "apply binlog files to a target (point-in-time recovery)", runReplay},
-	{"status", "print the position stored on a target", runStatus},
+	{"status", "print the positions stored on a target and the live status; exit 0/1/2 as a Nagios check", runStatus},
 	{"analyze", "tell how much parallelism a binlog holds and the speedup to expect", runAnalyze},
 	{"bench", "benchmark prepl against MariaDB's parallel replica on sandbox servers", runBench},
 	{"version", "print prepl's version", runVersion},

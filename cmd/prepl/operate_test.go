@@ -247,9 +247,9 @@ func TestMetricsAndStatusDuringRun(t *testing.T) {
 			t.Errorf("prepl status lacks %q:\n%s", want, out)
 		}
 	}
-	out = mustPrepl(t, "status", "--target", tgt.URL(), "--metrics-addr", "127.0.0.1:1")
-	if !strings.Contains(out, "live: no prepl answers at 127.0.0.1:1") || !strings.Contains(out, "applied") {
-		t.Errorf("prepl status with nothing at the metrics address:\n%s", out)
+	code, out := prepl(t, "status", "--target", tgt.URL(), "--metrics-addr", "127.0.0.1:1")
+	if code != statusCritical || !strings.Contains(out, "live: no prepl answers at 127.0.0.1:1") || !strings.Contains(out, "applied") {
+		t.Errorf("prepl status with nothing at the metrics address: exit %d, want %d (CRITICAL)\n%s", code, statusCritical, out)
 	}
 
 	waitFor(t, "a progress line and a caught-up line", func() bool {

@@ -172,15 +172,15 @@ func TestTLSVerifyIdentity(t *testing.T) {
 	}
 	wrongTgt := url.Values{"ssl-mode": {"VERIFY_CA"}, "ssl-ca": {other.CA}, "ssl-cert": {certs.ClientCert}, "ssl-key": {certs.ClientKey}}
 	code, out = prepl(t, "status", "--target", tlsURL("prepl", tgt, wrongTgt))
-	if code != 1 || !strings.Contains(out, "not signed by a CA in ssl-ca="+other.CA) {
-		t.Errorf("target with the wrong CA: exit %d, want 1 naming the CA:\n%s", code, out)
+	if code != statusCritical || !strings.Contains(out, "not signed by a CA in ssl-ca="+other.CA) {
+		t.Errorf("target with the wrong CA: exit %d, want 2 (CRITICAL) naming the CA:\n%s", code, out)
 	}
 	// VERIFY_IDENTITY checks the name: the certificate names 127.0.0.1 and
 	// localhost, not 127.0.0.2 (a relay there reaches the same server).
 	byOtherName := "mysql://prepl@" + relay(t, "127.0.0.2:0", tgt.Addr()) + "?" + tgtQ.Encode()
 	code, out = prepl(t, "status", "--target", byOtherName)
-	if code != 1 || !strings.Contains(out, "does not name host") {
-		t.Errorf("target by a name not in its certificate: exit %d, want 1:\n%s", code, out)
+	if code != statusCritical || !strings.Contains(out, "does not name host") {
+		t.Errorf("target by a name not in its certificate: exit %d, want 2 (CRITICAL):\n%s", code, out)
 	}
 }
 
@@ -196,8 +196,8 @@ func TestPreferredFallsBackToPlain(t *testing.T) {
 		t.Fatalf("exit %d, want 0 and plain connections named in the start line:\n%s", code, out)
 	}
 	code, out = prepl(t, "status", "--target", tgt.URL(), "--target-ssl-mode", "REQUIRED")
-	if code != 1 || !strings.Contains(out, "does not offer TLS") {
-		t.Fatalf("REQUIRED to a server without TLS: exit %d, want 1:\n%s", code, out)
+	if code != statusCritical || !strings.Contains(out, "does not offer TLS") {
+		t.Fatalf("REQUIRED to a server without TLS: exit %d, want 2 (CRITICAL):\n%s", code, out)
 	}
 	code, out = prepl(t, "replicate", "--source", src.URL()+"?ssl-mode=REQUIRED", "--target", tgt.URL(), "--stop-at-end")
 	if code != 1 || !strings.Contains(out, "does not offer TLS") {

@@ -12,18 +12,14 @@ import (
 	pbar "github.com/prepl/prepl/progress"
 )
 
-// printLive prints the /status of the prepl serving at addr. When it does
-// not answer it says so; that is an error only when required (nothing
-// else was printed).
-func printLive(ctx context.Context, w io.Writer, addr string, required bool) error {
+// printLive prints the /status of the prepl serving at addr and returns
+// it; when nothing answers it says so and returns nil.
+func printLive(ctx context.Context, w io.Writer, addr string) *metrics.Status {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	st, err := metrics.Fetch(ctx, addr)
 	if err != nil {
 		fmt.Fprintf(w, "live: no prepl answers at %s (%v): it is not running, or runs without --metrics-addr %s\n", addr, err, addr)
-		if required {
-			return fmt.Errorf("no live status at %s", addr)
-		}
 		return nil
 	}
 	fmt.Fprintf(w, "live: prepl %s %s, %s, from %s to %s, mode %s, %d workers, channel %q, up %s\n",
@@ -69,7 +65,7 @@ func printLive(ctx context.Context, w io.Writer, addr string, required bool) err
 	for _, wk := range st.WorkerStates {
 		fmt.Fprintf(w, "  worker %d: %-14s busy %6.1fs  %s\n", wk.ID, wk.State, wk.BusySeconds, wk.Transaction)
 	}
-	return nil
+	return &st
 }
 
 func posText(p metrics.Position) string {
