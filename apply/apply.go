@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/txn"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 )
 
 // errYield marks a transaction rolled back so that an earlier one can take

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/txn"
 )
 

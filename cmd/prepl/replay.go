@@ -13,7 +13,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/txn"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 )
 
 func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/metrics"
+	"github.com/prepl/prepl/mysql"
 	pbar "github.com/prepl/prepl/progress"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // sourceEnd tells how far the source has written: a live source polled by

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
-	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 	"github.com/prepl/prepl/verify"
 )
