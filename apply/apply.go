@@ -15,6 +15,7 @@ import (
 
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -125,12 +126,12 @@ type Stats struct {
 	Retries    uint64
 	Serialized map[depend.Reason]uint64 // how often a transaction waited, by reason
 	Elapsed    time.Duration
-	Last       mysql.Position // last committed position
+	Last       position.Checkpoint // last committed position
 
-	Read     uint64         // source transactions read
-	ReadPos  mysql.Position // end of the last transaction read (File, Pos, LastGTID, SourceTS)
-	Lag      time.Duration  // now minus the source commit time of the oldest transaction not yet applied; 0 when caught up
-	InFlight int            // transactions read and not yet committed
+	Read     uint64              // source transactions read
+	ReadPos  position.Checkpoint // end of the last transaction read (File, Pos, LastGTID, SourceTS)
+	Lag      time.Duration       // now minus the source commit time of the oldest transaction not yet applied; 0 when caught up
+	InFlight int                 // transactions read and not yet committed
 	// QueueBytes of InFlight against the window (WindowBytes).
 	QueueBytes, WindowBytes int
 	Units                   uint64   // target commits of row transactions
@@ -193,13 +194,13 @@ const (
 type entry struct {
 	tx     *txn.Txn // the unit as the tracker sees it (depend.Merge of the applied members)
 	u      unit
-	size   int            // bytes of all members
-	key    string         // commit-order key
-	pos    mysql.Position // its slot's row once it commits (Floor set at its commit turn)
-	before mysql.Position // its slot's row before it (for DDL)
+	size   int                 // bytes of all members
+	key    string              // commit-order key
+	pos    position.Checkpoint // its slot's row once it commits (Floor set at its commit turn)
+	before position.Checkpoint // its slot's row before it (for DDL)
 	// floorAfter is the gapless position once it and everything before it
 	// have committed.
-	floorAfter mysql.Floor
+	floorAfter position.Floor
 	committed  bool
 	st         state
 	w          *worker
@@ -216,15 +217,15 @@ type engine struct {
 	cfg     Config
 	res     Resume
 	tracker *depend.Tracker
-	gtid    *gtidState // every admitted transaction, in stream order
+	gtid    *position.Set // every admitted transaction, in stream order
 	// Per slot: applied GTIDs, applied count, last admitted row.
-	slotGTID    map[string]*gtidState
+	slotGTID    map[string]*position.Set
 	slotApplied map[string]uint64
-	slotLast    map[string]mysql.Position
+	slotLast    map[string]position.Checkpoint
 	// admittedQ holds admitted units in stream order until they and all
 	// before them have committed; floor is the gapless committed position.
 	admittedQ []*entry
-	floor     mysql.Floor
+	floor     position.Floor
 
 	entries map[uint64]*entry
 	// orderQ holds, per commit-order key, the admitted seqs in order; the
@@ -234,7 +235,7 @@ type engine struct {
 	idle     []*worker
 	events   chan event
 	inflight int // bytes admitted and not committed
-	lastPos  mysql.Position
+	lastPos  position.Checkpoint
 	stats    Stats
 	counters counters
 	ddlHold  bool     // a DDL is admitted: admit nothing more until it is done
@@ -257,7 +258,7 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 	if err := res.init(); err != nil {
 		return nil, err
 	}
-	g, err := newGTIDState(res.Position.GTIDPos)
+	g, err := position.ParseSet(res.Position.GTIDPos)
 	if err != nil {
 		return nil, err
 	}
@@ -265,15 +266,15 @@ func newEngine(tgt *mysql.Target, res Resume, cfg Config) (*engine, error) {
 		tracker: depend.New(cfg.Mode, tgt.Catalog),
 		entries: map[uint64]*entry{}, orderQ: map[string][]uint64{}, waits: map[depend.Reason]uint64{},
 		events:   make(chan event, 4*cfg.Workers+4),
-		slotGTID: map[string]*gtidState{}, slotApplied: map[string]uint64{}, slotLast: map[string]mysql.Position{},
-		floor: mysql.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos}}
+		slotGTID: map[string]*position.Set{}, slotApplied: map[string]uint64{}, slotLast: map[string]position.Checkpoint{},
+		floor: position.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos}}
 	for slot, p := range res.Slots {
-		if e.slotGTID[slot], err = newGTIDState(p.GTIDPos); err != nil {
+		if e.slotGTID[slot], err = position.ParseSet(p.GTIDPos); err != nil {
 			return nil, err
 		}
 		e.slotApplied[slot], e.slotLast[slot] = p.Applied, p
 	}
-	e.lastPos = mysql.Position{Slot: SlotMain, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos}
+	e.lastPos = position.Checkpoint{Slot: SlotMain, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos}
 	e.stats.UnitHist = make([]uint64, len(UnitBuckets)+1)
 	if id := cfg.ResolveDDL.ID; id != "" && res.Position.PendingDDL != id {
 		cfg.Log.Warn("--pending-ddl ignored: the stored position has no such DDL pending", "pending_ddl", id,
@@ -422,7 +423,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 				reading, srcErr = false, r.err
 			default:
 				e.stats.Read++
-				e.stats.ReadPos = mysql.Position{File: r.tx.End.File, Pos: r.tx.End.Offset, LastGTID: r.tx.GTID, SourceTS: r.tx.Timestamp}
+				e.stats.ReadPos = position.Checkpoint{File: r.tx.End.File, Pos: r.tx.End.Offset, LastGTID: r.tx.GTID, SourceTS: r.tx.Timestamp}
 				switch e.filter(r.tx) {
 				case Stop:
 					reading = false
@@ -434,7 +435,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 				case Skip:
 					e.stats.Skipped++
 					if f.empty() {
-						e.gtid.add(r.tx) // nothing before it waits: the position moves with the next commit
+						e.gtid.Add(r.tx) // nothing before it waits: the position moves with the next commit
 					} else {
 						f.add(r.tx, true)
 					}
@@ -541,7 +542,7 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 		// Only skipped transactions: nothing to commit; the position
 		// moves past them with the next commit.
 		for _, m := range u.txs {
-			e.gtid.add(m)
+			e.gtid.Add(m)
 		}
 		return nil
 	}
@@ -550,13 +551,13 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 	slot := slotOf(key)
 	sg := e.slotGTID[slot]
 	if sg == nil {
-		sg, _ = newGTIDState("")
+		sg, _ = position.ParseSet("")
 		e.slotGTID[slot] = sg
 	}
 	size := 0
 	for _, m := range u.txs {
-		e.gtid.add(m)
-		sg.add(m)
+		e.gtid.Add(m)
+		sg.Add(m)
 		size += m.Size
 	}
 	e.slotApplied[slot] += uint64(len(u.txs))
@@ -566,9 +567,9 @@ func (e *engine) admit(ctx context.Context, u unit) error {
 	before := e.slotLast[slot]
 	before.Slot = slot
 	en := &entry{tx: t, u: u, nApplied: len(ap), size: size, key: key, before: before,
-		pos: mysql.Position{Slot: slot, GTIDPos: sg.String(), File: last.End.File, Pos: last.End.Offset,
+		pos: position.Checkpoint{Slot: slot, GTIDPos: sg.String(), File: last.End.File, Pos: last.End.Offset,
 			LastGTID: last.GTID, SourceTS: last.Timestamp, Applied: e.slotApplied[slot]},
-		floorAfter: mysql.Floor{GTIDPos: e.gtid.String(), File: last.End.File, Pos: last.End.Offset}}
+		floorAfter: position.Floor{GTIDPos: e.gtid.String(), File: last.End.File, Pos: last.End.Offset}}
 	e.slotLast[slot] = en.pos
 	if !t.IsDDL() {
 		en.ren = &rendering{txs: ap, compact: !e.cfg.NoCompact, gtid: e.cfg.KeepGTID, done: make(chan struct{})}

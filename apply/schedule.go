@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 )
 
 // errYield marks a transaction rolled back so that an earlier one can take
@@ -93,7 +94,7 @@ func (e *engine) headWaiting() bool {
 
 // floorAt is the floor to store with en's commit: its own end when
 // everything before it has committed, else the gapless position so far.
-func (e *engine) floorAt(en *entry) mysql.Floor {
+func (e *engine) floorAt(en *entry) position.Floor {
 	if len(e.admittedQ) > 0 && e.admittedQ[0] == en {
 		return en.floorAfter
 	}
@@ -126,7 +127,7 @@ type event struct {
 }
 
 type prefixCommit struct {
-	pos        mysql.Position
+	pos        position.Checkpoint
 	txns, rows int
 }
 
@@ -196,7 +197,7 @@ func (e *engine) committed(en *entry) {
 		e.floor = e.admittedQ[0].floorAfter
 		e.admittedQ = e.admittedQ[1:]
 	}
-	e.lastPos = mysql.Position{Slot: en.pos.Slot, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos,
+	e.lastPos = position.Checkpoint{Slot: en.pos.Slot, GTIDPos: e.floor.GTIDPos, File: e.floor.File, Pos: e.floor.Pos,
 		LastGTID: en.pos.LastGTID, SourceTS: en.pos.SourceTS}
 	e.counters.txns.Add(uint64(en.nApplied))
 	e.counters.rows.Add(uint64(en.tx.Rows()))

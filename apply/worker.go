@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/redact"
 	"github.com/prepl/prepl/txn"
 )
@@ -19,7 +20,7 @@ import (
 type ctlMsg struct {
 	seq   uint64
 	abort bool
-	floor mysql.Floor // with a commit turn: the floor to store
+	floor position.Floor // with a commit turn: the floor to store
 }
 
 type job struct {
@@ -27,10 +28,10 @@ type job struct {
 	tx         *txn.Txn   // the unit as the tracker sees it
 	ren        *rendering // its SQL, rendered ahead
 	u          unit       // its members, skipped ones included
-	pos        mysql.Position
-	before     mysql.Position // its slot's row before it, with the floor then
-	commitNow  bool           // the transaction is next to commit: no need to wait for a turn
-	oldest     bool           // and nothing before it in any slot is left to commit
+	pos        position.Checkpoint
+	before     position.Checkpoint // its slot's row before it, with the floor then
+	commitNow  bool                // the transaction is next to commit: no need to wait for a turn
+	oldest     bool                // and nothing before it in any slot is left to commit
 	ddl        bool
 	resolveDDL string // the user's word on this DDL, if a crash interrupted it (--pending-ddl)
 }
@@ -267,24 +268,24 @@ func (w *worker) commitPrefix(j job, failed *txn.Txn) (*prefixCommit, error) {
 	if len(apply) == 0 {
 		return nil, nil
 	}
-	slot, err := newGTIDState(j.before.GTIDPos)
+	slot, err := position.ParseSet(j.before.GTIDPos)
 	if err != nil {
 		return nil, err
 	}
-	floor, err := newGTIDState(j.before.Floor.GTIDPos)
+	floor, err := position.ParseSet(j.before.Floor.GTIDPos)
 	if err != nil {
 		return nil, err
 	}
 	rows := 0
 	for _, m := range members {
-		slot.add(m)
-		floor.add(m)
+		slot.Add(m)
+		floor.Add(m)
 		rows += m.Rows()
 	}
 	last := members[len(members)-1]
-	p := mysql.Position{Slot: j.pos.Slot, GTIDPos: slot.String(), File: last.End.File, Pos: last.End.Offset,
+	p := position.Checkpoint{Slot: j.pos.Slot, GTIDPos: slot.String(), File: last.End.File, Pos: last.End.Offset,
 		LastGTID: last.GTID, SourceTS: last.Timestamp, Applied: j.before.Applied + uint64(len(members)),
-		Floor: mysql.Floor{GTIDPos: floor.String(), File: last.End.File, Pos: last.End.Offset}}
+		Floor: position.Floor{GTIDPos: floor.String(), File: last.End.File, Pos: last.End.Offset}}
 	b, err := w.e.tgt.Render(w.ctx, apply, false, false)
 	if err == nil {
 		err = w.conn.Send(w.ctx, b)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 	"github.com/prepl/prepl/verify"
@@ -129,7 +130,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := txs[len(txs)-1]
-	if err := conn.Commit(ctx, mysql.Position{Slot: "0", File: last.End.File, Pos: last.End.Offset}); err != nil {
+	if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: last.End.File, Pos: last.End.Offset}); err != nil {
 		t.Fatal(err)
 	}
 	if err := verify.Rows(ctx, sdb, ddb); err != nil {

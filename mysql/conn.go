@@ -16,6 +16,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -172,7 +173,7 @@ func binlogErr(tx *txn.Txn, what string, err error) error {
 
 // Commit stores p in the position table and commits the transaction Send
 // opened; the rows were checked before, so a surprise never follows COMMIT.
-func (c *Conn) Commit(ctx context.Context, p Position) error {
+func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
 	var ch chunk
 	ch.stmt(c.t.positionSQL(p), rowExpect{})
 	ch.stmt("COMMIT", rowExpect{})
@@ -231,7 +232,7 @@ var ErrDDLWithRowsKeepGTID = errors.New("a CREATE TABLE ... SELECT cannot keep i
 // pending (a crash, or a lost connection, interrupted an earlier attempt),
 // it is run again only if it did not take effect: resolve, the user's
 // word (DDLApplied, DDLNotApplied), or else the catalog's state.
-func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Position, resolve string, keepGTID bool) (ran bool, err error) {
+func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after position.Checkpoint, resolve string, keepGTID bool) (ran bool, err error) {
 	st := tx.Changes[0].Stmt
 	if keepGTID && len(tx.Changes) > 1 {
 		return false, fmt.Errorf("DDL %s: %w; run without --keep-gtid, or skip it with --skip-gtid and create the table by hand", describe(tx), ErrDDLWithRowsKeepGTID)
@@ -246,7 +247,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 	}()
 	// With kept GTIDs the target's binlog must hold exactly the source's
 	// transactions: the position writes around a DDL stay out of it.
-	storePos := func(p Position, when string) error {
+	storePos := func(p position.Checkpoint, when string) error {
 		q := t.positionSQL(p)
 		if keepGTID {
 			q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
@@ -366,7 +367,7 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 // applyDDLRows applies the rows of a DDL's transaction (CREATE TABLE ...
 // SELECT) once the DDL has run, in one target transaction with the
 // position after it.
-func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after Position) error {
+func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after position.Checkpoint) error {
 	rows := *tx
 	rows.Changes = tx.Changes[1:]
 	b, err := t.Render(ctx, []*txn.Txn{&rows}, false, false)

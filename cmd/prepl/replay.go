@@ -14,6 +14,7 @@ import (
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -133,9 +134,9 @@ Flags:
 }
 
 func replayFilter(start, stop, stopAt string, skip []string) (func(*txn.Txn) apply.Action, error) {
-	var startPos *apply.GTIDPosition
+	var startPos *position.Set
 	if start != "" {
-		p, err := apply.ParseGTIDPosition(start)
+		p, err := position.ParseSet(start)
 		if err != nil {
 			return nil, fmt.Errorf("%w: --start-gtid: %v", errUsage, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 )
 
 func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -155,12 +156,12 @@ Flags:
 // untilFilter applies up to and including GTID g, then stops. For a
 // MariaDB GTID, a later sequence number in the same domain also stops.
 func untilFilter(g string) func(t *txnT) apply.Action {
-	d, _, seq, derr := apply.ParseMariaDBGTID(g)
+	mg, derr := position.ParseMariaGTID(g)
 	return func(t *txnT) apply.Action {
 		switch {
 		case t.GTID == g:
 			return apply.Last
-		case derr == nil && t.GTID != "" && t.Domain == d && t.SeqNo > seq:
+		case derr == nil && t.GTID != "" && t.Domain == mg.Domain && t.SeqNo > mg.Seq:
 			return apply.Stop
 		}
 		return apply.Apply
