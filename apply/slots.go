@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -28,15 +28,7 @@ import (
 // all earlier ones, so it covers everything before it.
 
 // SlotMain is the position row of in-order modes.
-const SlotMain = "main"
-
-// slotOf names the position row of a unit with commit-order key key.
-func slotOf(key string) string {
-	if key == "" {
-		return SlotMain
-	}
-	return key
-}
+const SlotMain = sequencer.SlotMain
 
 // Resume is where a run starts: the stored positions, if any.
 type Resume struct {
@@ -52,10 +44,10 @@ type Resume struct {
 }
 
 // LoadResume reads the stored positions of the target's channel.
-func LoadResume(ctx context.Context, tgt *mysql.Target) (Resume, error) {
+func LoadResume(ctx context.Context, tgt Target) (Resume, error) {
 	var ps map[string]position.Checkpoint
 	err := tgt.Retry(ctx, "read the stored position", func() (err error) {
-		ps, err = tgt.Positions(ctx)
+		ps, err = tgt.Checkpoints(ctx)
 		return err
 	})
 	if err != nil {
@@ -136,4 +128,12 @@ func slotsOf(t *txn.Txn) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// StartAfter makes a run whose stored position has no GTIDs start after
+// GTID position pos (--start-gtid): what pos covers is skipped.
+func (r *Resume) StartAfter(pos string) {
+	if pos != "" && r.Position.GTIDPos == "" {
+		r.Position.GTIDPos = pos
+	}
 }

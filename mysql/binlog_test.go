@@ -106,7 +106,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 		}
 	}
 	// One unit of every transaction, rolled back: nothing stays.
-	b, err := tgt.Render(ctx, txs, true, false)
+	b, err := tgt.Render(ctx, txs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 		t.Fatalf("%d rows stayed after ROLLBACK: a BINLOG statement committed", n)
 	}
 	// Now for real, with compaction, committed with the position.
-	b, err = tgt.Render(ctx, txs, true, false)
+	b, err = tgt.Render(ctx, txs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 	}
 	// A row the target lacks: the error names the transaction.
 	sandbox.MustExec(t, ddb, "DELETE FROM tg.t WHERE id = 2")
-	b, err = tgt.Render(ctx, txs[1:2], false, false)
+	b, err = tgt.Render(ctx, txs[1:2], false)
 	if err != nil {
 		t.Fatal(err)
 	}

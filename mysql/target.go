@@ -12,6 +12,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -29,6 +30,7 @@ type Target struct {
 	Version   string
 	IsMariaDB bool
 	unlogged  bool
+	keepGTID  bool          // see KeepGTIDs
 	decodeXA  EventDecoder  // see XADecoder
 	reconnect time.Duration // see Reconnect
 	log       *slog.Logger
@@ -202,25 +204,27 @@ updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
 
 // ErrRowCount is wrapped when an UPDATE or DELETE did not find its row, or
 // an INSERT did not insert one: the target has diverged from the source.
-var ErrRowCount = errors.New("row count mismatch")
+var ErrRowCount = apply.ErrRowCount
 
 // ErrCompacted is wrapped when a compacted statement (a commit unit's net
 // effect on a table) did not do what the unit's row images promised: the
 // caller rolls back and applies the unit again in source order, where any
 // divergence is named row by row.
-var ErrCompacted = errors.New("compacted statement mismatch")
+var ErrCompacted = apply.ErrCompacted
 
 // ErrUnsupported is wrapped when the stream holds something prepl cannot
 // apply yet; it stops before it.
 var ErrUnsupported = errors.New("unsupported")
 
-// Error classes decide what the applier does with an error.
-type Class int
+// Class of an error: what the applier does with it.
+type Class = apply.Class
 
+// Error classes (Classify never returns apply.Refused: Target.Classify
+// does, for a server's error number).
 const (
-	Fatal      Class = iota // stop: the target diverged or refuses
-	Retry                   // deadlock, lock wait timeout: roll back, retry
-	Connection              // the connection broke: reconnect, retry
+	Fatal      = apply.Fatal      // stop: the target diverged or refuses
+	Retry      = apply.Retry      // deadlock, lock wait timeout: roll back, retry
+	Connection = apply.Connection // the connection broke: reconnect, retry
 )
 
 // Classify tells how to treat err from a target connection.

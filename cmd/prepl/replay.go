@@ -98,7 +98,7 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
-	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
+	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err

@@ -107,7 +107,7 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
-	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
+	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err
@@ -131,11 +131,7 @@ Flags:
 	if res.Found && *startGTID != "" {
 		log.Warn("--start-gtid ignored: the target has a stored position (delete its row in prepl.position to start over)", "channel", af.channel)
 	}
-	if sc.StartGTID != "" {
-		if res.Position.GTIDPos == "" {
-			res.Position.GTIDPos = sc.StartGTID
-		}
-	}
+	res.StartAfter(sc.StartGTID)
 	rd, err := binlog.OpenStream(ctx, sc)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
