@@ -39,10 +39,29 @@ func TestScripts(t *testing.T) {
 }
 
 type script struct {
-	t    *testing.T
+	t *testing.T
+	// pending were read while the sequencer wanted no input: fed as soon
+	// as it does, as the runtime's reader channel does.
+	pending []pendingRead
+	ended   bool // EndOfInput once pending is fed
 	s    *Sequencer
 	base time.Time
 	now  time.Time
+}
+
+type pendingRead struct {
+	t    *txn.Txn
+	skip bool
+}
+
+func (sc *script) feed() {
+	for len(sc.pending) > 0 && sc.s.WantsInput() {
+		sc.s.Read(sc.pending[0].t, sc.pending[0].skip)
+		sc.pending = sc.pending[1:]
+	}
+	if sc.ended && len(sc.pending) == 0 {
+		sc.s.EndOfInput()
+	}
 }
 
 func runScript(t *testing.T, file string) {
@@ -96,7 +115,7 @@ func (sc *script) do(line string) (out []string) {
 		if err != nil {
 			sc.t.Fatal(err)
 		}
-		sc.s = s
+		sc.s, sc.pending, sc.ended, sc.now = s, nil, false, sc.base
 		sc.s.Tick(sc.now, false)
 	case "read":
 		n := num(1)
@@ -107,16 +126,24 @@ func (sc *script) do(line string) (out []string) {
 			size, _ = strconv.Atoi(v)
 		}
 		key, _ := strconv.Atoi(args["row"])
-		sc.s.Read(scriptTxn(n, key, args["schema"], ddl, size), skip)
+		sc.pending = append(sc.pending, pendingRead{scriptTxn(n, key, args["schema"], ddl, size), skip})
+		sc.feed()
 	case "end":
-		sc.s.EndOfInput()
+		sc.ended = true
+		sc.feed()
 	case "stop":
+		sc.pending = nil
 		sc.s.Stop()
 	case "tick":
 		sc.now = sc.base.Add(time.Duration(num(1)) * time.Millisecond)
 		sc.s.Tick(sc.now, len(f) > 2 && f[2] == "backlog")
 	case "ready":
-		for acts := sc.s.Ready(); len(acts) > 0; acts = sc.s.Ready() {
+		for {
+			sc.feed()
+			acts := sc.s.Ready()
+			if len(acts) == 0 {
+				break
+			}
 			for _, a := range acts {
 				out = append(out, describeAction(a))
 				if a.Kind == Admit {
