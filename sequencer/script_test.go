@@ -44,9 +44,9 @@ type script struct {
 	// as it does, as the runtime's reader channel does.
 	pending []pendingRead
 	ended   bool // EndOfInput once pending is fed
-	s    *Sequencer
-	base time.Time
-	now  time.Time
+	s       *Sequencer
+	base    time.Time
+	now     time.Time
 }
 
 type pendingRead struct {
