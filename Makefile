@@ -36,7 +36,7 @@ test: deps
 # KiB, and the default (60 s per new input) would leave no time to fuzz.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := binlog:FuzzReadFile binlog:FuzzReadFileFixedCRC binlog:FuzzDecodeValue \
-	filter:FuzzDDL target/mysql:FuzzParseURL cmd/prepl:FuzzConfig
+	filter:FuzzDDL mysql:FuzzParseURL cmd/prepl:FuzzConfig
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn (./$$pkg) for $(FUZZTIME)"; \

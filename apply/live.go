@@ -35,16 +35,3 @@ type WorkerStat struct {
 	Txn   string        // GTID or file:pos of its current transaction ("" when idle)
 	Busy  time.Duration // time spent applying and committing, whole run
 }
-
-// UnitBuckets are the upper bounds of Stats.UnitHist: commit units by
-// number of source transactions; the last bucket counts everything larger.
-var UnitBuckets = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
-
-func unitBucket(n int) int {
-	for i, b := range UnitBuckets {
-		if n <= b {
-			return i
-		}
-	}
-	return len(UnitBuckets)
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -18,11 +17,10 @@ import (
 type rendering struct {
 	txs     []*txn.Txn
 	compact bool // render the unit's net effect (package compact)
-	gtid    bool // keep the member's GTID
 
 	state    atomic.Int32 // renderPending, renderByRenderer, renderByWorker
 	done     chan struct{}
-	batch    *mysql.Batch
+	batch    Batch
 	err      error
 	released atomic.Bool // the renderer's slot was given back
 }
@@ -34,7 +32,7 @@ const (
 )
 
 type renderer struct {
-	tgt   *mysql.Target
+	tgt   Target
 	queue chan *rendering
 	slots chan struct{} // units rendered ahead and not yet taken
 	done  chan struct{} // closed when loop has returned
@@ -42,7 +40,7 @@ type renderer struct {
 
 // newRenderer starts the goroutine: it renders up to ahead units not yet
 // taken by a worker, from a queue of up to queue units.
-func newRenderer(ctx context.Context, tgt *mysql.Target, ahead, queue int) *renderer {
+func newRenderer(ctx context.Context, tgt Target, ahead, queue int) *renderer {
 	r := &renderer{tgt: tgt, queue: make(chan *rendering, queue), slots: make(chan struct{}, ahead), done: make(chan struct{})}
 	go r.loop(ctx)
 	return r
@@ -74,16 +72,16 @@ func (r *renderer) loop(ctx context.Context) {
 			<-r.slots // a worker got there first
 			continue
 		}
-		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact, x.gtid)
+		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact)
 		close(x.done)
 	}
 }
 
 // take returns the unit's batch: the renderer's, or one the worker
 // renders now.
-func (r *renderer) take(ctx context.Context, x *rendering) (*mysql.Batch, error) {
+func (r *renderer) take(ctx context.Context, x *rendering) (Batch, error) {
 	if x.state.CompareAndSwap(renderPending, renderByWorker) {
-		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact, x.gtid)
+		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact)
 		close(x.done)
 	}
 	select {

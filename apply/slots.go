@@ -3,10 +3,10 @@ package apply
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -28,34 +28,26 @@ import (
 // all earlier ones, so it covers everything before it.
 
 // SlotMain is the position row of in-order modes.
-const SlotMain = "main"
-
-// slotOf names the position row of a unit with commit-order key key.
-func slotOf(key string) string {
-	if key == "" {
-		return SlotMain
-	}
-	return key
-}
+const SlotMain = sequencer.SlotMain
 
 // Resume is where a run starts: the stored positions, if any.
 type Resume struct {
 	// Position is where reading starts: the highest floor (GTIDPos, File,
 	// Pos), with the DDL a crash may have interrupted (PendingDDL).
-	Position mysql.Position
+	Position position.Checkpoint
 	Found    bool
 	// Slots are the stored rows by slot, for transactions above the floor.
-	Slots map[string]mysql.Position
+	Slots map[string]position.Checkpoint
 
-	floor *gtidState
-	slots map[string]*gtidState
+	floor *position.Set
+	slots map[string]*position.Set
 }
 
 // LoadResume reads the stored positions of the target's channel.
-func LoadResume(ctx context.Context, tgt *mysql.Target) (Resume, error) {
-	var ps map[string]mysql.Position
+func LoadResume(ctx context.Context, tgt Target) (Resume, error) {
+	var ps map[string]position.Checkpoint
 	err := tgt.Retry(ctx, "read the stored position", func() (err error) {
-		ps, err = tgt.Positions(ctx)
+		ps, err = tgt.Checkpoints(ctx)
 		return err
 	})
 	if err != nil {
@@ -64,27 +56,27 @@ func LoadResume(ctx context.Context, tgt *mysql.Target) (Resume, error) {
 	return newResume(ps)
 }
 
-func newResume(ps map[string]mysql.Position) (Resume, error) {
-	r := Resume{Found: len(ps) > 0, Slots: ps, slots: map[string]*gtidState{}}
-	floor, err := newGTIDState("")
+func newResume(ps map[string]position.Checkpoint) (Resume, error) {
+	r := Resume{Found: len(ps) > 0, Slots: ps, slots: map[string]*position.Set{}}
+	floor, err := position.ParseSet("")
 	if err != nil {
 		return Resume{}, err
 	}
 	for slot, p := range ps {
 		f := p.Floor
 		if f.GTIDPos == "" && f.File == "" && slot == SlotMain {
-			f = mysql.Floor{GTIDPos: p.GTIDPos, File: p.File, Pos: p.Pos} // a row from before floors
+			f = position.Floor{GTIDPos: p.GTIDPos, File: p.File, Pos: p.Pos} // a row from before floors
 		}
-		if err := floor.merge(f.GTIDPos); err != nil {
+		if err := floor.Merge(f.GTIDPos); err != nil {
 			return Resume{}, fmt.Errorf("stored position of slot %q: %w", slot, err)
 		}
-		if f.File != "" && (r.Position.File == "" || PositionLess(r.Position.File, r.Position.Pos, f.File, f.Pos)) {
+		if f.File != "" && (r.Position.File == "" || position.Less(r.Position.File, r.Position.Pos, f.File, f.Pos)) {
 			r.Position.File, r.Position.Pos = f.File, f.Pos
 		}
 		if p.PendingDDL != "" {
 			r.Position.PendingDDL = p.PendingDDL
 		}
-		if r.slots[slot], err = newGTIDState(p.GTIDPos); err != nil {
+		if r.slots[slot], err = position.ParseSet(p.GTIDPos); err != nil {
 			return Resume{}, fmt.Errorf("stored position of slot %q: %w", slot, err)
 		}
 	}
@@ -96,10 +88,10 @@ func newResume(ps map[string]mysql.Position) (Resume, error) {
 // start position given by the user).
 func (r *Resume) init() error {
 	if r.slots == nil {
-		r.slots = map[string]*gtidState{}
+		r.slots = map[string]*position.Set{}
 	}
 	var err error
-	r.floor, err = newGTIDState(r.Position.GTIDPos)
+	r.floor, err = position.ParseSet(r.Position.GTIDPos)
 	return err
 }
 
@@ -121,11 +113,11 @@ func (r *Resume) Already(t *txn.Txn) bool {
 }
 
 // covers: a GTID position (when both have GTIDs), else a file position.
-func (r *Resume) covers(file string, pos uint32, g *gtidState, t *txn.Txn) bool {
-	if t.GTID != "" && g != nil && !g.empty() {
+func (r *Resume) covers(file string, pos uint32, g *position.Set, t *txn.Txn) bool {
+	if t.GTID != "" && g != nil && !g.Empty() {
 		return g.Contains(t)
 	}
-	return file != "" && t.End.File != "" && !PositionLess(file, pos, t.End.File, t.End.Offset)
+	return file != "" && t.End.File != "" && !position.Less(file, pos, t.End.File, t.End.Offset)
 }
 
 // slotsOf lists the rows that could hold t: main, its GTID domain's, and
@@ -138,36 +130,10 @@ func slotsOf(t *txn.Txn) []string {
 	return out
 }
 
-// merge raises s to cover pos too (per-domain maximum, or set union).
-func (s *gtidState) merge(pos string) error {
-	pos = strings.TrimSpace(pos)
-	if pos == "" {
-		return nil
+// StartAfter makes a run whose stored position has no GTIDs start after
+// GTID position pos (--start-gtid): what pos covers is skipped.
+func (r *Resume) StartAfter(pos string) {
+	if pos != "" && r.Position.GTIDPos == "" {
+		r.Position.GTIDPos = pos
 	}
-	o, err := newGTIDState(pos)
-	if err != nil {
-		return err
-	}
-	if o.mysql != nil {
-		if s.mysql == nil {
-			s.mysql = o.mysql
-			return nil
-		}
-		return s.mysql.Update(o.mysql.String())
-	}
-	for d, g := range o.mariadb {
-		cur, ok := s.mariadb[d]
-		if !ok {
-			s.mariadb[d] = g
-			continue
-		}
-		_, _, a, _ := ParseMariaDBGTID(cur)
-		_, _, b, _ := ParseMariaDBGTID(g)
-		if b > a {
-			s.mariadb[d] = g
-		}
-	}
-	return nil
 }
-
-func (s *gtidState) empty() bool { return s.mysql == nil && len(s.mariadb) == 0 }

@@ -8,45 +8,54 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
 )
 
-// ctlMsg tells a worker holding a prepared transaction to commit it or
-// roll it back. It names the transaction: a message that arrives after
-// its transaction already ended must not touch the worker's next one.
+// errYield marks a transaction rolled back so that an earlier one can take
+// its locks: the later transaction yields, as in MariaDB's replica.
+var errYield = errors.New("yielded to an earlier transaction")
+
+// ctlMsg tells a worker holding a prepared unit to commit it or roll it
+// back. It names the unit: a message that arrives after its unit already
+// ended must not touch the worker's next one.
 type ctlMsg struct {
 	seq   uint64
 	abort bool
-	floor mysql.Floor // with a commit turn: the floor to store
+	pos   position.Checkpoint // with a commit turn: the checkpoint to store
 }
 
+// job is a Start action.
 type job struct {
-	seq        uint64
-	tx         *txn.Txn   // the unit as the tracker sees it
-	ren        *rendering // its SQL, rendered ahead
-	u          unit       // its members, skipped ones included
-	pos        mysql.Position
-	before     mysql.Position // its slot's row before it, with the floor then
-	commitNow  bool           // the transaction is next to commit: no need to wait for a turn
-	oldest     bool           // and nothing before it in any slot is left to commit
+	unit       *sequencer.Unit
+	ren        *rendering // its SQL, rendered ahead (nil for DDL)
+	pos        position.Checkpoint
+	before     position.Checkpoint // its slot's row before it, with the floor then
+	commitNow  bool                // next to commit: no need to wait for a turn
+	oldest     bool                // and nothing before it in any slot is left to commit
 	ddl        bool
 	resolveDDL string // the user's word on this DDL, if a crash interrupted it (--pending-ddl)
 }
 
-// worker applies one transaction at a time on its pinned connection.
+func (j *job) seq() uint64     { return j.unit.Seq() }
+func (j *job) tx() *txn.Txn    { return j.unit.Txn }
+func (j *job) txID() string    { return j.unit.Txn.ID() }
+func (j *job) members() string { return j.unit.String() }
+
+// worker applies one unit at a time on its pinned connection.
 type worker struct {
 	id   int
-	e    *engine
-	conn *mysql.Conn
+	sh   *shared
+	conn Conn
 	jobs chan job
 	ctl  chan ctlMsg
 	ctx  context.Context
 	quit chan struct{}
 	done chan struct{} // closed when loop has returned
-	// connID is conn's CONNECTION_ID(), for the engine's lock-wait
-	// inspection: conn itself belongs to the worker's goroutine.
+	// connID is conn's id on the target, for the engine's lock-wait
+	// mapping: conn itself belongs to the worker's goroutine.
 	connID atomic.Uint64
 
 	// For Stats.Workers: written by the worker, read by snapshots.
@@ -66,18 +75,18 @@ func (w *worker) stat() WorkerStat {
 	return WorkerStat{ID: w.id, State: st, Txn: cur, Busy: time.Duration(w.busy.Load())}
 }
 
-func newWorker(ctx context.Context, id int, e *engine) (*worker, error) {
-	var c *mysql.Conn
-	err := e.tgt.Retry(ctx, "open a worker connection", func() (err error) {
-		c, err = e.tgt.Conn(ctx)
+func newWorker(ctx context.Context, id int, sh *shared) (*worker, error) {
+	var c Conn
+	err := sh.tgt.Retry(ctx, "open a worker connection", func() (err error) {
+		c, err = sh.tgt.Conn(ctx)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{id: id, e: e, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{}),
+	w := &worker{id: id, sh: sh, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{}),
 		done: make(chan struct{})}
-	w.connID.Store(c.ID)
+	w.connID.Store(c.ID())
 	w.setState("idle", "")
 	go w.loop()
 	return w, nil
@@ -88,7 +97,7 @@ func (w *worker) loop() {
 	for {
 		select {
 		case j := <-w.jobs:
-			w.setState("applying", mysql.TxnID(j.tx))
+			w.setState("applying", j.txID())
 			w.run(j)
 			w.setState("idle", "")
 		case <-w.quit:
@@ -100,9 +109,8 @@ func (w *worker) loop() {
 }
 
 func (w *worker) send(ev event) {
-	ev.w = w
 	select {
-	case w.e.events <- ev:
+	case w.sh.events <- ev:
 	case <-w.ctx.Done():
 	case <-w.quit:
 	}
@@ -111,19 +119,20 @@ func (w *worker) send(ev event) {
 func (w *worker) run(j job) {
 	t0 := time.Now()
 	defer func() { w.busy.Add(int64(time.Since(t0))) }()
+	log := w.sh.cfg.Log
 	if j.ddl {
-		ran, err := w.e.tgt.ApplyDDL(w.ctx, j.tx, j.before, j.pos, j.resolveDDL, w.e.cfg.KeepGTID)
+		ran, err := w.sh.tgt.ApplyDDL(w.ctx, j.tx(), j.before, j.pos, j.resolveDDL)
 		if err != nil {
 			w.fail(j, err)
 			return
 		}
 		if ran {
-			w.e.cfg.Log.Info("DDL applied", "txn", mysql.TxnID(j.tx), "sql", firstLine(redact.SQL(j.tx.Changes[0].Stmt.SQL)))
+			log.Info("DDL applied", "txn", j.txID(), "sql", firstLine(redact.SQL(j.tx().Changes[0].Stmt.SQL)))
 		} else {
-			w.e.cfg.Log.Info("DDL not run again: it had taken effect before it was interrupted", "txn", mysql.TxnID(j.tx),
-				"sql", firstLine(redact.SQL(j.tx.Changes[0].Stmt.SQL)), "decided_by", cmp.Or(j.resolveDDL, "catalog state"))
+			log.Info("DDL not run again: it had taken effect before it was interrupted", "txn", j.txID(),
+				"sql", firstLine(redact.SQL(j.tx().Changes[0].Stmt.SQL)), "decided_by", cmp.Or(j.resolveDDL, "catalog state"))
 		}
-		w.send(event{kind: evCommitted, seq: j.seq})
+		w.send(event{kind: evCommitted, seq: j.seq()})
 		return
 	}
 	saved, err := w.body(j)
@@ -132,21 +141,21 @@ func (w *worker) run(j job) {
 		return
 	}
 	if !j.commitNow {
-		w.setState("waiting-commit", mysql.TxnID(j.tx))
+		w.setState("waiting-commit", j.txID())
 		waitStart := time.Now()
-		w.send(event{kind: evPrepared, seq: j.seq})
+		w.send(event{kind: evPrepared, seq: j.seq()})
 	wait:
 		for {
 			select {
 			case m := <-w.ctl:
-				if m.seq != j.seq {
-					continue // stale: meant for an earlier transaction
+				if m.seq != j.seq() {
+					continue // stale: meant for an earlier unit
 				}
 				if m.abort {
 					w.fail(j, errYield)
 					return
 				}
-				j.pos.Floor = m.floor
+				j.pos = m.pos
 				t0 = t0.Add(time.Since(waitStart)) // waiting for the turn is not busy time
 				break wait
 			case <-w.ctx.Done():
@@ -156,40 +165,43 @@ func (w *worker) run(j job) {
 			}
 		}
 	}
-	w.setState("committing", mysql.TxnID(j.tx))
+	w.setState("committing", j.txID())
 	if err := w.conn.Commit(w.ctx, j.pos); err != nil {
-		if mysql.Classify(err) == mysql.Connection && w.reconnect() == nil && w.committedBeforeCrash(j) {
-			w.send(event{kind: evCommitted, seq: j.seq})
+		if w.sh.tgt.Classify(err) == Connection && w.reconnect() == nil && w.committedBeforeCrash(j) {
+			w.send(event{kind: evCommitted, seq: j.seq()})
 			return
 		}
 		w.fail(j, err)
 		return
 	}
-	w.e.counters.compacted.Add(uint64(saved))
-	w.send(event{kind: evCommitted, seq: j.seq})
+	w.sh.counters.compacted.Add(uint64(saved))
+	w.send(event{kind: evCommitted, seq: j.seq()})
 }
 
 // body applies the unit's rows inside a new target transaction and sends
 // them, so that their row counts are checked before anything commits. A
 // compacted statement that surprises makes it start over in source order.
 func (w *worker) body(j job) (saved int, err error) {
-	b, err := w.e.render.take(w.ctx, j.ren)
+	b, err := w.sh.render.take(w.ctx, j.ren)
 	if err != nil {
 		return 0, err
 	}
 	err = w.conn.Send(w.ctx, b)
-	if j.ren.compact && errors.Is(err, mysql.ErrCompacted) {
-		w.e.cfg.Log.Debug("compacted unit surprised the target: applying it in source order", "txn", mysql.TxnID(j.tx), "err", err)
-		w.e.counters.fallbacks.Add(1)
+	if j.ren.compact && errors.Is(err, ErrCompacted) {
+		w.sh.cfg.Log.Debug("compacted unit surprised the target: applying it in source order", "txn", j.txID(), "err", err)
+		w.sh.counters.fallbacks.Add(1)
 		if err := w.conn.Rollback(w.ctx); err != nil {
 			return 0, err
 		}
-		if b, err = w.e.tgt.Render(w.ctx, j.ren.txs, false, w.e.cfg.KeepGTID); err != nil {
+		if b, err = w.sh.tgt.Render(w.ctx, j.ren.txs, false); err != nil {
 			return 0, err
 		}
 		err = w.conn.Send(w.ctx, b)
 	}
-	return b.Saved, err
+	if err != nil {
+		return 0, err
+	}
+	return b.Saved(), nil
 }
 
 // failUnit reports a unit's failure. A server's refusal of a unit that
@@ -200,18 +212,18 @@ func (w *worker) body(j job) (saved int, err error) {
 // run stops exactly before the failing transaction, as MariaDB's replica
 // does. Otherwise the error names the unit's range.
 func (w *worker) failUnit(j job, err error) {
-	if mysql.ErrorCode(err) == 0 || mysql.Classify(err) != mysql.Fatal || errors.Is(err, mysql.ErrRowCount) {
+	if w.sh.tgt.Classify(err) != Refused || errors.Is(err, ErrRowCount) {
 		w.fail(j, err)
 		return
 	}
 	txs := j.ren.txs
 	first, last := txs[0], txs[len(txs)-1]
 	if len(txs) == 1 {
-		w.fail(j, fmt.Errorf("apply %s: %w", mysql.Describe(first), err))
+		w.fail(j, fmt.Errorf("apply %s: %w", describe(first), err))
 		return
 	}
 	if !j.commitNow {
-		w.fail(j, fmt.Errorf("apply the commit unit from %s to %s: %w", mysql.Describe(first), mysql.Describe(last), err))
+		w.fail(j, fmt.Errorf("apply the commit unit from %s to %s: %w", describe(first), describe(last), err))
 		return
 	}
 	w.conn.Rollback(w.ctx)
@@ -225,20 +237,28 @@ func (w *worker) failUnit(j job, err error) {
 		}
 	}
 	if lo == len(txs) {
-		w.fail(j, fmt.Errorf("apply the commit unit from %s to %s: %w", mysql.Describe(first), mysql.Describe(last), err))
+		w.fail(j, fmt.Errorf("apply the commit unit from %s to %s: %w", describe(first), describe(last), err))
 		return
 	}
-	err = fmt.Errorf("apply %s: %w", mysql.Describe(txs[lo]), err)
+	err = fmt.Errorf("apply %s: %w", describe(txs[lo]), err)
 	prefix, perr := w.commitPrefix(j, txs[lo])
 	if perr != nil {
 		err = fmt.Errorf("%w (and committing the transactions before it failed: %v)", err, perr)
 	}
-	w.send(event{kind: evFailed, seq: j.seq, err: fatalErr{err}, prefix: prefix})
+	w.send(event{kind: evFailed, seq: j.seq(), err: fatalErr{err}, prefix: prefix})
+}
+
+// describe names a transaction for messages: its GTID and where it starts.
+func describe(t *txn.Txn) string {
+	if t.GTID != "" {
+		return fmt.Sprintf("GTID %s (%s)", t.GTID, t.Start)
+	}
+	return "transaction at " + t.Start.String()
 }
 
 // tryPrefix applies txs in source order and rolls back.
 func (w *worker) tryPrefix(txs []*txn.Txn) error {
-	b, err := w.e.tgt.Render(w.ctx, txs, false, false)
+	b, err := w.sh.tgt.Render(w.ctx, txs, false)
 	if err == nil {
 		err = w.conn.Send(w.ctx, b)
 	}
@@ -248,44 +268,35 @@ func (w *worker) tryPrefix(txs []*txn.Txn) error {
 
 // commitPrefix commits the members of j's unit before failed, with the
 // position after them: only when the unit is the oldest of all not yet
-// committed (so the floor moves with it), and not with --keep-gtid (one
-// target transaction per source transaction).
-func (w *worker) commitPrefix(j job, failed *txn.Txn) (*prefixCommit, error) {
-	if !j.oldest || w.e.cfg.KeepGTID {
+// committed (so the floor moves with it), and not when the target keeps
+// GTIDs (one target transaction per source transaction).
+func (w *worker) commitPrefix(j job, failed *txn.Txn) (*sequencer.Prefix, error) {
+	if !j.oldest || w.sh.tgt.KeepsGTIDs() {
 		return nil, nil
 	}
+	u := j.unit
 	var members, apply []*txn.Txn
-	for i, m := range j.u.txs {
+	for i, m := range u.Members {
 		if m == failed {
 			break
 		}
 		members = append(members, m)
-		if !j.u.skip[i] {
+		if !u.Skip[i] {
 			apply = append(apply, m)
 		}
 	}
 	if len(apply) == 0 {
 		return nil, nil
 	}
-	slot, err := newGTIDState(j.before.GTIDPos)
-	if err != nil {
-		return nil, err
-	}
-	floor, err := newGTIDState(j.before.Floor.GTIDPos)
+	p, err := sequencer.PrefixCheckpoint(j.before, j.pos.Slot, members)
 	if err != nil {
 		return nil, err
 	}
 	rows := 0
 	for _, m := range members {
-		slot.add(m)
-		floor.add(m)
 		rows += m.Rows()
 	}
-	last := members[len(members)-1]
-	p := mysql.Position{Slot: j.pos.Slot, GTIDPos: slot.String(), File: last.End.File, Pos: last.End.Offset,
-		LastGTID: last.GTID, SourceTS: last.Timestamp, Applied: j.before.Applied + uint64(len(members)),
-		Floor: mysql.Floor{GTIDPos: floor.String(), File: last.End.File, Pos: last.End.Offset}}
-	b, err := w.e.tgt.Render(w.ctx, apply, false, false)
+	b, err := w.sh.tgt.Render(w.ctx, apply, false)
 	if err == nil {
 		err = w.conn.Send(w.ctx, b)
 	}
@@ -296,21 +307,21 @@ func (w *worker) commitPrefix(j job, failed *txn.Txn) (*prefixCommit, error) {
 		w.conn.Rollback(w.ctx)
 		return nil, err
 	}
-	return &prefixCommit{pos: p, txns: len(apply), rows: rows}, nil
+	return &sequencer.Prefix{Pos: p, Txns: len(apply), Rows: rows}, nil
 }
 
 // fail rolls back and reports; a broken connection is re-opened first.
 func (w *worker) fail(j job, err error) {
-	if mysql.Classify(err) == mysql.Connection {
+	if w.sh.tgt.Classify(err) == Connection {
 		if rerr := w.reconnect(); rerr != nil {
 			err = fmt.Errorf("%w (and reconnecting failed: %v)", err, rerr)
-			w.send(event{kind: evFailed, seq: j.seq, err: fatalErr{err}})
+			w.send(event{kind: evFailed, seq: j.seq(), err: fatalErr{err}})
 			return
 		}
 	} else {
 		w.conn.Rollback(w.ctx)
 	}
-	w.send(event{kind: evFailed, seq: j.seq, err: err})
+	w.send(event{kind: evFailed, seq: j.seq(), err: err})
 }
 
 // fatalErr is never retried.
@@ -322,20 +333,20 @@ func (f fatalErr) Unwrap() error { return f.error }
 // configured time.
 func (w *worker) reconnect() error {
 	w.setState("reconnecting", "")
-	w.e.counters.reconnects.Add(1)
+	w.sh.counters.reconnects.Add(1)
 	w.conn.Close()
-	deadline := time.Now().Add(w.e.cfg.ReconnectTimeout)
+	deadline := time.Now().Add(w.sh.cfg.ReconnectTimeout)
 	wait := 100 * time.Millisecond
 	for {
-		c, err := w.e.tgt.Conn(w.ctx)
+		c, err := w.sh.tgt.Conn(w.ctx)
 		if err == nil {
 			w.conn = c
-			w.connID.Store(c.ID)
-			w.e.cfg.Log.Warn("reconnected to target", "worker", w.id)
+			w.connID.Store(c.ID())
+			w.sh.cfg.Log.Warn("reconnected to target", "worker", w.id)
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("target %s unreachable for %s: %w", w.e.tgt.Endpoint, w.e.cfg.ReconnectTimeout, err)
+			return fmt.Errorf("target %s unreachable for %s: %w", w.sh.tgt, w.sh.cfg.ReconnectTimeout, err)
 		}
 		select {
 		case <-time.After(wait):
@@ -351,7 +362,7 @@ func (w *worker) reconnect() error {
 // committedBeforeCrash tells whether a commit whose answer was lost did
 // happen: the position row is written in the same transaction.
 func (w *worker) committedBeforeCrash(j job) bool {
-	ps, err := w.e.tgt.Positions(w.ctx)
+	ps, err := w.sh.tgt.Checkpoints(w.ctx)
 	if err != nil {
 		return false
 	}
@@ -365,6 +376,15 @@ func (w *worker) abandon() {
 	default:
 		close(w.quit)
 	}
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' || i > 120 {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // closeWorkers ends the workers and the renderer, cancelling what they

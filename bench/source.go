@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -159,7 +160,7 @@ func (s *Source) generate(ctx context.Context, sb Sysbench, w Workload, events i
 		return err
 	}
 	var err error
-	if st.Txns, err = gtidDistance(st.StartGTID, st.EndGTID); err != nil {
+	if st.Txns, err = position.Distance(st.StartGTID, st.EndGTID); err != nil {
 		return fmt.Errorf("count the workload's transactions: %w", err)
 	}
 	if st.Txns == 0 {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -31,26 +32,18 @@ import (
 // transactions (a note, not a gap). Without GTIDs (or with MySQL's
 // anonymous transactions, which no GTID set counts) names and rotate decide.
 
-// MariaGTID is one MariaDB GTID.
-type MariaGTID struct {
-	Domain, Server uint32
-	Seq            uint64
-}
-
-func (g MariaGTID) String() string { return fmt.Sprintf("%d-%d-%d", g.Domain, g.Server, g.Seq) }
-
 type domainServer struct{ domain, server uint32 }
 
 // MariaDBState is a MariaDB binlog state, what a Gtid_list event holds:
 // the last seq_no of each (domain, server_id) and the most recent GTID of
 // each domain.
 type MariaDBState struct {
-	last map[uint32]MariaGTID
+	last map[uint32]position.MariaGTID
 	seq  map[domainServer]uint64
 }
 
 func newMariaDBState() *MariaDBState {
-	return &MariaDBState{last: map[uint32]MariaGTID{}, seq: map[domainServer]uint64{}}
+	return &MariaDBState{last: map[uint32]position.MariaGTID{}, seq: map[domainServer]uint64{}}
 }
 
 // ParseMariaDBState reads "0-1-57,0-2-80,1-1-9": GTIDs in Gtid_list order,
@@ -62,22 +55,16 @@ func ParseMariaDBState(s string) (*MariaDBState, error) {
 		if part == "" {
 			continue
 		}
-		f := strings.Split(part, "-")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("bad MariaDB GTID %q: want domain-server-seq", part)
+		g, err := position.ParseMariaGTID(part)
+		if err != nil {
+			return nil, err
 		}
-		d, err1 := strconv.ParseUint(f[0], 10, 32)
-		sv, err2 := strconv.ParseUint(f[1], 10, 32)
-		q, err3 := strconv.ParseUint(f[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("bad MariaDB GTID %q: want domain-server-seq", part)
-		}
-		st.add(MariaGTID{uint32(d), uint32(sv), q})
+		st.add(g)
 	}
 	return st, nil
 }
 
-func (s *MariaDBState) add(g MariaGTID) {
+func (s *MariaDBState) add(g position.MariaGTID) {
 	s.last[g.Domain] = g
 	s.seq[domainServer{g.Domain, g.Server}] = g.Seq
 }
@@ -106,7 +93,7 @@ func (s *MariaDBState) String() string {
 	})
 	parts := make([]string, len(ks))
 	for i, k := range ks {
-		parts[i] = MariaGTID{k.domain, k.server, s.seq[k]}.String()
+		parts[i] = position.MariaGTID{Domain: k.domain, Server: k.server, Seq: s.seq[k]}.String()
 	}
 	return strings.Join(parts, ",")
 }
@@ -123,9 +110,9 @@ type FileSummary struct {
 	// MariaDB: the state before the file, after it, and the first GTID
 	// of each domain in it.
 	MariaDBStart, MariaDBEnd *MariaDBState
-	MariaDBFirst             map[uint32]MariaGTID
+	MariaDBFirst             map[uint32]position.MariaGTID
 	// MySQL: the GTIDs before the file and those in it.
-	MySQLStart, MySQLHeld GTIDSet
+	MySQLStart, MySQLHeld position.MySQLSet
 	// Anonymous counts transactions without a GTID (MySQL gtid_mode OFF
 	// or permissive), which no GTID list accounts for.
 	Anonymous uint64
@@ -414,7 +401,7 @@ func endsAt(s *MariaDBState, d uint32) string {
 
 // mariaRange names the GTIDs of domain d after from's most recent up to
 // and including to.
-func mariaRange(from *MariaDBState, d uint32, to MariaGTID) string {
+func mariaRange(from *MariaDBState, d uint32, to position.MariaGTID) string {
 	f, ok := from.last[d]
 	if !ok {
 		if to.Seq == 1 {
@@ -426,7 +413,7 @@ func mariaRange(from *MariaDBState, d uint32, to MariaGTID) string {
 		if f.Seq+1 == to.Seq {
 			return to.String() + " is"
 		}
-		return fmt.Sprintf("%s..%s are", MariaGTID{d, to.Server, f.Seq + 1}, to)
+		return fmt.Sprintf("%s..%s are", position.MariaGTID{Domain: d, Server: to.Server, Seq: f.Seq + 1}, to)
 	}
 	return fmt.Sprintf("the GTIDs of domain %d after %s up to %s are", d, f, to)
 }
@@ -480,7 +467,7 @@ func compareMySQL(prev, next *FileSummary, hint string) *Problem {
 		next.Name, orNone(have), prev.Name, orNone(want), extra)}
 }
 
-func orNone(s GTIDSet) string {
+func orNone(s position.MySQLSet) string {
 	if s.Empty() {
 		return "(no GTIDs)"
 	}
@@ -542,14 +529,14 @@ func resumeMariaDB(what, pos string, first FileSummary) *Problem {
 }
 
 func resumeMySQL(what, pos string, first FileSummary) *Problem {
-	applied, err := ParseGTIDSet(pos)
+	applied, err := position.ParseMySQLSet(pos)
 	if err != nil {
 		return nil
 	}
 	// A first run stores only the GTIDs it applied, not those before its
 	// first file: count as missing only what lies above the lowest GTID
 	// applied of each server.
-	missing := GTIDSet{}
+	missing := position.MySQLSet{}
 	for u, ivs := range first.MySQLStart.Minus(applied) {
 		a := applied[u]
 		if len(a) == 0 {

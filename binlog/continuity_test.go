@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -17,7 +18,7 @@ func maria(t *testing.T, name, start string, runs ...string) FileSummary {
 		t.Fatal(err)
 	}
 	f := FileSummary{Name: name, Flavor: txn.MariaDB, HasGTIDList: true, MariaDBStart: st, MariaDBEnd: st.clone(),
-		MariaDBFirst: map[uint32]MariaGTID{}}
+		MariaDBFirst: map[uint32]position.MariaGTID{}}
 	for _, r := range runs {
 		var d, s uint32
 		var a, b uint64
@@ -25,7 +26,7 @@ func maria(t *testing.T, name, start string, runs ...string) FileSummary {
 			t.Fatalf("run %q: %v", r, err)
 		}
 		for q := a; q <= b; q++ {
-			g := MariaGTID{d, s, q}
+			g := position.MariaGTID{Domain: d, Server: s, Seq: q}
 			f.MariaDBEnd.add(g)
 			if _, ok := f.MariaDBFirst[d]; !ok {
 				f.MariaDBFirst[d] = g
@@ -39,11 +40,11 @@ const u1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 
 func mysqlFile(t *testing.T, name, start, held string) FileSummary {
 	t.Helper()
-	s, err := ParseGTIDSet(start)
+	s, err := position.ParseMySQLSet(start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := ParseGTIDSet(held)
+	h, err := position.ParseMySQLSet(held)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,28 +179,6 @@ func TestCheckResume(t *testing.T) {
 				t.Fatalf("problem %q (kind %d)\ndoes not say %q", p.Msg, p.Kind, c.want)
 			}
 		})
-	}
-}
-
-func TestGTIDSet(t *testing.T) {
-	cases := []struct{ a, b, union, minus string }{
-		{u1 + ":1-5", u1 + ":6-9", u1 + ":1-9", u1 + ":1-5"},
-		{u1 + ":1-10", u1 + ":3-4:8", u1 + ":1-10", u1 + ":1-2:5-7:9-10"},
-		{u1 + ":5,other:1", u1 + ":1-3", u1 + ":1-3:5,other:1", u1 + ":5,other:1"},
-		{"", u1 + ":1", u1 + ":1", ""},
-	}
-	for _, c := range cases {
-		a, err1 := ParseGTIDSet(c.a)
-		b, err2 := ParseGTIDSet(c.b)
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if got := a.Union(b).String(); got != c.union {
-			t.Errorf("%s ∪ %s = %s, want %s", c.a, c.b, got, c.union)
-		}
-		if got := a.Minus(b).String(); got != c.minus {
-			t.Errorf("%s \\ %s = %s, want %s", c.a, c.b, got, c.minus)
-		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -135,7 +136,7 @@ func (sc *scanner) event() error {
 		s.Flavor, s.HasGTIDList = txn.MariaDB, true
 		s.MariaDBStart = newMariaDBState()
 		for _, g := range e.GTIDs {
-			s.MariaDBStart.add(MariaGTID{g.DomainID, g.ServerID, g.SequenceNumber})
+			s.MariaDBStart.add(position.MariaGTID{Domain: g.DomainID, Server: g.ServerID, Seq: g.SequenceNumber})
 		}
 	case *replication.MariadbGTIDEvent:
 		s.Flavor = txn.MariaDB
@@ -143,9 +144,9 @@ func (sc *scanner) event() error {
 			s.MariaDBStart = newMariaDBState()
 		}
 		if s.MariaDBEnd == nil {
-			s.MariaDBEnd, s.MariaDBFirst = s.MariaDBStart.clone(), map[uint32]MariaGTID{}
+			s.MariaDBEnd, s.MariaDBFirst = s.MariaDBStart.clone(), map[uint32]position.MariaGTID{}
 		}
-		g := MariaGTID{e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber}
+		g := position.MariaGTID{Domain: e.GTID.DomainID, Server: e.GTID.ServerID, Seq: e.GTID.SequenceNumber}
 		s.MariaDBEnd.add(g)
 		if _, ok := s.MariaDBFirst[g.Domain]; !ok {
 			s.MariaDBFirst[g.Domain] = g
@@ -154,7 +155,7 @@ func (sc *scanner) event() error {
 		if s.HasGTIDList {
 			return nil
 		}
-		set, err := ParseGTIDSet(e.GTIDSets)
+		set, err := position.ParseMySQLSet(e.GTIDSets)
 		if err != nil {
 			return fmt.Errorf("previous GTIDs event: %w", err)
 		}
@@ -179,7 +180,7 @@ func (sc *scanner) mysqlGTID(e *replication.GTIDEvent) {
 			return
 		}
 		if s.MySQLHeld == nil {
-			s.MySQLHeld = GTIDSet{}
+			s.MySQLHeld = position.MySQLSet{}
 		}
 		key := u.String()
 		if t := e.Tag.String(); t != "" {

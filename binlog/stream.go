@@ -19,6 +19,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -197,7 +198,7 @@ func (s *StreamReader) inspect(ctx context.Context) error {
 		}
 	}
 	if s.flavor == txn.MariaDB && s.cfg.StartGTID != "" {
-		g, err := ParseMariaDBGTIDPos(s.cfg.StartGTID)
+		g, err := position.ParseMariaDBPos(s.cfg.StartGTID)
 		if err != nil {
 			return fmt.Errorf("binlog stream: start GTID: %w", err)
 		}
@@ -229,10 +230,10 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 		if err != nil {
 			return fmt.Errorf("binlog stream: gtid_binlog_pos: %w", err)
 		}
-		if s.endGTID, err = ParseMariaDBGTIDPos(g); err != nil {
+		if s.endGTID, err = position.ParseMariaDBPos(g); err != nil {
 			return fmt.Errorf("binlog stream: gtid_binlog_pos %q: %w", g, err)
 		}
-		if s.cfg.StartGTID != "" && gtidCovers(s.seen, s.endGTID) {
+		if s.cfg.StartGTID != "" && position.CoversSeqs(s.seen, s.endGTID) {
 			s.atEnd = true
 		}
 	case txn.MySQL:
@@ -247,7 +248,7 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 			}
 		}
 	}
-	if s.cfg.StartGTID == "" && s.cfg.StartFile != "" && comparePos(txn.Position{File: s.cfg.StartFile, Offset: s.cfg.StartPos}, s.endPos) >= 0 {
+	if s.cfg.StartGTID == "" && s.cfg.StartFile != "" && position.Compare(txn.Position{File: s.cfg.StartFile, Offset: s.cfg.StartPos}, s.endPos) >= 0 {
 		s.atEnd = true
 	}
 	return nil
@@ -564,9 +565,9 @@ func (s *StreamReader) reachedEnd() bool {
 	if s.asm.open() {
 		return false
 	}
-	if s.endGTID != nil && len(s.endGTID) > 0 && gtidCovers(s.seen, s.endGTID) {
+	if s.endGTID != nil && len(s.endGTID) > 0 && position.CoversSeqs(s.seen, s.endGTID) {
 		s.atEnd = true
-	} else if s.asm.file != "" && comparePos(txn.Position{File: s.asm.file, Offset: s.asm.lastEnd}, s.endPos) >= 0 {
+	} else if s.asm.file != "" && position.Compare(txn.Position{File: s.asm.file, Offset: s.asm.lastEnd}, s.endPos) >= 0 {
 		s.atEnd = true
 	}
 	return s.atEnd
@@ -717,75 +718,6 @@ func queryString(conn *client.Conn, q string) (string, error) {
 		return "", fmt.Errorf("%s: no rows", q)
 	}
 	return r.GetString(0, 0)
-}
-
-// ParseMariaDBGTIDPos parses a MariaDB GTID position ("0-1-100,1-1-5", as
-// in gtid_binlog_pos) into the last seq_no of each domain.
-func ParseMariaDBGTIDPos(s string) (map[uint32]uint64, error) {
-	m := map[uint32]uint64{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		f := strings.Split(part, "-")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("bad MariaDB GTID %q: want domain-server-seq", part)
-		}
-		d, err1 := strconv.ParseUint(f[0], 10, 32)
-		_, err2 := strconv.ParseUint(f[1], 10, 32)
-		n, err3 := strconv.ParseUint(f[2], 10, 64)
-		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, fmt.Errorf("bad MariaDB GTID %q: %w", part, err)
-		}
-		if _, dup := m[uint32(d)]; dup {
-			return nil, fmt.Errorf("bad MariaDB GTID position %q: domain %d twice", s, d)
-		}
-		m[uint32(d)] = n
-	}
-	return m, nil
-}
-
-// gtidCovers reports whether have reaches want in every domain of want.
-func gtidCovers(have, want map[uint32]uint64) bool {
-	for d, n := range want {
-		if have[d] < n {
-			return false
-		}
-	}
-	return true
-}
-
-// comparePos orders binlog positions: files by their numeric suffix
-// (binlog.000010 after binlog.000009), then offsets.
-func comparePos(a, b txn.Position) int {
-	if a.File != b.File {
-		an, aok := fileNumber(a.File)
-		bn, bok := fileNumber(b.File)
-		if aok && bok && an != bn {
-			if an < bn {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.File, b.File)
-	}
-	switch {
-	case a.Offset < b.Offset:
-		return -1
-	case a.Offset > b.Offset:
-		return 1
-	}
-	return 0
-}
-
-func fileNumber(name string) (uint64, bool) {
-	i := strings.LastIndexByte(name, '.')
-	if i < 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(name[i+1:], 10, 64)
-	return n, err == nil
 }
 
 func (s *StreamReader) stopWatching() {

@@ -145,33 +145,6 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-func TestPositionsAndGTIDs(t *testing.T) {
-	p := func(f string, o uint32) txn.Position { return txn.Position{File: f, Offset: o} }
-	for _, c := range []struct {
-		a, b txn.Position
-		want int
-	}{
-		{p("binlog.000001", 5), p("binlog.000001", 5), 0},
-		{p("binlog.000001", 500), p("binlog.000002", 4), -1},
-		{p("binlog.000010", 4), p("binlog.000009", 900), 1},
-		{p("binlog.999999", 4), p("binlog.1000000", 4), -1},
-	} {
-		if got := comparePos(c.a, c.b); got != c.want {
-			t.Errorf("comparePos(%v, %v) = %d", c.a, c.b, got)
-		}
-	}
-	g, err := ParseMariaDBGTIDPos("0-1-100, 3-2-5")
-	if err != nil || !reflect.DeepEqual(g, map[uint32]uint64{0: 100, 3: 5}) {
-		t.Fatalf("parse: %v %v", g, err)
-	}
-	if _, err := ParseMariaDBGTIDPos("0-1"); err == nil {
-		t.Error("bad GTID accepted")
-	}
-	if !gtidCovers(g, map[uint32]uint64{0: 100}) || gtidCovers(g, map[uint32]uint64{0: 101}) || gtidCovers(g, map[uint32]uint64{1: 1}) {
-		t.Error("gtidCovers")
-	}
-}
-
 // Synthetic event sequences for what a MariaDB sandbox does not write:
 // ROLLBACK groups, MySQL GTID events, statement DML.
 type evs struct {

@@ -11,7 +11,7 @@ import (
 )
 
 // DecodeEvents decodes row events a target stored for a prepared XA
-// transaction (see target/mysql, xa.go): the source's format description
+// transaction (see mysql, xa.go): the source's format description
 // event, then table map and rows events back to back, as BINLOG
 // statements carry them. It returns a Txn holding their row changes, raw
 // events kept, with Format set; it has no GTID or position of its own.

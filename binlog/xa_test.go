@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
-	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
 

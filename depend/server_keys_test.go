@@ -15,8 +15,8 @@ import (
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
-	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/position"
 )
 
 func sampleStats() apply.Stats {
@@ -23,8 +23,8 @@ func sampleStats() apply.Stats {
 		Txns: 120, Skipped: 3, Rows: 400, Bytes: 9000, Retries: 7, Read: 125,
 		Serialized: map[depend.Reason]uint64{depend.ReasonDDL: 2, depend.ReasonKeyConflict: 9, depend.ReasonNone: 100},
 		Elapsed:    10 * time.Second,
-		Last:       mysql.Position{File: "mariadb-bin.000007", Pos: 4000, LastGTID: "0-1-120", GTIDPos: "0-1-120,1-1-5", SourceTS: ts, Applied: 1120},
-		ReadPos:    mysql.Position{File: "mariadb-bin.000008", Pos: 500, LastGTID: "0-1-125"},
+		Last:       position.Checkpoint{File: "mariadb-bin.000007", Pos: 4000, LastGTID: "0-1-120", GTIDPos: "0-1-120,1-1-5", SourceTS: ts, Applied: 1120},
+		ReadPos:    position.Checkpoint{File: "mariadb-bin.000008", Pos: 500, LastGTID: "0-1-125"},
 		Lag:        1500 * time.Millisecond, InFlight: 5, QueueBytes: 2048, WindowBytes: 1 << 20,
 		Units: 8, UnitHist: hist,
 		Workers: []apply.WorkerStat{{ID: 1, State: "applying", Txn: "0-1-121", Busy: 3 * time.Second},

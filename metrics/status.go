@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // Status is the /status document.
@@ -119,7 +119,7 @@ func (m *Monitor) Status() Status {
 	return st
 }
 
-func timePtr(p mysql.Position) *time.Time {
+func timePtr(p position.Checkpoint) *time.Time {
 	if p.SourceTS.IsZero() {
 		return nil
 	}

@@ -80,6 +80,15 @@ type Txn struct {
 // statement, or a DDL followed by the rows it wrote (CREATE TABLE ...
 // SELECT, which MariaDB and MySQL 8 log as the CREATE TABLE and the
 // selected rows in one transaction). Its DDL is Changes[0].Stmt.
+// ID names the transaction stably across runs: its GTID, else its
+// starting file:offset.
+func (t *Txn) ID() string {
+	if t.GTID != "" {
+		return t.GTID
+	}
+	return t.Start.String()
+}
+
 func (t *Txn) IsDDL() bool {
 	return len(t.Changes) > 0 && t.Changes[0].Stmt != nil && t.Changes[0].Stmt.DDL
 }

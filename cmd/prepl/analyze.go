@@ -17,8 +17,8 @@ import (
 	"github.com/prepl/prepl/analyze"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // analyzeFlags are prepl analyze's flags.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/analyze"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 )
 
 // calibrateDB is the database of the scratch table --calibrate creates.

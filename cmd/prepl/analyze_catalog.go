@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/txn"
 )
 

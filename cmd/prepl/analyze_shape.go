@@ -9,13 +9,13 @@ import (
 )
 
 // netStatementRows is the most rows the engine puts in one multi-row
-// statement of a compacted unit (target/mysql's netRows).
+// statement of a compacted unit (mysql's netRows).
 const netStatementRows = 1000
 
 // compactShape is analyze's view of the apply engine's compaction: a
 // unit's changes to a compactable table become its net effect, sent as
 // multi-row statements (deletes, inserts, overwrites); other changes go
-// one statement each, in order. It is what target/mysql renders.
+// one statement each, in order. It is what mysql renders.
 func compactShape(members []*txn.Txn, cat txn.Catalog) analyze.UnitShape {
 	if len(members) == 1 && members[0].Rows() < 2 {
 		return analyze.PlainShape(members, cat)

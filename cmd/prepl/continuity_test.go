@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // continuitySource writes a keyless table (a transaction applied twice

@@ -13,7 +13,8 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -31,7 +32,7 @@ func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.T
 	}
 	var sum dryRunSummary
 	sum.tables = map[string]int{}
-	sum.mysql = binlog.GTIDSet{}
+	sum.mysql = position.MySQLSet{}
 	sum.mariadb = map[string][][2]uint64{}
 	defs := map[string]*txn.TableDef{}
 	var readErr error
@@ -91,7 +92,7 @@ const timeLayout = "2006-01-02 15:04:05 -07:00 MST"
 type dryRunSummary struct {
 	txns, rows, ddl, skipped int
 	tables                   map[string]int
-	mysql                    binlog.GTIDSet
+	mysql                    position.MySQLSet
 	mariadb                  map[string][][2]uint64 // "domain-server" -> seq ranges
 	noGTID                   int
 	first, last              time.Time

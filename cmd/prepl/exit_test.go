@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/prepl/prepl/binlog"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 )
 
 // TestExitCodesMatchTheService: the errors a restart cannot fix exit with

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/internal/faultproxy"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -118,8 +118,8 @@ func caughtUpAndSame(t *testing.T, r *running, src, tgt *sandbox.Server) {
 
 // sameGTIDPos compares MariaDB GTID positions regardless of domain order.
 func sameGTIDPos(a, b string) bool {
-	pa, err1 := binlog.ParseMariaDBGTIDPos(a)
-	pb, err2 := binlog.ParseMariaDBGTIDPos(b)
+	pa, err1 := position.ParseMariaDBPos(a)
+	pb, err2 := position.ParseMariaDBPos(b)
 	if err1 != nil || err2 != nil || len(pa) != len(pb) {
 		return false
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // applyFlags are the flags every applying command shares.
@@ -111,7 +111,7 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 		}
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
-		UnitTxns: f.unit, NoCompact: !f.compact, KeepGTID: f.keepGTID, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
+		UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
 		ResolveDDL: resolve}, nil
 }
 
@@ -172,7 +172,7 @@ func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
 	}
 	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default()), mysql.XADecoder(binlog.DecodeEvents)}
 	if f.keepGTID {
-		opts = append(opts, mysql.Unlogged())
+		opts = append(opts, mysql.KeepGTIDs())
 	}
 	return mysql.Open(ctx, e, f.channel, opts...)
 }

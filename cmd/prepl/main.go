@@ -16,8 +16,8 @@ import (
 	"syscall"
 
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

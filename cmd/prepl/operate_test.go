@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -42,7 +42,7 @@ func sourceTxns(t *testing.T, db *sql.DB) uint64 {
 	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
 		t.Fatal(err)
 	}
-	seqs, err := binlog.ParseMariaDBGTIDPos(pos)
+	seqs, err := position.ParseMariaDBPos(pos)
 	if err != nil {
 		t.Fatalf("gtid_binlog_pos: %v", err)
 	}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/filter"
+	"github.com/prepl/prepl/mysql"
 	pbar "github.com/prepl/prepl/progress"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 )
 

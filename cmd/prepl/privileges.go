@@ -7,7 +7,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 )
 
 // need is a privilege a feature needs: missing, it is named in a warning
@@ -26,7 +26,8 @@ var sourceNeeds = []need{
 }
 
 // targetNeeds are what prepl asks of the target's user with cfg.
-func targetNeeds(ctx context.Context, db *sql.DB, cfg apply.Config) []need {
+func targetNeeds(ctx context.Context, tgt *mysql.Target, cfg apply.Config) []need {
+	db := tgt.DB
 	n := []need{
 		{"CREATE", mysql.PositionSchema, "create the position table " + mysql.PositionSchema + ".position"},
 		{"INSERT", mysql.PositionSchema, "store the position"},
@@ -38,7 +39,7 @@ func targetNeeds(ctx context.Context, db *sql.DB, cfg apply.Config) []need {
 	if triggers > 0 {
 		n = append(n, need{"BINLOG REPLAY", "", "apply rows of tables with triggers on the target with the BINLOG statement (MariaDB 10.5.2+; SUPER before)"})
 	}
-	if cfg.KeepGTID {
+	if tgt.KeepsGTIDs() {
 		n = append(n, need{"BINLOG ADMIN", "", "SET sql_log_bin and the source GTID for --keep-gtid (or SUPER)"})
 	}
 	if cfg.Mode == depend.Optimistic || cfg.Mode == depend.Aggressive {

@@ -15,7 +15,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -119,7 +119,7 @@ Flags:
 			return err
 		}
 		defer tgt.Close()
-		checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
+		checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
 		if res, err = apply.LoadResume(ctx, tgt); err != nil {
 			return err
 		}

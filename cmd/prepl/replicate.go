@@ -10,7 +10,8 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 )
 
 func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -118,7 +119,7 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
-	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt.DB, cfg))
+	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err
@@ -142,11 +143,7 @@ Flags:
 	if res.Found && *startGTID != "" {
 		log.Warn("--start-gtid ignored: the target has a stored position (delete its row in prepl.position to start over)", "channel", af.channel)
 	}
-	if sc.StartGTID != "" {
-		if res.Position.GTIDPos == "" {
-			res.Position.GTIDPos = sc.StartGTID
-		}
-	}
+	res.StartAfter(sc.StartGTID)
 	rd, err := binlog.OpenStream(ctx, sc)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
@@ -170,12 +167,12 @@ const sourceAnswerTimeout = 30 * time.Second
 // untilFilter applies up to and including GTID g, then stops. For a
 // MariaDB GTID, a later sequence number in the same domain also stops.
 func untilFilter(g string) func(t *txnT) apply.Action {
-	d, _, seq, derr := apply.ParseMariaDBGTID(g)
+	mg, derr := position.ParseMariaGTID(g)
 	return func(t *txnT) apply.Action {
 		switch {
 		case t.GTID == g:
 			return apply.Last
-		case derr == nil && t.GTID != "" && t.Domain == d && t.SeqNo > seq:
+		case derr == nil && t.GTID != "" && t.Domain == mg.Domain && t.SeqNo > mg.Seq:
 			return apply.Stop
 		}
 		return apply.Apply

@@ -8,7 +8,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 )
 
 // serverIdentity is what tells two servers apart: server_uuid where the

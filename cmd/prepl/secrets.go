@@ -12,8 +12,8 @@ import (
 
 	toml "github.com/pelletier/go-toml/v2"
 
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // How an endpoint's password is found, first match wins:

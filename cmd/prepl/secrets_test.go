@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prepl/prepl/target/mysql"
+	"github.com/prepl/prepl/mysql"
 )
 
 func TestReadOptionFile(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -53,19 +53,19 @@ func (s *selectFlags) register(fs *flag.FlagSet) {
 
 // gtidMatch is a set of GTIDs of either flavor.
 type gtidMatch struct {
-	mysql   binlog.GTIDSet
+	mysql   position.MySQLSet
 	mariadb map[[2]uint64][][2]uint64 // domain, server -> seq ranges
 }
 
 func parseGTIDMatch(flagName, s string) (*gtidMatch, error) {
-	m := &gtidMatch{mysql: binlog.GTIDSet{}, mariadb: map[[2]uint64][][2]uint64{}}
+	m := &gtidMatch{mysql: position.MySQLSet{}, mariadb: map[[2]uint64][][2]uint64{}}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
 		if strings.Contains(part, ":") {
-			set, err := binlog.ParseGTIDSet(part)
+			set, err := position.ParseMySQLSet(part)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", errUsage, flagName, err)
 			}
@@ -102,14 +102,14 @@ func (m *gtidMatch) contains(t *txn.Txn) bool {
 		return false
 	}
 	if i := strings.LastIndexByte(t.GTID, ':'); i >= 0 {
-		return m.mysql.Contains(t.GTID[:i], t.SeqNo)
+		return m.mysql.Has(t.GTID[:i], t.SeqNo)
 	}
-	d, s, seq, err := apply.ParseMariaDBGTID(t.GTID)
+	g, err := position.ParseMariaGTID(t.GTID)
 	if err != nil {
 		return false
 	}
-	for _, r := range m.mariadb[[2]uint64{uint64(d), uint64(s)}] {
-		if seq >= r[0] && seq <= r[1] {
+	for _, r := range m.mariadb[[2]uint64{uint64(g.Domain), uint64(g.Server)}] {
+		if g.Seq >= r[0] && g.Seq <= r[1] {
 			return true
 		}
 	}
@@ -164,7 +164,7 @@ func parseOffset(flagName, v string) (uint32, error) {
 
 // selection is the parsed selection; filter applies it to a transaction.
 type selection struct {
-	startPos            *apply.GTIDPosition
+	startPos            *position.Set
 	until               func(*txn.Txn) apply.Action
 	startTime, stopAt   time.Time
 	loc                 *time.Location
@@ -183,7 +183,7 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 		return nil, err
 	}
 	if s.startGTID != "" {
-		if sel.startPos, err = apply.ParseGTIDPosition(s.startGTID); err != nil {
+		if sel.startPos, err = position.ParseSet(s.startGTID); err != nil {
 			return nil, fmt.Errorf("%w: --start-gtid: %v", errUsage, err)
 		}
 	}

@@ -12,10 +12,9 @@ import (
 	"sync"
 	"time"
 
-	gomysql "github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/metrics"
+	"github.com/prepl/prepl/position"
 )
 
 func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
@@ -248,27 +247,7 @@ func gtidCovers(have, want string) bool {
 	if want == "" {
 		return false // a source without GTIDs: decide by position
 	}
-	if strings.Contains(want, ":") {
-		h, err1 := gomysql.ParseMysqlGTIDSet(have)
-		w, err2 := gomysql.ParseMysqlGTIDSet(want)
-		return err1 == nil && err2 == nil && h.Contain(w)
-	}
-	seqs := func(pos string) map[string]uint64 {
-		m := map[string]uint64{}
-		for _, g := range strings.Split(pos, ",") {
-			f := strings.Split(strings.TrimSpace(g), "-")
-			if len(f) == 3 {
-				n, _ := strconv.ParseUint(f[2], 10, 64)
-				m[f[0]] = n
-			}
-		}
-		return m
-	}
-	h := seqs(have)
-	for d, n := range seqs(want) {
-		if h[d] < n {
-			return false
-		}
-	}
-	return true
+	h, err1 := position.ParseSet(have)
+	w, err2 := position.ParseSet(want)
+	return err1 == nil && err2 == nil && h.Covers(w)
 }

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/metrics"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // prepl status is a Nagios-style check: its first line is the verdict,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/metrics"
+	"github.com/prepl/prepl/position"
 	pbar "github.com/prepl/prepl/progress"
-	"github.com/prepl/prepl/target/mysql"
 )
 
 // sourceEnd tells how far the source has written: a live source polled by
@@ -204,14 +204,14 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 
 // readPosition is where reading stands: the last transaction read, or
 // the resumed position before anything was read.
-func readPosition(s apply.Stats) mysql.Position {
+func readPosition(s apply.Stats) position.Checkpoint {
 	if s.ReadPos.File != "" {
 		return s.ReadPos
 	}
 	return s.Last
 }
 
-func posString(p mysql.Position) string {
+func posString(p position.Checkpoint) string {
 	if p.File == "" {
 		return ""
 	}

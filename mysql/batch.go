@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -17,8 +18,8 @@ type Batch struct {
 	hint   int // expected SQL bytes, to size the first chunk once
 	fkOff  bool
 	uqOff  bool
-	// Saved counts the source row changes compaction made unnecessary.
-	Saved int
+	// saved counts the source row changes compaction made unnecessary.
+	saved int
 }
 
 type chunk struct {
@@ -87,6 +88,9 @@ func (b *Batch) add(e rowExpect, write func([]byte) ([]byte, error)) error {
 	return nil
 }
 
+// Saved counts the source row changes compaction made unnecessary.
+func (b *Batch) Saved() int { return b.saved }
+
 func (b *Batch) setFlags(f uint16) {
 	fkOff := f&txn.RowsFlagNoForeignKeyChecks != 0
 	uqOff := f&txn.RowsFlagRelaxedUniqueCheck != 0
@@ -111,9 +115,14 @@ func boolInt(b bool) string {
 // compaction the unit's net effect goes as a few multi-row statements per
 // table (package compact); if one of them surprises the target, Send
 // returns an error wrapping ErrCompacted and the caller renders the unit
-// again without compaction. keepGTID gives the target transaction the
-// (single) member's GTID.
-func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction, keepGTID bool) (*Batch, error) {
+// again without compaction. A target opened with KeepGTIDs gives the
+// target transaction the (single) member's GTID.
+func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (apply.Batch, error) {
+	return t.render(ctx, txs, compaction, t.keepGTID)
+}
+
+// render is Render with the GTID choice made by the caller.
+func (t *Target) render(ctx context.Context, txs []*txn.Txn, compaction, keepGTID bool) (*Batch, error) {
 	b := &Batch{hint: 1024}
 	for _, tx := range txs {
 		b.hint += 2 * tx.Size // row images in the binlog, as SQL text

@@ -56,7 +56,7 @@ func (t *Target) renderUnit(ctx context.Context, b *Batch, txs []*txn.Txn, compa
 			}
 		}
 	}
-	b.Saved += plan.Dropped
+	b.saved += plan.Dropped
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package binlog
+package position
 
 import (
 	"fmt"
@@ -10,14 +10,14 @@ import (
 // Interval is a run of MySQL GNOs, both ends included.
 type Interval struct{ Lo, Hi uint64 }
 
-// GTIDSet is a MySQL GTID set: per server uuid, sorted disjoint intervals
+// MySQLSet is a MySQL GTID set: per server uuid, sorted disjoint intervals
 // that do not touch. The zero value (nil) is the empty set.
-type GTIDSet map[string][]Interval
+type MySQLSet map[string][]Interval
 
-// ParseGTIDSet reads "uuid:1-5:7,uuid2:3" (MySQL's text form). A tag
+// ParseMySQLSet reads "uuid:1-5:7,uuid2:3" (MySQL's text form). A tag
 // (MySQL 8.4 "uuid:tag:1-5") keys its intervals as "uuid:tag".
-func ParseGTIDSet(s string) (GTIDSet, error) {
-	out := GTIDSet{}
+func ParseMySQLSet(s string) (MySQLSet, error) {
+	out := MySQLSet{}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -48,9 +48,9 @@ func ParseGTIDSet(s string) (GTIDSet, error) {
 }
 
 // Add puts one GTID in the set.
-func (s GTIDSet) Add(uuid string, gno uint64) { s.addInterval(uuid, Interval{gno, gno}) }
+func (s MySQLSet) Add(uuid string, gno uint64) { s.addInterval(uuid, Interval{gno, gno}) }
 
-func (s GTIDSet) addInterval(uuid string, iv Interval) {
+func (s MySQLSet) addInterval(uuid string, iv Interval) {
 	ivs := s[uuid]
 	// The common case: GNOs arrive in ascending order.
 	if n := len(ivs); n > 0 && iv.Lo >= ivs[n-1].Lo {
@@ -80,9 +80,9 @@ func (s GTIDSet) addInterval(uuid string, iv Interval) {
 }
 
 // Union is s ∪ o, a new set.
-func (s GTIDSet) Union(o GTIDSet) GTIDSet {
-	out := GTIDSet{}
-	for _, x := range []GTIDSet{s, o} {
+func (s MySQLSet) Union(o MySQLSet) MySQLSet {
+	out := MySQLSet{}
+	for _, x := range []MySQLSet{s, o} {
 		for u, ivs := range x {
 			for _, iv := range ivs {
 				out.addInterval(u, iv)
@@ -93,8 +93,8 @@ func (s GTIDSet) Union(o GTIDSet) GTIDSet {
 }
 
 // Minus is s \ o, a new set.
-func (s GTIDSet) Minus(o GTIDSet) GTIDSet {
-	out := GTIDSet{}
+func (s MySQLSet) Minus(o MySQLSet) MySQLSet {
+	out := MySQLSet{}
 	for u, ivs := range s {
 		for _, iv := range ivs {
 			rest := []Interval{iv}
@@ -123,7 +123,7 @@ func (s GTIDSet) Minus(o GTIDSet) GTIDSet {
 }
 
 // Empty reports whether s holds no GTID.
-func (s GTIDSet) Empty() bool {
+func (s MySQLSet) Empty() bool {
 	for _, ivs := range s {
 		if len(ivs) > 0 {
 			return false
@@ -133,9 +133,9 @@ func (s GTIDSet) Empty() bool {
 }
 
 // Equal reports whether s and o hold the same GTIDs.
-func (s GTIDSet) Equal(o GTIDSet) bool { return s.Minus(o).Empty() && o.Minus(s).Empty() }
+func (s MySQLSet) Equal(o MySQLSet) bool { return s.Minus(o).Empty() && o.Minus(s).Empty() }
 
-func (s GTIDSet) String() string {
+func (s MySQLSet) String() string {
 	us := make([]string, 0, len(s))
 	for u, ivs := range s {
 		if len(ivs) > 0 {
@@ -159,10 +159,36 @@ func (s GTIDSet) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Contains reports whether GNO gno of key (a server uuid, or "uuid:tag")
-// is in the set.
-func (s GTIDSet) Contains(key string, gno uint64) bool {
+// Has reports whether GNO gno of key (a server uuid, or "uuid:tag") is in
+// the set.
+func (s MySQLSet) Has(key string, gno uint64) bool {
 	ivs := s[strings.ToLower(key)]
 	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].Hi >= gno })
 	return i < len(ivs) && ivs[i].Lo <= gno
+}
+
+// Covers reports whether s holds every GTID of o.
+func (s MySQLSet) Covers(o MySQLSet) bool { return o.Minus(s).Empty() }
+
+// Clone returns a copy of s that shares nothing with it.
+func (s MySQLSet) Clone() MySQLSet {
+	out := make(MySQLSet, len(s))
+	for u, ivs := range s {
+		out[u] = append([]Interval(nil), ivs...)
+	}
+	return out
+}
+
+// splitMySQLGTID splits one MySQL GTID "uuid:n" (or "uuid:tag:n") into the
+// set's key and its GNO.
+func splitMySQLGTID(g string) (key string, gno uint64, err error) {
+	i := strings.LastIndexByte(g, ':')
+	if i <= 0 {
+		return "", 0, fmt.Errorf("bad MySQL GTID %q: want uuid:n", g)
+	}
+	gno, err = strconv.ParseUint(g[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("bad MySQL GTID %q: want uuid:n", g)
+	}
+	return strings.ToLower(g[:i]), gno, nil
 }

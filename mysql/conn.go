@@ -16,6 +16,8 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -31,14 +33,16 @@ const sessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTI
 type Conn struct {
 	t  *Target
 	c  *sql.Conn
-	ID uint64 // CONNECTION_ID() on the target, for lock-wait inspection
+	id uint64 // CONNECTION_ID() on the target, for lock-wait inspection
 	// format is the format description event the session's BINLOG
 	// statements read events with (nil: none sent yet).
 	format []byte
 }
 
 // Conn opens a pinned connection with prepl's session settings.
-func (t *Target) Conn(ctx context.Context) (*Conn, error) {
+func (t *Target) Conn(ctx context.Context) (apply.Conn, error) { return t.conn(ctx) }
+
+func (t *Target) conn(ctx context.Context) (*Conn, error) {
 	c, err := t.DB.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
@@ -48,12 +52,15 @@ func (t *Target) Conn(ctx context.Context) (*Conn, error) {
 		return nil, fmt.Errorf("set session on target: %w", err)
 	}
 	w := &Conn{t: t, c: c}
-	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&w.ID); err != nil {
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&w.id); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return w, nil
 }
+
+// ID is the connection's CONNECTION_ID() on the target.
+func (c *Conn) ID() uint64 { return c.id }
 
 // Close discards the connection (never returned to the pool half-used).
 func (c *Conn) Close() {
@@ -64,7 +71,8 @@ func (c *Conn) Close() {
 // Send opens a target transaction with b's statements, one round trip per
 // chunk, and checks every row statement's affected-row count. The
 // transaction stays open for Commit or Rollback.
-func (c *Conn) Send(ctx context.Context, b *Batch) error {
+func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
+	b := ab.(*Batch)
 	for _, ch := range b.chunks {
 		if err := c.exec(ctx, ch); err != nil {
 			return err
@@ -172,7 +180,7 @@ func binlogErr(tx *txn.Txn, what string, err error) error {
 
 // Commit stores p in the position table and commits the transaction Send
 // opened; the rows were checked before, so a surprise never follows COMMIT.
-func (c *Conn) Commit(ctx context.Context, p Position) error {
+func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
 	var ch chunk
 	ch.stmt(c.t.positionSQL(p), rowExpect{})
 	ch.stmt("COMMIT", rowExpect{})
@@ -196,8 +204,8 @@ func KeepGTIDSQL(tx *txn.Txn) string {
 
 // Resolutions of a pending DDL, the user's word on it (--pending-ddl).
 const (
-	DDLApplied    = "applied"
-	DDLNotApplied = "not-applied"
+	DDLApplied    = apply.DDLApplied
+	DDLNotApplied = apply.DDLNotApplied
 )
 
 // PendingDDLError says that prepl cannot tell whether an interrupted DDL
@@ -231,7 +239,8 @@ var ErrDDLWithRowsKeepGTID = errors.New("a CREATE TABLE ... SELECT cannot keep i
 // pending (a crash, or a lost connection, interrupted an earlier attempt),
 // it is run again only if it did not take effect: resolve, the user's
 // word (DDLApplied, DDLNotApplied), or else the catalog's state.
-func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Position, resolve string, keepGTID bool) (ran bool, err error) {
+func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after position.Checkpoint, resolve string) (ran bool, err error) {
+	keepGTID := t.keepGTID
 	st := tx.Changes[0].Stmt
 	if keepGTID && len(tx.Changes) > 1 {
 		return false, fmt.Errorf("DDL %s: %w; run without --keep-gtid, or skip it with --skip-gtid and create the table by hand", describe(tx), ErrDDLWithRowsKeepGTID)
@@ -246,7 +255,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after Positi
 	}()
 	// With kept GTIDs the target's binlog must hold exactly the source's
 	// transactions: the position writes around a DDL stay out of it.
-	storePos := func(p Position, when string) error {
+	storePos := func(p position.Checkpoint, when string) error {
 		q := t.positionSQL(p)
 		if keepGTID {
 			q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
@@ -366,14 +375,14 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 // applyDDLRows applies the rows of a DDL's transaction (CREATE TABLE ...
 // SELECT) once the DDL has run, in one target transaction with the
 // position after it.
-func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after Position) error {
+func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after position.Checkpoint) error {
 	rows := *tx
 	rows.Changes = tx.Changes[1:]
-	b, err := t.Render(ctx, []*txn.Txn{&rows}, false, false)
+	b, err := t.render(ctx, []*txn.Txn{&rows}, false, false)
 	if err != nil {
 		return err
 	}
-	w, err := t.Conn(ctx)
+	w, err := t.conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -399,12 +408,7 @@ func crashPoint(point string, tx *txn.Txn) {
 
 // TxnID names a transaction stably across runs: its GTID, else its
 // starting file:offset.
-func TxnID(tx *txn.Txn) string {
-	if tx.GTID != "" {
-		return tx.GTID
-	}
-	return tx.Start.String()
-}
+func TxnID(tx *txn.Txn) string { return tx.ID() }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

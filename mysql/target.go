@@ -12,6 +12,8 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -28,6 +30,7 @@ type Target struct {
 	Version   string
 	IsMariaDB bool
 	unlogged  bool
+	keepGTID  bool          // see KeepGTIDs
 	decodeXA  EventDecoder  // see XADecoder
 	reconnect time.Duration // see Reconnect
 	log       *slog.Logger
@@ -133,40 +136,11 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 	return nil
 }
 
-// Position is what the position table stores for one slot.
-type Position struct {
-	Slot       string
-	GTIDPos    string // MariaDB gtid_slave_pos form, or MySQL executed set
-	File       string // binlog file base name
-	Pos        uint32 // offset just past the last applied transaction
-	LastGTID   string
-	SourceTS   time.Time
-	PendingDDL string // GTID or file:pos of a DDL started but maybe not finished
-	// PendingState is the catalog's state before PendingDDL ran (see
-	// ApplyDDL): a restart compares it with the catalog to know whether
-	// the DDL took effect.
-	PendingState string
-	Applied      uint64 // transactions applied through this slot, all runs
-	// Floor is what was committed without a gap when this row was written:
-	// every transaction at or before it is applied, whatever its slot.
-	// Slots commit out of order between them (modes schema and domain);
-	// a restart reads from the highest floor and skips, above it, what
-	// each slot's own position covers.
-	Floor Floor
-}
-
-// Floor is a gapless applied position.
-type Floor struct {
-	GTIDPos string
-	File    string
-	Pos     uint32
-}
-
 const positionColumns = `slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, pending_state, applied,
 		floor_gtid, floor_file, floor_pos`
 
 // Positions returns the stored positions of this channel, by slot.
-func (t *Target) Positions(ctx context.Context) (map[string]Position, error) {
+func (t *Target) Positions(ctx context.Context) (map[string]position.Checkpoint, error) {
 	rows, err := t.DB.QueryContext(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
 	if err != nil {
 		return nil, fmt.Errorf("read position: %w", err)
@@ -175,20 +149,20 @@ func (t *Target) Positions(ctx context.Context) (map[string]Position, error) {
 }
 
 // slotPosition returns the stored position of one slot (zero when none).
-func (t *Target) slotPosition(ctx context.Context, c *sql.Conn, slot string) (Position, error) {
+func (t *Target) slotPosition(ctx context.Context, c *sql.Conn, slot string) (position.Checkpoint, error) {
 	rows, err := c.QueryContext(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = ? AND slot = ?`, t.Channel, slot)
 	if err != nil {
-		return Position{}, fmt.Errorf("read position: %w", err)
+		return position.Checkpoint{}, fmt.Errorf("read position: %w", err)
 	}
 	ps, err := scanPositions(rows)
 	return ps[slot], err
 }
 
-func scanPositions(rows *sql.Rows) (map[string]Position, error) {
+func scanPositions(rows *sql.Rows) (map[string]position.Checkpoint, error) {
 	defer rows.Close()
-	out := map[string]Position{}
+	out := map[string]position.Checkpoint{}
 	for rows.Next() {
-		var p Position
+		var p position.Checkpoint
 		var ts sql.NullTime
 		if err := rows.Scan(&p.Slot, &p.GTIDPos, &p.File, &p.Pos, &p.LastGTID, &ts, &p.PendingDDL, &p.PendingState, &p.Applied,
 			&p.Floor.GTIDPos, &p.Floor.File, &p.Floor.Pos); err != nil {
@@ -212,7 +186,7 @@ func (t *Target) ResetPositions(ctx context.Context) error {
 
 // positionSQL is the statement that stores p; it runs inside the
 // transaction whose rows it covers.
-func (t *Target) positionSQL(p Position) string {
+func (t *Target) positionSQL(p position.Checkpoint) string {
 	ts := "NULL"
 	if !p.SourceTS.IsZero() {
 		ts = QuoteString(p.SourceTS.UTC().Format("2006-01-02 15:04:05.000000"))
@@ -230,25 +204,27 @@ updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
 
 // ErrRowCount is wrapped when an UPDATE or DELETE did not find its row, or
 // an INSERT did not insert one: the target has diverged from the source.
-var ErrRowCount = errors.New("row count mismatch")
+var ErrRowCount = apply.ErrRowCount
 
 // ErrCompacted is wrapped when a compacted statement (a commit unit's net
 // effect on a table) did not do what the unit's row images promised: the
 // caller rolls back and applies the unit again in source order, where any
 // divergence is named row by row.
-var ErrCompacted = errors.New("compacted statement mismatch")
+var ErrCompacted = apply.ErrCompacted
 
 // ErrUnsupported is wrapped when the stream holds something prepl cannot
 // apply yet; it stops before it.
 var ErrUnsupported = errors.New("unsupported")
 
-// Error classes decide what the applier does with an error.
-type Class int
+// Class of an error: what the applier does with it.
+type Class = apply.Class
 
+// Error classes (Classify never returns apply.Refused: Target.Classify
+// does, for a server's error number).
 const (
-	Fatal      Class = iota // stop: the target diverged or refuses
-	Retry                   // deadlock, lock wait timeout: roll back, retry
-	Connection              // the connection broke: reconnect, retry
+	Fatal      = apply.Fatal      // stop: the target diverged or refuses
+	Retry      = apply.Retry      // deadlock, lock wait timeout: roll back, retry
+	Connection = apply.Connection // the connection broke: reconnect, retry
 )
 
 // Classify tells how to treat err from a target connection.

@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
-	"github.com/prepl/prepl/target/mysql"
 	"github.com/prepl/prepl/txn"
 	"github.com/prepl/prepl/verify"
 )
@@ -105,7 +106,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 		}
 	}
 	// One unit of every transaction, rolled back: nothing stays.
-	b, err := tgt.Render(ctx, txs, true, false)
+	b, err := tgt.Render(ctx, txs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 		t.Fatalf("%d rows stayed after ROLLBACK: a BINLOG statement committed", n)
 	}
 	// Now for real, with compaction, committed with the position.
-	b, err = tgt.Render(ctx, txs, true, false)
+	b, err = tgt.Render(ctx, txs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := txs[len(txs)-1]
-	if err := conn.Commit(ctx, mysql.Position{Slot: "0", File: last.End.File, Pos: last.End.Offset}); err != nil {
+	if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: last.End.File, Pos: last.End.Offset}); err != nil {
 		t.Fatal(err)
 	}
 	if err := verify.Rows(ctx, sdb, ddb); err != nil {
@@ -137,7 +138,7 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 	}
 	// A row the target lacks: the error names the transaction.
 	sandbox.MustExec(t, ddb, "DELETE FROM tg.t WHERE id = 2")
-	b, err = tgt.Render(ctx, txs[1:2], false, false)
+	b, err = tgt.Render(ctx, txs[1:2], false)
 	if err != nil {
 		t.Fatal(err)
 	}

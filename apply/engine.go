@@ -1,0 +1,396 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/sequencer"
+	"github.com/prepl/prepl/txn"
+)
+
+// engine is the runtime: it feeds the sequencer what happens and does
+// what the sequencer asks. Only its own goroutine touches it; workers,
+// the renderer and the monitor talk to it through channels.
+type engine struct {
+	tgt     Target
+	cfg     Config
+	res     Resume
+	seq     *sequencer.Sequencer
+	workers []*worker
+	render  *renderer
+	rens    map[uint64]*rendering // by unit seq, until the unit commits or fails for good
+	events  chan event
+	waitCh  chan []ConnWait
+	stats   Stats // what the runtime counts: reads, skips
+	shared  *shared
+	// stopWorkers cancels the context of the workers and the renderer.
+	stopWorkers context.CancelFunc
+	start       time.Time
+	// silent is the source, when it can tell its silence (for Stats.Lag).
+	silent Silent
+}
+
+// shared is what workers read and count, never the engine's state.
+type shared struct {
+	tgt      Target
+	cfg      *Config
+	render   *renderer
+	events   chan event
+	counters counters
+}
+
+type counters struct{ reconnects, compacted, fallbacks atomic.Uint64 }
+
+func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
+	if err := res.init(); err != nil {
+		return nil, err
+	}
+	unitTxns := cfg.UnitTxns
+	if tgt.KeepsGTIDs() {
+		unitTxns = 1 // one target transaction per source transaction
+	}
+	s, err := sequencer.New(sequencer.Config{Mode: cfg.Mode, Workers: cfg.Workers, Retries: cfg.Retries,
+		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables()},
+		sequencer.Origin{Floor: position.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos},
+			Slots: res.Slots})
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{tgt: tgt, cfg: cfg, res: res, seq: s, rens: map[uint64]*rendering{},
+		events: make(chan event, 4*cfg.Workers+4)}
+	e.shared = &shared{tgt: tgt, cfg: &e.cfg, events: e.events}
+	if id := cfg.ResolveDDL.ID; id != "" && res.Position.PendingDDL != id {
+		cfg.Log.Warn("--pending-ddl ignored: the stored position has no such DDL pending", "pending_ddl", id,
+			"stored_pending_ddl", res.Position.PendingDDL)
+	}
+	return e, nil
+}
+
+type readResult struct {
+	tx  *txn.Txn
+	err error
+}
+
+func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
+	e.start = time.Now()
+	e.silent, _ = src.(Silent)
+	// Workers get their own context: a graceful stop (ctx) lets them finish.
+	// Every goroutine started here has returned when run does.
+	wctx, wcancel := context.WithCancel(context.Background())
+	e.stopWorkers = wcancel
+	defer e.closeWorkers()
+	e.render = newRenderer(wctx, e.tgt, 2*e.cfg.Workers+2, 64*e.cfg.Workers+16)
+	e.shared.render = e.render
+	for i := 0; i < e.cfg.Workers; i++ {
+		w, err := newWorker(wctx, i+1, e.shared)
+		if err != nil {
+			return Stats{}, err
+		}
+		e.workers = append(e.workers, w)
+	}
+	if e.cfg.Workers > 1 {
+		mon := startMonitor(wctx, e.tgt, e.cfg.Log)
+		e.waitCh = mon.waits
+		defer mon.stop()
+	}
+
+	reads := make(chan readResult, 256)
+	rctx, rcancel := context.WithCancel(ctx)
+	readerDone := make(chan struct{})
+	defer func() {
+		rcancel()
+		<-readerDone // the caller may close src once Run returns
+	}()
+	go func() {
+		defer close(readerDone)
+		defer close(reads)
+		for {
+			tx, err := src.Next(rctx)
+			select {
+			case reads <- readResult{tx, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	var progress <-chan time.Time
+	if e.cfg.ProgressEvery > 0 {
+		t := time.NewTicker(e.cfg.ProgressEvery)
+		defer t.Stop()
+		progress = t.C
+	}
+	liveTick := time.NewTicker(liveEvery)
+	defer liveTick.Stop()
+	defer func() { e.cfg.Live.store(e.snapshot()) }()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+
+	var srcErr error
+	stopping := false
+	for {
+		now := time.Now()
+		e.seq.Tick(now, len(reads) > 0)
+		if err := e.perform(wctx); err != nil {
+			return e.fail(err)
+		}
+		if e.seq.Done() {
+			break
+		}
+		var readCh <-chan readResult
+		if e.seq.WantsInput() {
+			readCh = reads
+		}
+		var done <-chan struct{}
+		if !stopping {
+			done = ctx.Done()
+		}
+		var timerC <-chan time.Time
+		if d := e.seq.Deadline(); !d.IsZero() {
+			timer.Reset(max(0, d.Sub(now)))
+			timerC = timer.C
+		}
+		select {
+		case <-timerC:
+		case r, ok := <-readCh:
+			e.seq.Tick(time.Now(), len(reads) > 0)
+			switch {
+			case !ok || r.err == io.EOF:
+				e.seq.EndOfInput()
+			case r.err != nil:
+				srcErr = r.err
+				e.seq.EndOfInput()
+			default:
+				e.read(r.tx, rcancel)
+			}
+		case ev := <-e.events:
+			e.seq.Tick(time.Now(), len(reads) > 0)
+			if err := e.handle(ev); err != nil {
+				return e.fail(err)
+			}
+		case <-done:
+			stopping = true
+			e.seq.Stop()
+			rcancel()
+			e.cfg.Log.Info("stopping: finishing transactions in flight", "in_flight", e.seq.InFlight())
+		case <-liveTick.C:
+			e.cfg.Live.store(e.snapshot())
+		case ws := <-e.waitCh:
+			e.lockWaits(ws)
+		case <-progress:
+			s := e.snapshot()
+			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "rate", fmt.Sprintf("%.0f/s", s.Rate()),
+				"lag", s.Lag.Round(time.Millisecond).String(), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
+		}
+		timer.Stop() // since Go 1.23 a stopped or reset timer delivers no stale fire
+	}
+	return e.snapshot(), srcErr
+}
+
+// read feeds one transaction to the sequencer, as the filter decides.
+func (e *engine) read(t *txn.Txn, stopReading context.CancelFunc) {
+	e.stats.Read++
+	e.stats.ReadPos = position.Checkpoint{File: t.End.File, Pos: t.End.Offset, LastGTID: t.GTID, SourceTS: t.Timestamp}
+	switch e.filter(t) {
+	case Stop:
+		e.seq.EndOfInput()
+		stopReading()
+	case Last:
+		e.seq.Read(t, false)
+		e.seq.EndOfInput()
+		stopReading()
+	case Skip:
+		e.stats.Skipped++
+		e.seq.Read(t, true)
+	default:
+		e.seq.Read(t, false)
+	}
+}
+
+func (e *engine) filter(t *txn.Txn) Action {
+	if e.res.Already(t) {
+		return Skip
+	}
+	if e.cfg.Filter != nil {
+		return e.cfg.Filter(t)
+	}
+	return Apply
+}
+
+// perform does the sequencer's actions until it has none.
+func (e *engine) perform(ctx context.Context) error {
+	for acts := e.seq.Ready(); len(acts) > 0; acts = e.seq.Ready() {
+		for _, a := range acts {
+			if err := e.do(ctx, a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *engine) do(ctx context.Context, a sequencer.Action) error {
+	u := a.Unit
+	switch a.Kind {
+	case sequencer.Admit:
+		return e.admit(ctx, u)
+	case sequencer.Start:
+		j := job{unit: u, ren: e.rens[u.Seq()], pos: a.Pos, before: a.Before, commitNow: a.CommitNow, oldest: a.Oldest}
+		if u.Txn.IsDDL() {
+			j.ddl = true
+			if e.cfg.ResolveDDL.ID == u.Txn.ID() {
+				j.resolveDDL = e.cfg.ResolveDDL.As
+			}
+		}
+		e.workers[a.Worker].jobs <- j
+	case sequencer.Commit:
+		e.workers[a.Worker].ctl <- ctlMsg{seq: u.Seq(), pos: a.Pos}
+	case sequencer.Abort:
+		e.workers[a.Worker].ctl <- ctlMsg{seq: u.Seq(), abort: true}
+	case sequencer.Kill:
+		kctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		id := e.workers[a.Worker].connID.Load()
+		if err := e.tgt.Kill(kctx, id); err != nil {
+			e.cfg.Log.Warn("kill query of a yielding transaction failed", "conn", id, "err", err)
+		}
+	}
+	return nil
+}
+
+// admit loads the tables a unit changes, so that the tracker can compute
+// its keys, and queues its SQL for rendering ahead.
+func (e *engine) admit(ctx context.Context, u *sequencer.Unit) error {
+	ap := u.Applied()
+	for _, t := range ap {
+		if !t.IsDDL() {
+			err := e.tgt.Retry(ctx, "load table definitions", func() error { return e.tgt.Load(ctx, t) })
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.ID(), err)
+			}
+		}
+	}
+	e.seq.Admitted(u.Seq())
+	if !u.Txn.IsDDL() {
+		ren := &rendering{txs: ap, compact: !e.cfg.NoCompact, done: make(chan struct{})}
+		e.rens[u.Seq()] = ren
+		e.render.add(ren)
+	}
+	return nil
+}
+
+type evKind uint8
+
+const (
+	evPrepared evKind = iota
+	evCommitted
+	evFailed
+)
+
+// event is what a worker reports about the unit it holds.
+type event struct {
+	kind evKind
+	seq  uint64
+	err  error
+	// prefix, with a fatal evFailed: the members before the failing one
+	// were committed, up to this position.
+	prefix *sequencer.Prefix
+}
+
+func (e *engine) handle(ev event) error {
+	switch ev.kind {
+	case evPrepared:
+		e.seq.Prepared(ev.seq)
+	case evCommitted:
+		e.seq.Committed(ev.seq)
+		delete(e.rens, ev.seq)
+	case evFailed:
+		f := sequencer.Failure{Class: e.tgt.Classify(ev.err), Yielded: errors.Is(ev.err, errYield), Err: ev.err, Prefix: ev.prefix}
+		var fe fatalErr
+		if errors.As(ev.err, &fe) {
+			f.Final, f.Err = true, fe.error
+		}
+		if err := e.seq.Failed(ev.seq, f); err != nil {
+			return err
+		}
+		e.cfg.Log.Debug("retry", "seq", ev.seq, "class", f.Class, "yielded", f.Yielded, "err", ev.err)
+	}
+	return nil
+}
+
+// lockWaits maps the target's connections to workers for the sequencer.
+func (e *engine) lockWaits(ws []ConnWait) {
+	byConn := map[uint64]int{}
+	for i, w := range e.workers {
+		byConn[w.connID.Load()] = i
+	}
+	var out []sequencer.LockWait
+	for _, cw := range ws {
+		r, ok1 := byConn[cw.Requester]
+		b, ok2 := byConn[cw.Blocker]
+		if ok1 && ok2 {
+			out = append(out, sequencer.LockWait{Requester: r, Blocker: b})
+		}
+	}
+	e.seq.LockWaits(out)
+}
+
+func (e *engine) snapshot() Stats {
+	q := e.seq.Stats()
+	s := e.stats
+	s.Txns, s.Rows, s.Bytes, s.Retries = q.Txns, q.Rows, q.Bytes, q.Retries
+	s.Reconnects = e.shared.counters.reconnects.Load()
+	s.CompactedRows, s.CompactFallbacks = e.shared.counters.compacted.Load(), e.shared.counters.fallbacks.Load()
+	s.Serialized = q.Serialized
+	s.Elapsed = time.Since(e.start)
+	s.Last = q.Last
+	s.InFlight, s.QueueBytes, s.WindowBytes = q.InFlight, q.QueueBytes, e.seq.Config().WindowBytes
+	s.Units, s.UnitHist, s.Errors, s.LastError = q.Units, q.UnitHist, q.Errors, q.LastError
+	s.Lag = lag(e.seq.Oldest(), e.silent, time.Now())
+	s.Workers = make([]WorkerStat, len(e.workers))
+	for i, w := range e.workers {
+		s.Workers[i] = w.stat()
+	}
+	return s
+}
+
+func (e *engine) fail(err error) (Stats, error) {
+	for _, w := range e.workers {
+		w.abandon()
+	}
+	return e.snapshot(), err
+}
+
+// UnitBuckets are the upper bounds of Stats.UnitHist: commit units by
+// number of source transactions; the last bucket counts everything larger.
+var UnitBuckets = sequencer.UnitBuckets
+
+// Silent is a Source that knows how long its server has not been heard
+// from beyond what is normal (binlog.StreamReader.Silence): the
+// transactions written meanwhile are unseen, so the lag is at least that.
+type Silent interface {
+	Silence() time.Duration
+}
+
+// lag is Stats.Lag: the age at now of oldest, the oldest transaction read
+// and not yet applied (admitted, or in the unit being formed), and at
+// least the source's silence, so it is not 0 while the source is
+// unreachable or work is pending.
+func lag(oldest *txn.Txn, silent Silent, now time.Time) time.Duration {
+	var d time.Duration
+	if oldest != nil && !oldest.Timestamp.IsZero() {
+		d = max(0, now.Sub(oldest.Timestamp))
+	}
+	if silent != nil {
+		d = max(d, silent.Silence())
+	}
+	return d
+}

@@ -1,0 +1,194 @@
+package sequencer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prepl/prepl/depend"
+)
+
+// TestAnyEventOrder drives sequencers with random streams and a random
+// order of every event the actions allow (prepared, committed, failed
+// with a retryable class, yields, lock waits, time passing), and checks
+// the two promises: units commit in source order (per commit-order key),
+// and no checkpoint's floor covers a transaction that has not committed.
+// At the end everything not skipped has committed exactly once.
+func TestAnyEventOrder(t *testing.T) {
+	modes := []depend.Mode{depend.Serial, depend.CommitOrder, depend.Writeset, depend.Optimistic, depend.Schema}
+	for i := 0; i < 600; i++ {
+		seed := uint64(i)
+		r := rand.New(rand.NewPCG(seed, 1))
+		mode := modes[r.IntN(len(modes))]
+		workers, unit := 1+r.IntN(4), 1+r.IntN(4)
+		n := 1 + r.IntN(40)
+		name := fmt.Sprintf("seed=%d/%s/w%d/u%d/n%d", seed, mode, workers, unit, n)
+		if err := randomRun(r, mode, workers, unit, n); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+type inFlight struct {
+	u         *Unit
+	commitNow bool // Start with CommitNow, or a Commit given
+	prepared  bool
+	abort     bool // Abort given or statement killed: it must fail
+}
+
+func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) error {
+	s, err := New(Config{Mode: mode, Workers: workers, UnitTxns: unit, Retries: 1 << 20, WindowBytes: 100 * (1 + r.IntN(8)),
+		Catalog: scriptCatalog}, Origin{})
+	if err != nil {
+		return err
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	next := 1
+	skipped := map[int]bool{}
+	committed := map[int]bool{}
+	lastByKey := map[string]int{}
+	running := map[int]*inFlight{} // by worker
+	ended := false
+	for step := 0; ; step++ {
+		if step > 200000 {
+			return fmt.Errorf("no progress after %d steps", step)
+		}
+		if !ended && s.WantsInput() && r.IntN(3) > 0 {
+			if next > n {
+				s.EndOfInput()
+				ended = true
+			} else {
+				skip := r.IntN(6) == 0
+				ddl := !skip && r.IntN(12) == 0
+				schema := []string{"s", "s2"}[r.IntN(2)]
+				skipped[next] = skip
+				s.Read(scriptTxn(next, r.IntN(5), schema, ddl, 100), skip)
+				next++
+			}
+		}
+		now = now.Add(time.Duration(r.IntN(3)) * time.Millisecond)
+		s.Tick(now, !ended && r.IntN(2) == 0)
+		for acts := s.Ready(); len(acts) > 0; acts = s.Ready() {
+			for _, a := range acts {
+				switch a.Kind {
+				case Admit:
+					s.Admitted(a.Unit.Seq())
+				case Start:
+					if running[a.Worker] != nil {
+						return fmt.Errorf("start %s on busy worker %d", a.Unit, a.Worker)
+					}
+					running[a.Worker] = &inFlight{u: a.Unit, commitNow: a.CommitNow}
+					if a.CommitNow {
+						if err := checkFloor(a, committed, skipped); err != nil {
+							return err
+						}
+					}
+				case Commit:
+					f := running[a.Worker]
+					if f == nil || f.u != a.Unit || !f.prepared {
+						return fmt.Errorf("commit %s on worker %d that does not hold it prepared", a.Unit, a.Worker)
+					}
+					f.commitNow = true
+					if err := checkFloor(a, committed, skipped); err != nil {
+						return err
+					}
+				case Abort, Kill:
+					if f := running[a.Worker]; f != nil && f.u == a.Unit {
+						f.abort = true
+					}
+				}
+			}
+		}
+		if s.Done() {
+			break
+		}
+		if len(running) == 0 {
+			continue
+		}
+		if r.IntN(8) == 0 && len(running) > 1 { // a random lock wait
+			var ws []int
+			for w := range running {
+				ws = append(ws, w)
+			}
+			s.LockWaits([]LockWait{{Requester: ws[r.IntN(len(ws))], Blocker: ws[r.IntN(len(ws))]}})
+			continue
+		}
+		// One event of one worker.
+		var w int
+		k := r.IntN(len(running))
+		for x := range running {
+			if k == 0 {
+				w = x
+				break
+			}
+			k--
+		}
+		f := running[w]
+		seq := f.u.Seq()
+		switch {
+		case f.abort && (f.prepared || r.IntN(2) == 0):
+			delete(running, w)
+			if err := s.Failed(seq, Failure{Class: Retry, Yielded: f.prepared}); err != nil {
+				return err
+			}
+		case r.IntN(6) == 0 && !(f.prepared && !f.commitNow):
+			delete(running, w)
+			if err := s.Failed(seq, Failure{Class: []Class{Retry, Connection}[r.IntN(2)]}); err != nil {
+				return err
+			}
+		case f.commitNow:
+			delete(running, w)
+			key := depend.OrderKey(mode, f.u.Txn)
+			first := int(f.u.Members[0].SeqNo)
+			if first <= lastByKey[key] {
+				return fmt.Errorf("unit %s committed after %d of the same key %q", f.u, lastByKey[key], key)
+			}
+			for _, m := range f.u.Members {
+				if committed[int(m.SeqNo)] {
+					return fmt.Errorf("%d committed twice", m.SeqNo)
+				}
+				committed[int(m.SeqNo)] = true
+			}
+			lastByKey[key] = int(f.u.Last().SeqNo)
+			s.Committed(seq)
+		case !f.prepared:
+			f.prepared = true
+			s.Prepared(seq)
+		}
+	}
+	for i := 1; i <= n; i++ {
+		if !committed[i] && !skipped[i] {
+			return fmt.Errorf("transaction %d never committed", i)
+		}
+	}
+	if st := s.Stats(); st.InFlight != 0 || st.QueueBytes != 0 {
+		return fmt.Errorf("done with %d units, %d bytes in flight", st.InFlight, st.QueueBytes)
+	}
+	return nil
+}
+
+// checkFloor: the floor a commit stores covers only transactions that
+// have committed, are skipped, or commit with it.
+func checkFloor(a Action, committed, skipped map[int]bool) error {
+	floor := a.Pos.Floor.GTIDPos
+	if floor == "" {
+		return nil
+	}
+	k, err := strconv.Atoi(floor[strings.LastIndexByte(floor, '-')+1:])
+	if err != nil {
+		return err
+	}
+	mine := map[int]bool{}
+	for _, m := range a.Unit.Members {
+		mine[int(m.SeqNo)] = true
+	}
+	for i := 1; i <= k; i++ {
+		if !committed[i] && !skipped[i] && !mine[i] {
+			return fmt.Errorf("%s of %s stores floor %s, but %d has not committed", a.Kind, a.Unit, floor, i)
+		}
+	}
+	return nil
+}
