@@ -296,6 +296,9 @@ func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error
 	}
 	id := fixedInt(body[:idSize])
 	for range 2 { // schema, then table: length, name, NUL
+		if pos >= len(body) {
+			return damaged(typ, "schema or table name runs past the event's end")
+		}
 		n := int(body[pos])
 		pos += 1 + n + 1
 		if pos > len(body) {
@@ -508,8 +511,15 @@ func (g *eventGuard) checkCompressed(typ replication.EventType, b []byte) error 
 	if size > g.lim.MaxEvent {
 		return damaged(typ, "uncompressed size %d is larger than --max-event-size %d", size, g.lim.MaxEvent)
 	}
+	// zlib inflates at most 1032 times (RFC 1950/1951: a 258-byte match
+	// per 2 bits): a larger size is damage, and go-mysql would allocate it.
+	if data := int64(len(b) - 1 - hs); size > data*zlibMaxRatio+64 {
+		return damaged(typ, "says it inflates to %d bytes, more than zlib can make of %d", size, data)
+	}
 	return nil
 }
+
+const zlibMaxRatio = 1032
 
 func (g *eventGuard) checkCompressedQuery(typ replication.EventType, body []byte) error {
 	// post-header: thread id 4, exec time 4, schema length 1, error 2, status vars length 2
