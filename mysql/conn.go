@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -320,6 +321,11 @@ func (t *Target) rerunDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, state, 
 	if state == "" {
 		return false, ask("the position was stored by an older prepl, without the catalog's state before the DDL")
 	}
+	// A client killed mid-DDL leaves the server running it to the end: the
+	// catalog tells only once that session is done.
+	if err := t.waitForDDLSession(ctx, c, st.SQL); err != nil {
+		return false, ask(err.Error())
+	}
 	cur, err := ddlState(ctx, c, st.SQL)
 	if err != nil {
 		return false, ask(err.Error())
@@ -328,6 +334,33 @@ func (t *Target) rerunDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, state, 
 		return false, ask("it may swap tables, and without the PROCESS privilege prepl cannot read the InnoDB table ids that tell a swap from none (GRANT PROCESS ON *.* to prepl's target user)")
 	}
 	return cur == state, nil
+}
+
+// waitForDDLSession waits until no other session on the target runs the
+// statement stmt: a DDL an earlier prepl started before it was killed.
+func (t *Target) waitForDDLSession(ctx context.Context, c *sql.Conn, stmt string) error {
+	logged := false
+	for {
+		var id sql.NullInt64
+		err := c.QueryRowContext(ctx, `SELECT MIN(ID) FROM information_schema.PROCESSLIST
+			WHERE INFO = ? AND ID <> CONNECTION_ID()`, stmt).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("look for a session still running the DDL (information_schema.PROCESSLIST): %w", err)
+		}
+		if !id.Valid {
+			return nil
+		}
+		if !logged && t.log != nil {
+			t.log.Warn("an interrupted DDL is still running on the target: waiting for it to end before deciding whether it took effect",
+				"connection", id.Int64, "sql", truncate(stmt, 200))
+			logged = true
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // execDDL runs the DDL statement with its source session state.
