@@ -43,6 +43,9 @@ func SourceExpr(c *Column) string {
 		return q + "+0"
 	case KindText:
 		return "CAST(" + q + " AS BINARY)"
+	case KindDate, KindDatetime, KindTimestamp, KindTime:
+		// As text: a driver with parseTime would turn it into a time.Time.
+		return "CAST(" + q + " AS CHAR)"
 	}
 	return q
 }
