@@ -99,6 +99,23 @@ func (s *PGServer) Restart(ctx context.Context) error {
 }
 
 func (s *PGServer) launch(ctx context.Context) error {
+	// After a Kill, the killed backends may still hold the old shared
+	// memory for a moment: start again until they are gone.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := s.launchOnce(ctx)
+		if err == nil || !strings.Contains(err.Error(), "shared memory block") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (s *PGServer) launchOnce(ctx context.Context) error {
 	bin, err := pgBin("postgres")
 	if err != nil {
 		return err
@@ -115,7 +132,8 @@ func (s *PGServer) launch(ctx context.Context) error {
 		"-c", "fsync=off", "-c", "full_page_writes=off"}, s.Flags...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: pgCredential()}
+	// Its own process group: Kill takes the backends down with the postmaster.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: pgCredential(), Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("sandbox: start postgres: %w", err)
@@ -176,7 +194,7 @@ func (s *PGServer) Kill() {
 	if !s.Running() {
 		return
 	}
-	s.cmd.Process.Kill()
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	<-s.exited
 }
 
