@@ -10,13 +10,15 @@ all: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/prepl
 
-# deps installs what a fresh Debian machine lacks: the MariaDB server the
-# tests and the demo start sandboxes of, and sysbench for workloads.
+# deps installs what a fresh Debian machine lacks: the MariaDB and
+# PostgreSQL servers the tests and the demo start sandboxes of, and
+# sysbench for workloads.
 deps: deps-server
 	@command -v sysbench >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq sysbench; }
 
 deps-server:
 	@command -v mariadbd >/dev/null || test -x /usr/sbin/mariadbd || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mariadb-server; }
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql; }
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

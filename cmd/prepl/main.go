@@ -74,6 +74,8 @@ var commands = []command{
 	{"replicate", "apply a live source's binlog to a target", runReplicate},
 	{"replay", "apply binlog files to a target (point-in-time recovery)", runReplay},
 	{"status", "print the positions stored on a target and the live status; exit 0/1/2 as a Nagios check", runStatus},
+	{"copy", "copy a consistent snapshot of the source's tables to a MySQL or PostgreSQL target", runCopy},
+	{"verify", "compare source and target row by row (MySQL or PostgreSQL target); exit 1 on a difference", runVerifyCmd},
 	{"analyze", "tell how much parallelism a binlog holds and the speedup to expect", runAnalyze},
 	{"bench", "benchmark prepl against MariaDB's parallel replica on sandbox servers", runBench},
 	{"version", "print prepl's version", runVersion},

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prepl/prepl/sandbox"
+)
+
+// typesSource is a source holding typesWorkload, an invalid-in-cp1252
+// byte (0x81) and a byte cp1252 maps to € (0x80) in the latin1 column.
+func typesSource(t *testing.T) *sandbox.Server {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1)
+	sandbox.MustExec(t, db, typesWorkload...)
+	sandbox.MustExec(t, db, allBytesWorkload()...)
+	sandbox.MustExec(t, db, "INSERT INTO ty.t (id, l1, bu, ti) VALUES (6, CONCAT(X'81', X'80', 'x'), 18446744073709551615, -128)")
+	return src
+}
+
+func TestCopyTypesToPostgresThenVerify(t *testing.T) {
+	src := typesSource(t)
+	pg := sandbox.MustStartPostgres(t)
+	url := pg.URL("postgres")
+	mustPrepl(t, "copy", "--source", src.URL(), "--target", url, "--zero-dates", "null", "--chunk-rows", "2", "--progress=false")
+	out := mustPrepl(t, "verify", "--source", src.URL(), "--target", url, "--zero-dates", "null", "--chunk-rows", "2")
+	if !strings.Contains(out, "equal") {
+		t.Fatalf("verify: %s", out)
+	}
+	// A few values read with PostgreSQL's own client, not through verify's normalization.
+	pdb := sandbox.MustOpenPostgres(t, pg, "postgres")
+	for q, want := range map[string]string{
+		`SELECT bu::text FROM ty.t WHERE id = 6`:                   "18446744073709551615",
+		`SELECT l1 FROM ty.t WHERE id = 6`:                         "\u0081€x",
+		`SELECT l1 FROM ty.t WHERE id = 1`:                         "café",
+		`SELECT de::text FROM ty.t WHERE id = 1`:                   "-99999999999999999999999999999999999.999999999999999999999999999999",
+		`SELECT tm::text FROM ty.t WHERE id = 2`:                   "838:59:59.999999",
+		`SELECT coalesce(da::text, 'NULL') FROM ty.t WHERE id = 2`: "NULL",
+		`SELECT ts::text FROM ty.t WHERE id = 1`:                   "2038-01-19 03:14:07.999999+00",
+		`SELECT b64::text FROM ty.t WHERE id = 1`:                  strings.Repeat("1", 64),
+		`SELECT e || '/' || s FROM ty.t WHERE id = 1`:              "c/x,z",
+		`SELECT j->'a'->>2 FROM ty.t WHERE id = 1`:                 "x",
+		`SELECT encode(bn, 'hex') FROM ty.t WHERE id = 1`:          "00ff7f80",
+		`SELECT vc FROM ty.t WHERE id = 1`:                         "changed ✓",
+		`SELECT position || ' ' || gtid_pos FROM (SELECT pos::text AS position, gtid_pos FROM prepl.position WHERE channel = 'default' AND slot = 'main') p`: "",
+	} {
+		var got string
+		if err := pdb.QueryRow("SET TIME ZONE 'UTC'; " + q).Scan(&got); err != nil {
+			// pgx runs one statement per query: set the zone separately.
+			if _, err2 := pdb.Exec("SET TIME ZONE 'UTC'"); err2 != nil {
+				t.Fatal(err2)
+			}
+			if err := pdb.QueryRow(q).Scan(&got); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if want == "" {
+			if got == "" || !strings.Contains(got, "0-1-") {
+				t.Errorf("%s: %q, want the source's binlog offset and GTID", q, got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", q, got, want)
+		}
+	}
+	// A planted difference is found and the row named.
+	sandbox.MustExec(t, pdb, "UPDATE ty.t SET vc = 'planted' WHERE id = 4")
+	code, out := prepl(t, "verify", "--source", src.URL(), "--target", url, "--zero-dates", "null")
+	if code != 1 || !strings.Contains(out, "ty.t id=4: column vc") {
+		t.Fatalf("verify after a planted difference: exit %d\n%s", code, out)
+	}
+}
+
+func TestCopyZeroDateIsAnErrorByDefault(t *testing.T) {
+	src := typesSource(t)
+	pg := sandbox.MustStartPostgres(t)
+	code, out := prepl(t, "copy", "--source", src.URL(), "--target", pg.URL("postgres"), "--progress=false")
+	if code == 0 || !strings.Contains(out, "zero date") || !strings.Contains(out, "column da") {
+		t.Fatalf("copy of a zero date without --zero-dates=null: exit %d\n%s", code, out)
+	}
+}
+
+func TestCopyMySQLToMySQLThenVerify(t *testing.T) {
+	src := typesSource(t)
+	tgt := targetServer(t)
+	mustPrepl(t, "copy", "--source", src.URL(), "--target", tgt.URL(), "--chunk-rows", "2", "--progress=false")
+	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", tgt.URL()); !strings.Contains(out, "equal") {
+		t.Fatalf("verify: %s", out)
+	}
+	sameRows(t, src, tgt) // the existing verify package, an independent comparison
+	var gtid string
+	if err := sandbox.MustOpen(t, tgt, "").QueryRow("SELECT gtid_pos FROM prepl.position WHERE channel = 'default' AND slot = 'main'").Scan(&gtid); err != nil || gtid == "" {
+		t.Fatalf("stored position: %q %v", gtid, err)
+	}
+	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), "DELETE FROM ty.t WHERE id = 5")
+	code, out := prepl(t, "verify", "--source", src.URL(), "--target", tgt.URL())
+	if code != 1 || !strings.Contains(out, "ty.t id=5: missing on target") {
+		t.Fatalf("verify after a planted difference: exit %d\n%s", code, out)
+	}
+}
+
+func TestCopyKilledAndResumed(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1)
+	sandbox.MustExec(t, db, "SET SESSION max_recursive_iterations = 100000", "CREATE DATABASE big", "CREATE TABLE big.t (id INT PRIMARY KEY, v VARCHAR(40), d DECIMAL(20,5))",
+		"INSERT INTO big.t WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 30000) SELECT n, CONCAT('row ', n, ' é'), n / 7 FROM s")
+	pg := sandbox.MustStartPostgres(t)
+	url := pg.URL("postgres")
+	pdb := sandbox.MustOpenPostgres(t, pg, "postgres")
+	cmd := exec.Command(preplBinary(t), "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "50", "--workers", "1", "--progress=false")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var n int64
+		pdb.QueryRow("SELECT coalesce(sum(rows_copied), 0) FROM prepl.copy_progress").Scan(&n)
+		if n >= 1000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("copy made no progress in 2 minutes")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the progress table, not waiting for time to pass
+	}
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	var copied, rows int64
+	pdb.QueryRow("SELECT sum(rows_copied) FROM prepl.copy_progress").Scan(&copied)
+	pdb.QueryRow("SELECT count(*) FROM big.t").Scan(&rows)
+	if copied >= 30000 || rows != copied {
+		t.Fatalf("after the kill: progress says %d rows, the table has %d (want a part, and the same)", copied, rows)
+	}
+	out := mustPrepl(t, "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "50", "--progress=false")
+	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", url); !strings.Contains(out, "equal") {
+		t.Fatalf("verify after resume: %s", out)
+	}
+	t.Logf("killed after %d of 30000 rows; resumed: %s", copied, strings.TrimSpace(out))
+}

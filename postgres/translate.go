@@ -1,0 +1,534 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CreateTable returns the statements that create t in PostgreSQL: the
+// schema, the table with its primary key and CHECKs, its unique keys and
+// indexes, the comments of generated columns. Foreign keys are left to
+// ForeignKeySQL (copy adds them after the rows).
+func CreateTable(t *TableDef, o Options) ([]string, error) {
+	for _, n := range []string{t.Schema, t.Name} {
+		if err := ValidIdent(n); err != nil {
+			return nil, err
+		}
+	}
+	tbl := Table(t.Schema, t.Name, o)
+	var defs []string
+	for i := range t.Columns {
+		d, err := ColumnSQL(t.Name, &t.Columns[i], o)
+		if err != nil {
+			return nil, fmt.Errorf("table %s.%s: %w", t.Schema, t.Name, err)
+		}
+		defs = append(defs, d)
+	}
+	var after []string
+	for _, ix := range t.Indexes {
+		if ix.Primary {
+			cols, err := indexColumns(t, ix, o, false)
+			if err != nil {
+				return nil, err
+			}
+			defs = append(defs, "CONSTRAINT "+Ident(IndexName(t.Name, ix.Name), o)+" PRIMARY KEY ("+cols+")")
+			continue
+		}
+		s, err := indexSQL(t, ix, o)
+		if err != nil {
+			return nil, err
+		}
+		after = append(after, s)
+	}
+	out := []string{
+		"CREATE SCHEMA IF NOT EXISTS " + Ident(t.Schema, o),
+		"CREATE TABLE " + tbl + " (\n  " + strings.Join(defs, ",\n  ") + "\n)",
+	}
+	out = append(out, after...)
+	for _, c := range t.Columns {
+		if c.Generated != "" {
+			out = append(out, "COMMENT ON COLUMN "+tbl+"."+Ident(c.Name, o)+" IS "+
+				QuoteString("generated on the source as ("+c.Generated+"); here a plain column holding the source's values"))
+		}
+	}
+	return out, nil
+}
+
+// indexSQL creates a unique key or index. A prefix (KEY (c(10))) becomes
+// an expression on left(c, 10) (substring for bytea).
+func indexSQL(t *TableDef, ix Index, o Options) (string, error) {
+	cols, err := indexColumns(t, ix, o, true)
+	if err != nil {
+		return "", err
+	}
+	u := ""
+	if ix.Unique {
+		u = "UNIQUE "
+	}
+	name := IndexName(t.Name, ix.Name)
+	if err := ValidIdent(name); err != nil {
+		return "", fmt.Errorf("index %s of %s.%s: %w", ix.Name, t.Schema, t.Name, err)
+	}
+	return "CREATE " + u + "INDEX " + Ident(name, o) + " ON " + Table(t.Schema, t.Name, o) + " (" + cols + ")", nil
+}
+
+func indexColumns(t *TableDef, ix Index, o Options, prefixes bool) (string, error) {
+	var cols []string
+	for i, name := range ix.Columns {
+		q := Ident(name, o)
+		if n := prefixAt(ix, i); n > 0 {
+			if !prefixes {
+				return "", fmt.Errorf("table %s.%s: a primary key on a prefix of column %s: %w", t.Schema, t.Name, name, ErrUnsupported)
+			}
+			if c := t.Column(name); c != nil {
+				if k, _ := KindOf(c); k == KindBinary {
+					q = fmt.Sprintf("(substring(%s from 1 for %d))", q, n)
+				} else {
+					q = fmt.Sprintf("(left(%s, %d))", q, n)
+				}
+			} else {
+				q = fmt.Sprintf("(left(%s, %d))", q, n)
+			}
+		}
+		cols = append(cols, q)
+	}
+	return strings.Join(cols, ", "), nil
+}
+
+func prefixAt(ix Index, i int) int {
+	if i < len(ix.Prefix) {
+		return ix.Prefix[i]
+	}
+	return 0
+}
+
+// ForeignKeySQL adds t's foreign keys, deferrable: rows of one source
+// transaction may arrive in an order the keys would refuse statement by
+// statement.
+func ForeignKeySQL(t *TableDef, o Options) []string {
+	var out []string
+	for _, fk := range t.ForeignKeys {
+		cols := make([]string, len(fk.Columns))
+		for i, c := range fk.Columns {
+			cols[i] = Ident(c, o)
+		}
+		refs := make([]string, len(fk.RefColumns))
+		for i, c := range fk.RefColumns {
+			refs[i] = Ident(c, o)
+		}
+		s := "ALTER TABLE " + Table(t.Schema, t.Name, o) + " ADD CONSTRAINT " + Ident(IndexName(t.Name, fk.Name), o) +
+			" FOREIGN KEY (" + strings.Join(cols, ", ") + ") REFERENCES " + Table(fk.RefSchema, fk.RefTable, o) +
+			" (" + strings.Join(refs, ", ") + ")"
+		if fk.OnDelete != "" {
+			s += " ON DELETE " + fk.OnDelete
+		}
+		if fk.OnUpdate != "" {
+			s += " ON UPDATE " + fk.OnUpdate
+		}
+		out = append(out, s+" DEFERRABLE INITIALLY DEFERRED")
+	}
+	return out
+}
+
+// Translate turns one MySQL DDL statement into PostgreSQL statements, to
+// run in order. defaultDB is the statement's current database. A
+// statement with no translation is an error wrapping ErrNotTranslated and
+// naming it; the caller stops before it.
+func Translate(sql, defaultDB string, o Options) ([]string, error) {
+	out, err := translate(sql, defaultDB, o)
+	if err != nil {
+		return nil, fmt.Errorf("translate %q: %w", short(sql), err)
+	}
+	return out, nil
+}
+
+func short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+func translate(sql, defaultDB string, o Options) ([]string, error) {
+	toks, err := lex(sql)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{src: sql, toks: toks}
+	switch {
+	case p.accept("CREATE"):
+		if p.accept("DATABASE") || p.accept("SCHEMA") {
+			p.accept("IF", "NOT", "EXISTS")
+			db, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			return []string{"CREATE SCHEMA IF NOT EXISTS " + Ident(db, o)}, nil
+		}
+		unique := p.accept("UNIQUE")
+		if p.accept("INDEX") {
+			return p.createIndex(defaultDB, unique, o)
+		}
+		t, err := p.createTable(defaultDB)
+		if err != nil {
+			return nil, err
+		}
+		stmts, err := CreateTable(t, o)
+		if err != nil {
+			return nil, err
+		}
+		return append(stmts, ForeignKeySQL(t, o)...), nil
+	case p.accept("ALTER"):
+		_ = p.accept("ONLINE") || p.accept("IGNORE")
+		if !p.accept("TABLE") {
+			return nil, p.errorf("%w: ALTER of something other than a table", ErrNotTranslated)
+		}
+		return p.alterTable(defaultDB, o)
+	case p.accept("DROP"):
+		if p.accept("DATABASE") || p.accept("SCHEMA") {
+			ifExists := p.accept("IF", "EXISTS")
+			db, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			return []string{"DROP SCHEMA " + ifExistsSQL(ifExists) + Ident(db, o) + " CASCADE"}, nil
+		}
+		if p.accept("INDEX") {
+			name, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			if !p.accept("ON") {
+				return nil, p.errorf("expected ON")
+			}
+			db, tbl, err := p.name(defaultDB)
+			if err != nil {
+				return nil, err
+			}
+			return []string{dropIndex(db, tbl, name, o)}, nil
+		}
+		p.accept("TEMPORARY")
+		if !p.accept("TABLE") {
+			return nil, p.errorf("%w: DROP of something other than a table", ErrNotTranslated)
+		}
+		ifExists := p.accept("IF", "EXISTS")
+		var names []string
+		for {
+			db, t, err := p.name(defaultDB)
+			if err != nil {
+				return nil, err
+			}
+			names = append(names, Table(db, t, o))
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		_ = p.accept("RESTRICT") || p.accept("CASCADE")
+		if !p.done() {
+			return nil, p.errorf("unexpected")
+		}
+		return []string{"DROP TABLE " + ifExistsSQL(ifExists) + strings.Join(names, ", ")}, nil
+	case p.accept("RENAME"):
+		if !p.accept("TABLE") {
+			return nil, p.errorf("%w: RENAME of something other than a table", ErrNotTranslated)
+		}
+		var out []string
+		for {
+			db, t, err := p.name(defaultDB)
+			if err != nil {
+				return nil, err
+			}
+			if !p.accept("TO") {
+				return nil, p.errorf("expected TO")
+			}
+			db2, t2, err := p.name(defaultDB)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, renameTable(db, t, db2, t2, o)...)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		return out, nil
+	case p.accept("TRUNCATE"):
+		p.accept("TABLE")
+		db, t, err := p.name(defaultDB)
+		if err != nil {
+			return nil, err
+		}
+		return []string{"TRUNCATE TABLE " + Table(db, t, o)}, nil
+	}
+	return nil, p.errorf("%w", ErrNotTranslated)
+}
+
+func ifExistsSQL(b bool) string {
+	if b {
+		return "IF EXISTS "
+	}
+	return ""
+}
+
+func dropIndex(db, table, name string, o Options) string {
+	if strings.EqualFold(name, "PRIMARY") {
+		return "ALTER TABLE " + Table(db, table, o) + " DROP CONSTRAINT " + Ident(IndexName(table, "PRIMARY"), o)
+	}
+	return "DROP INDEX " + Ident(db, o) + "." + Ident(IndexName(table, name), o)
+}
+
+// renameTable moves a table (across schemas with SET SCHEMA first).
+func renameTable(db, t, db2, t2 string, o Options) []string {
+	var out []string
+	if db != db2 {
+		out = append(out, "ALTER TABLE "+Table(db, t, o)+" SET SCHEMA "+Ident(db2, o))
+	}
+	if t != t2 {
+		out = append(out, "ALTER TABLE "+Table(db2, t, o)+" RENAME TO "+Ident(t2, o))
+	}
+	return out
+}
+
+func (p *parser) createIndex(defaultDB string, unique bool, o Options) ([]string, error) {
+	name, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	if !p.accept("ON") {
+		return nil, p.errorf("expected ON")
+	}
+	db, tbl, err := p.name(defaultDB)
+	if err != nil {
+		return nil, err
+	}
+	ix := Index{Name: name, Unique: unique}
+	if err := p.indexColumnsInto(&ix); err != nil {
+		return nil, err
+	}
+	s, err := indexSQL(&TableDef{Schema: db, Name: tbl}, ix, o)
+	return []string{s}, err
+}
+
+func (p *parser) indexColumnsInto(ix *Index) error {
+	if err := p.expectPunct("("); err != nil {
+		return err
+	}
+	for {
+		n, err := p.ident()
+		if err != nil {
+			return err
+		}
+		l := 0
+		if p.acceptPunct("(") {
+			fmt.Sscan(p.peek().text, &l)
+			p.i++
+			if err := p.expectPunct(")"); err != nil {
+				return err
+			}
+		}
+		_ = p.accept("ASC") || p.accept("DESC")
+		ix.Columns, ix.Prefix = append(ix.Columns, n), append(ix.Prefix, l)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	return p.expectPunct(")")
+}
+
+// alterTable translates the column and index changes; anything else
+// (engine, partitions, options) stops the translation.
+func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
+	db, name, err := p.name(defaultDB)
+	if err != nil {
+		return nil, err
+	}
+	t := &TableDef{Schema: db, Name: name}
+	tbl := Table(db, name, o)
+	var out []string
+	alter := func(s string) { out = append(out, "ALTER TABLE "+tbl+" "+s) }
+	for {
+		switch {
+		case p.accept("ADD"):
+			if p.at("PRIMARY") || p.at("UNIQUE") || p.at("KEY") || p.at("INDEX") || p.at("CONSTRAINT") || p.at("FULLTEXT") || p.at("SPATIAL") || p.at("FOREIGN") {
+				if err := p.tableElement(t); err != nil {
+					return nil, err
+				}
+				if len(t.Notes) > 0 {
+					return nil, p.errorf("%w: %s", ErrNotTranslated, t.Notes[0])
+				}
+				if len(t.ForeignKeys) > 0 {
+					out = append(out, ForeignKeySQL(t, o)...)
+					t.ForeignKeys = nil
+				}
+				for _, ix := range t.Indexes {
+					if ix.Primary {
+						cols, err := indexColumns(t, ix, o, false)
+						if err != nil {
+							return nil, err
+						}
+						alter("ADD CONSTRAINT " + Ident(IndexName(name, "PRIMARY"), o) + " PRIMARY KEY (" + cols + ")")
+						continue
+					}
+					s, err := indexSQL(t, ix, o)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, s)
+				}
+				t.Indexes = nil
+				break
+			}
+			p.accept("COLUMN")
+			ifNot := p.accept("IF", "NOT", "EXISTS")
+			if p.peek().punct("(") {
+				return nil, p.errorf("%w: ADD COLUMN (list)", ErrNotTranslated)
+			}
+			c, err := p.columnDef()
+			if err != nil {
+				return nil, err
+			}
+			d, err := ColumnSQL(name, &c.Column, o)
+			if err != nil {
+				return nil, err
+			}
+			ine := ""
+			if ifNot {
+				ine = "IF NOT EXISTS "
+			}
+			// FIRST/AFTER: PostgreSQL appends; rows carry every column by name.
+			alter("ADD COLUMN " + ine + d)
+			if c.primary {
+				alter("ADD CONSTRAINT " + Ident(IndexName(name, "PRIMARY"), o) + " PRIMARY KEY (" + Ident(c.Name, o) + ")")
+			} else if c.unique {
+				s, _ := indexSQL(t, Index{Name: c.Name, Unique: true, Columns: []string{c.Name}}, o)
+				out = append(out, s)
+			}
+		case p.accept("DROP"):
+			switch {
+			case p.accept("PRIMARY", "KEY"):
+				out = append(out, dropIndex(db, name, "PRIMARY", o))
+			case p.accept("INDEX"), p.accept("KEY"):
+				n, err := p.ident()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, dropIndex(db, name, n, o))
+			case p.accept("FOREIGN", "KEY"), p.accept("CONSTRAINT"):
+				p.accept("IF", "EXISTS")
+				n, err := p.ident()
+				if err != nil {
+					return nil, err
+				}
+				alter("DROP CONSTRAINT IF EXISTS " + Ident(IndexName(name, n), o))
+			default:
+				p.accept("COLUMN")
+				ie := p.accept("IF", "EXISTS")
+				n, err := p.ident()
+				if err != nil {
+					return nil, err
+				}
+				alter("DROP COLUMN " + ifExistsSQL(ie) + Ident(n, o))
+			}
+		case p.accept("MODIFY"), p.at("CHANGE"):
+			old := ""
+			if p.accept("CHANGE") {
+				p.accept("COLUMN")
+				if old, err = p.ident(); err != nil {
+					return nil, err
+				}
+			} else {
+				p.accept("COLUMN")
+			}
+			c, err := p.columnDef()
+			if err != nil {
+				return nil, err
+			}
+			if old == "" {
+				old = c.Name
+			}
+			if old != c.Name {
+				alter("RENAME COLUMN " + Ident(old, o) + " TO " + Ident(c.Name, o))
+			}
+			stmts, err := modifyColumn(name, tbl, &c.Column, o)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, stmts...)
+		case p.accept("RENAME", "COLUMN"):
+			a, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			if !p.accept("TO") {
+				return nil, p.errorf("expected TO")
+			}
+			b, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			alter("RENAME COLUMN " + Ident(a, o) + " TO " + Ident(b, o))
+		case p.accept("RENAME", "INDEX"), p.accept("RENAME", "KEY"):
+			a, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			if !p.accept("TO") {
+				return nil, p.errorf("expected TO")
+			}
+			b, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, "ALTER INDEX "+Ident(db, o)+"."+Ident(IndexName(name, a), o)+" RENAME TO "+Ident(IndexName(name, b), o))
+		case p.accept("RENAME"):
+			_ = p.accept("TO") || p.accept("AS")
+			db2, t2, err := p.name(db)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, renameTable(db, name, db2, t2, o)...)
+		default:
+			return nil, p.errorf("%w: ALTER TABLE clause", ErrNotTranslated)
+		}
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if !p.done() {
+		return nil, p.errorf("%w: ALTER TABLE clause", ErrNotTranslated)
+	}
+	return out, nil
+}
+
+// modifyColumn changes a column's type, nullability, default and CHECK
+// to c's. The old CHECK is the one ColumnSQL named; the cast is
+// PostgreSQL's (an ENUM's members stay text).
+func modifyColumn(table, tbl string, c *Column, o Options) ([]string, error) {
+	typ, check, err := Type(c, o)
+	if err != nil {
+		return nil, err
+	}
+	q := Ident(c.Name, o)
+	k, _ := KindOf(c)
+	out := []string{
+		"ALTER TABLE " + tbl + " DROP CONSTRAINT IF EXISTS " + Ident(checkName(table, c.Name), o),
+		"ALTER TABLE " + tbl + " ALTER COLUMN " + q + " TYPE " + typ + " USING " + q + "::" + typ,
+	}
+	if d, ok := defaultSQL(c, k); ok {
+		out = append(out, "ALTER TABLE "+tbl+" ALTER COLUMN "+q+" SET DEFAULT "+d)
+	} else {
+		out = append(out, "ALTER TABLE "+tbl+" ALTER COLUMN "+q+" DROP DEFAULT")
+	}
+	if c.Nullable || (o.ZeroDateNull && (k == KindDate || k == KindDatetime || k == KindTimestamp)) {
+		out = append(out, "ALTER TABLE "+tbl+" ALTER COLUMN "+q+" DROP NOT NULL")
+	} else {
+		out = append(out, "ALTER TABLE "+tbl+" ALTER COLUMN "+q+" SET NOT NULL")
+	}
+	if check != "" {
+		out = append(out, "ALTER TABLE "+tbl+" ADD CONSTRAINT "+Ident(checkName(table, c.Name), o)+" CHECK ("+check+")")
+	}
+	return out, nil
+}
+
+// checkName names the CHECK that keeps a column to its source values.
+func checkName(table, column string) string { return table + "_" + column + "_check" }

@@ -1,0 +1,244 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/prepl/prepl/postgres"
+)
+
+// PGTarget copies into PostgreSQL.
+type PGTarget struct {
+	Pool *pgxpool.Pool
+	Opts postgres.Options
+}
+
+// PGSetup creates prepl's schema on a PostgreSQL target: the position
+// table (the columns target/mysql writes), the copy's progress.
+var PGSetup = []string{
+	"CREATE SCHEMA IF NOT EXISTS prepl",
+	`CREATE TABLE IF NOT EXISTS prepl.position (
+		channel varchar(64) NOT NULL,
+		slot varchar(128) NOT NULL,
+		gtid_pos text NOT NULL,
+		file varchar(512) NOT NULL,
+		pos bigint NOT NULL,
+		last_gtid varchar(128) NOT NULL,
+		source_ts timestamptz(6),
+		pending_ddl varchar(128) NOT NULL DEFAULT '',
+		pending_state varchar(64) NOT NULL DEFAULT '',
+		applied bigint NOT NULL DEFAULT 0,
+		floor_gtid text NOT NULL,
+		floor_file varchar(512) NOT NULL DEFAULT '',
+		floor_pos bigint NOT NULL DEFAULT 0,
+		updated_at timestamptz(6) NOT NULL DEFAULT now(),
+		PRIMARY KEY (channel, slot))`,
+	`CREATE TABLE IF NOT EXISTS prepl.copy_snapshot (
+		channel varchar(64) PRIMARY KEY, gtid_pos text NOT NULL, file varchar(512) NOT NULL, pos bigint NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS prepl.copy_progress (
+		channel varchar(64) NOT NULL, schema_name text NOT NULL, table_name text NOT NULL,
+		last_key text NOT NULL DEFAULT '', rows_copied bigint NOT NULL DEFAULT 0, done boolean NOT NULL DEFAULT false,
+		PRIMARY KEY (channel, schema_name, table_name))`,
+}
+
+// OpenPG connects to a PostgreSQL target.
+func OpenPG(ctx context.Context, url string, o postgres.Options) (*PGTarget, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("target URL: %w", err)
+	}
+	cfg.ConnConfig.RuntimeParams["TimeZone"] = "UTC"
+	// Rows never fire the target's triggers (nor its foreign keys, which
+	// are triggers): they are the source's effects already. Needs superuser.
+	cfg.ConnConfig.RuntimeParams["session_replication_role"] = "replica"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to target: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to target (session_replication_role=replica needs a superuser): %w", err)
+	}
+	return &PGTarget{Pool: pool, Opts: o}, nil
+}
+
+func (t *PGTarget) Close() error { t.Pool.Close(); return nil }
+
+func (t *PGTarget) Prepare(ctx context.Context, channel string) error {
+	for _, q := range PGSetup {
+		if _, err := t.Pool.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *PGTarget) Snapshot(ctx context.Context, channel string) (Position, bool, error) {
+	var p Position
+	var pos int64
+	err := t.Pool.QueryRow(ctx, "SELECT gtid_pos, file, pos FROM prepl.copy_snapshot WHERE channel = $1", channel).Scan(&p.GTIDPos, &p.File, &pos)
+	if err == pgx.ErrNoRows {
+		return p, false, nil
+	}
+	p.Pos = uint32(pos)
+	return p, err == nil, err
+}
+
+func (t *PGTarget) BeginSnapshot(ctx context.Context, channel string, p Position) error {
+	_, err := t.Pool.Exec(ctx, "INSERT INTO prepl.copy_snapshot VALUES ($1, $2, $3, $4)", channel, p.GTIDPos, p.File, int64(p.Pos))
+	return err
+}
+
+func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, _ string) error {
+	var exists bool
+	if err := t.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", postgres.Table(d.Schema, d.Name, t.Opts)).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	stmts, err := postgres.CreateTable(d, t.Opts)
+	if err != nil {
+		return err
+	}
+	tx, err := t.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO prepl.copy_progress (channel, schema_name, table_name) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, channel, d.Schema, d.Name); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]string, bool, error) {
+	var last string
+	var done bool
+	err := t.Pool.QueryRow(ctx, "SELECT last_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3",
+		channel, d.Schema, d.Name).Scan(&last, &done)
+	if err == pgx.ErrNoRows {
+		return nil, false, nil
+	}
+	return decodeKey(last), done, err
+}
+
+func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, rows [][][]byte, last []string, done bool) error {
+	var buf []byte
+	for _, row := range rows {
+		for i, v := range row {
+			if i > 0 {
+				buf = append(buf, '\t')
+			}
+			if v == nil {
+				buf = postgres.AppendCopy(buf, "", true)
+				continue
+			}
+			text, null, err := postgres.FromText(v, &d.Columns[i], t.Opts)
+			if err != nil {
+				return fmt.Errorf("row %s: %w", keyOf(d, row), err)
+			}
+			buf = postgres.AppendCopy(buf, text, null)
+		}
+		buf = append(buf, '\n')
+	}
+	cols := make([]string, len(d.Columns))
+	for i := range d.Columns {
+		cols[i] = postgres.Ident(d.Columns[i].Name, t.Opts)
+	}
+	tx, err := t.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if len(rows) > 0 {
+		copySQL := "COPY " + postgres.Table(d.Schema, d.Name, t.Opts) + " (" + strings.Join(cols, ", ") + ") FROM STDIN"
+		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(buf), copySQL); err != nil {
+			return fmt.Errorf("COPY into %s.%s: %w", d.Schema, d.Name, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE prepl.copy_progress SET last_key = $4, rows_copied = rows_copied + $5, done = $6
+		WHERE channel = $1 AND schema_name = $2 AND table_name = $3`, channel, d.Schema, d.Name, encodeKey(last), len(rows), done); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// keyOf names a row by its primary key for errors.
+func keyOf(d *postgres.TableDef, row [][]byte) string {
+	k := d.PrimaryKey()
+	if k == nil {
+		return "(no key)"
+	}
+	var parts []string
+	for _, name := range k.Columns {
+		for i := range d.Columns {
+			if d.Columns[i].Name == name {
+				parts = append(parts, fmt.Sprintf("%s=%q", name, row[i]))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error {
+	tbl := postgres.Table(d.Schema, d.Name, t.Opts)
+	for _, c := range d.Columns {
+		if !c.AutoInc || (c.Unsigned && c.Type == "bigint") {
+			continue
+		}
+		col := postgres.Ident(c.Name, t.Opts)
+		// The identity continues after the copied rows, as AUTO_INCREMENT would.
+		q := fmt.Sprintf("SELECT setval(pg_get_serial_sequence(%s, %s), GREATEST(max(%s), 1)) FROM %s",
+			postgres.QuoteString(tbl), postgres.QuoteString(strings.Trim(col, `"`)), col, tbl)
+		if _, err := t.Pool.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	for _, q := range postgres.ForeignKeySQL(d, t.Opts) {
+		name := q[strings.Index(q, "ADD CONSTRAINT ")+len("ADD CONSTRAINT "):]
+		name = name[:strings.Index(name, " FOREIGN")]
+		var exists bool
+		t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = $1)", strings.Trim(name, `"`)).Scan(&exists)
+		if exists {
+			continue
+		}
+		if _, err := t.Pool.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+func (t *PGTarget) StorePosition(ctx context.Context, channel string, p Position) error {
+	tx, err := t.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `INSERT INTO prepl.position (channel, slot, gtid_pos, file, pos, last_gtid, floor_gtid, floor_file, floor_pos)
+		VALUES ($1, 'main', $2, $3, $4, '', $2, $3, $4)
+		ON CONFLICT (channel, slot) DO UPDATE SET gtid_pos = EXCLUDED.gtid_pos, file = EXCLUDED.file, pos = EXCLUDED.pos,
+		floor_gtid = EXCLUDED.floor_gtid, floor_file = EXCLUDED.floor_file, floor_pos = EXCLUDED.floor_pos, updated_at = now()`,
+		channel, p.GTIDPos, p.File, int64(p.Pos)); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM prepl.copy_snapshot WHERE channel = $1", channel); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM prepl.copy_progress WHERE channel = $1", channel); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

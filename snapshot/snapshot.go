@@ -1,0 +1,372 @@
+// Package snapshot copies a consistent snapshot of a MySQL/MariaDB source
+// to a MySQL or PostgreSQL target (prepl copy): the tables created from
+// the source's definitions, rows in chunks by primary key, resumable, and
+// the snapshot's binlog position stored where `prepl replicate` starts.
+//
+// Locking on the source: commits are blocked (MariaDB: BACKUP STAGE
+// BLOCK_COMMIT; MySQL: FLUSH TABLES WITH READ LOCK) only while every
+// worker opens its consistent snapshot and the position is read, which
+// takes milliseconds; the rows are then read from the snapshots without a lock.
+package snapshot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/progress"
+	"github.com/prepl/prepl/mysql"
+)
+
+// Config is one copy.
+type Config struct {
+	Source    mysql.Endpoint
+	Target    Target
+	Channel   string
+	Databases []string // empty: every database but the system ones
+	Workers   int
+	ChunkRows int
+	Progress  io.Writer // nil: no progress bar
+}
+
+// Position is the snapshot's binlog position.
+type Position struct {
+	GTIDPos string
+	File    string
+	Pos     uint32
+}
+
+// ErrMoved is returned when a copy resumes but the source has committed
+// since the copy began: the chunks already copied and the ones to come
+// would be from different snapshots.
+var ErrMoved = errors.New("the source has moved since the interrupted copy began: its chunks are from an older snapshot; start over with --restart")
+
+var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true, "prepl": true}
+
+// table is one source table to copy.
+type table struct {
+	def    *postgres.TableDef
+	create string // SHOW CREATE TABLE
+	key    []string
+}
+
+// Run copies; it returns the snapshot position it stored.
+func Run(ctx context.Context, cfg Config) (Position, error) {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.ChunkRows <= 0 {
+		cfg.ChunkRows = 5000
+	}
+	src, err := cfg.Source.OpenDB()
+	if err != nil {
+		return Position{}, err
+	}
+	defer src.Close()
+	src.SetMaxOpenConns(cfg.Workers + 2)
+	if err := cfg.Target.Prepare(ctx, cfg.Channel); err != nil {
+		return Position{}, fmt.Errorf("prepare target: %w", err)
+	}
+	conns, pos, err := openSnapshots(ctx, src, cfg.Workers)
+	if err != nil {
+		return Position{}, err
+	}
+	defer func() {
+		for _, c := range conns {
+			c.ExecContext(context.Background(), "ROLLBACK")
+			c.Close()
+		}
+	}()
+	prev, started, err := cfg.Target.Snapshot(ctx, cfg.Channel)
+	if err != nil {
+		return Position{}, err
+	}
+	if started && prev != pos {
+		return Position{}, fmt.Errorf("resume copy (began at %s %s:%d, the source is now at %s %s:%d): %w",
+			prev.GTIDPos, prev.File, prev.Pos, pos.GTIDPos, pos.File, pos.Pos, ErrMoved)
+	}
+	if !started {
+		if err := cfg.Target.BeginSnapshot(ctx, cfg.Channel, pos); err != nil {
+			return Position{}, err
+		}
+	}
+	tables, err := listTables(ctx, conns[0], cfg.Databases)
+	if err != nil {
+		return Position{}, err
+	}
+	var total int64
+	for _, t := range tables {
+		var n int64
+		conns[0].QueryRowContext(ctx, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", t.def.Schema, t.def.Name).Scan(&n)
+		total += n
+		if err := cfg.Target.CreateTable(ctx, cfg.Channel, t.def, t.create); err != nil {
+			return Position{}, fmt.Errorf("create %s.%s on target: %w", t.def.Schema, t.def.Name, err)
+		}
+	}
+	var done atomic.Int64
+	stop := make(chan struct{})
+	if cfg.Progress != nil {
+		bar := progress.NewBar(progress.NewTerminal(cfg.Progress), "copy", func(n int64) string { return fmt.Sprintf("%d rows", n) })
+		go func() {
+			tick := time.NewTicker(500 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					bar.Finish()
+					return
+				case now := <-tick.C:
+					bar.Update(now, done.Load(), total, "")
+				}
+			}
+		}()
+	}
+	queue := make(chan *table, len(tables))
+	for _, t := range tables {
+		queue <- t
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	errs := make([]error, len(conns))
+	for i, c := range conns {
+		wg.Add(1)
+		go func(i int, c *sql.Conn) {
+			defer wg.Done()
+			for t := range queue {
+				if errs[i] != nil {
+					continue
+				}
+				if err := copyTable(ctx, cfg, c, t, &done); err != nil {
+					errs[i] = fmt.Errorf("copy %s.%s: %w", t.def.Schema, t.def.Name, err)
+				}
+			}
+		}(i, c)
+	}
+	wg.Wait()
+	close(stop)
+	if err := errors.Join(errs...); err != nil {
+		return Position{}, err
+	}
+	for _, t := range tables {
+		if err := cfg.Target.FinishTable(ctx, t.def); err != nil {
+			return Position{}, fmt.Errorf("finish %s.%s on target: %w", t.def.Schema, t.def.Name, err)
+		}
+	}
+	if err := cfg.Target.StorePosition(ctx, cfg.Channel, pos); err != nil {
+		return Position{}, fmt.Errorf("store the snapshot's position on target: %w", err)
+	}
+	return pos, nil
+}
+
+// openSnapshots opens n connections on one consistent snapshot: commits
+// are blocked while each starts its transaction and the position is read.
+func openSnapshots(ctx context.Context, src *sql.DB, n int) ([]*sql.Conn, Position, error) {
+	var version string
+	if err := src.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return nil, Position{}, fmt.Errorf("connect to source: %w", err)
+	}
+	maria := strings.Contains(strings.ToLower(version), "mariadb")
+	lock, err := src.Conn(ctx)
+	if err != nil {
+		return nil, Position{}, err
+	}
+	defer lock.Close()
+	lockSQL, unlockSQL := []string{"FLUSH TABLES WITH READ LOCK"}, "UNLOCK TABLES"
+	if maria {
+		lockSQL, unlockSQL = []string{"BACKUP STAGE START", "BACKUP STAGE BLOCK_COMMIT"}, "BACKUP STAGE END"
+	}
+	for _, q := range lockSQL {
+		if _, err := lock.ExecContext(ctx, q); err != nil {
+			return nil, Position{}, fmt.Errorf("block commits on source for the snapshot (%s needs the RELOAD privilege): %w", q, err)
+		}
+	}
+	defer lock.ExecContext(context.Background(), unlockSQL)
+	var conns []*sql.Conn
+	fail := func(err error) ([]*sql.Conn, Position, error) {
+		for _, c := range conns {
+			c.Close()
+		}
+		return nil, Position{}, err
+	}
+	for i := 0; i < n; i++ {
+		c, err := src.Conn(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		conns = append(conns, c)
+		for _, q := range []string{"SET SESSION time_zone = '+00:00'", "SET SESSION sql_mode = ''", "SET NAMES utf8mb4",
+			"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				return fail(fmt.Errorf("open a snapshot on source: %s: %w", q, err))
+			}
+		}
+	}
+	var p Position
+	gtidVar := "@@GLOBAL.gtid_executed"
+	if maria {
+		gtidVar = "@@GLOBAL.gtid_binlog_pos"
+	}
+	if err := lock.QueryRowContext(ctx, "SELECT "+gtidVar).Scan(&p.GTIDPos); err != nil {
+		return fail(fmt.Errorf("read the source's GTID position: %w", err))
+	}
+	p.GTIDPos = strings.ReplaceAll(p.GTIDPos, "\n", "")
+	rows, err := lock.QueryContext(ctx, "SHOW MASTER STATUS")
+	if err != nil {
+		return fail(fmt.Errorf("read the source's binlog position: %w", err))
+	}
+	cols, _ := rows.Columns()
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if rows.Next() {
+		rows.Scan(ptrs...)
+		p.File = string(vals[0])
+		fmt.Sscan(string(vals[1]), &p.Pos)
+	}
+	rows.Close()
+	if p.File == "" {
+		return fail(errors.New("the source has no binary log (SHOW MASTER STATUS is empty): replication could not continue from the copy; enable log_bin"))
+	}
+	return conns, p, nil
+}
+
+func listTables(ctx context.Context, c *sql.Conn, dbs []string) ([]*table, error) {
+	rows, err := c.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME`)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, d := range dbs {
+		want[d] = true
+	}
+	var names [][2]string
+	for rows.Next() {
+		var s, t string
+		if err := rows.Scan(&s, &t); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if systemSchemas[strings.ToLower(s)] || (len(want) > 0 && !want[s]) {
+			continue
+		}
+		names = append(names, [2]string{s, t})
+	}
+	rows.Close()
+	var out []*table
+	for _, n := range names {
+		var name, create string
+		if err := c.QueryRowContext(ctx, "SHOW CREATE TABLE "+quoteMy(n[0])+"."+quoteMy(n[1])).Scan(&name, &create); err != nil {
+			return nil, fmt.Errorf("read the definition of %s.%s: %w", n[0], n[1], err)
+		}
+		def, err := postgres.ParseCreateTable(create, n[0])
+		if err != nil {
+			return nil, fmt.Errorf("read the definition of %s.%s: %w", n[0], n[1], err)
+		}
+		t := &table{def: def, create: create}
+		if k := def.PrimaryKey(); k != nil {
+			t.key = k.Columns
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func quoteMy(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// copyTable copies t chunk by chunk in primary key order, each chunk
+// committed on the target with the key it reached; a table without a
+// primary key (or NOT NULL unique key) is one chunk.
+func copyTable(ctx context.Context, cfg Config, c *sql.Conn, t *table, done *atomic.Int64) error {
+	last, finished, err := cfg.Target.Progress(ctx, cfg.Channel, t.def)
+	if err != nil {
+		return err
+	}
+	if finished {
+		return nil
+	}
+	var sel []string
+	for i := range t.def.Columns {
+		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
+	}
+	var keySel []string
+	for _, k := range t.key {
+		keySel = append(keySel, quoteMy(k))
+	}
+	from := " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
+	for {
+		q := "SELECT " + strings.Join(append(sel, keySel...), ", ") + from
+		var args []any
+		if len(t.key) > 0 {
+			if last != nil {
+				marks := strings.TrimSuffix(strings.Repeat("?,", len(last)), ",")
+				q += " WHERE (" + strings.Join(keySel, ",") + ") > (" + marks + ")"
+				for _, v := range last {
+					args = append(args, v)
+				}
+			}
+			q += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keySel, ","), cfg.ChunkRows)
+		}
+		rows, err := c.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		chunk, err := readChunk(rows, len(sel), len(t.key))
+		if err != nil {
+			return err
+		}
+		end := len(t.key) == 0 || len(chunk.rows) < cfg.ChunkRows
+		if len(chunk.rows) > 0 {
+			last = chunk.keys[len(chunk.keys)-1]
+		}
+		if err := cfg.Target.WriteChunk(ctx, cfg.Channel, t.def, chunk.rows, last, end); err != nil {
+			return err
+		}
+		done.Add(int64(len(chunk.rows)))
+		if end {
+			return nil
+		}
+	}
+}
+
+type chunk struct {
+	rows [][][]byte // nil entry = NULL
+	keys [][]string
+}
+
+func readChunk(rows *sql.Rows, ncol, nkey int) (chunk, error) {
+	defer rows.Close()
+	var ch chunk
+	vals := make([]sql.RawBytes, ncol+nkey)
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return ch, err
+		}
+		row := make([][]byte, ncol)
+		for i := 0; i < ncol; i++ {
+			if vals[i] != nil {
+				row[i] = append([]byte{}, vals[i]...)
+			}
+		}
+		key := make([]string, nkey)
+		for i := 0; i < nkey; i++ {
+			key[i] = string(vals[ncol+i])
+		}
+		ch.rows = append(ch.rows, row)
+		ch.keys = append(ch.keys, key)
+	}
+	return ch, rows.Err()
+}

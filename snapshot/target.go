@@ -1,0 +1,58 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/prepl/prepl/postgres"
+)
+
+// Target is where a copy writes: MySQL (MySQLTarget) or PostgreSQL
+// (PGTarget). Every chunk commits with its progress row, so a copy
+// killed at any point resumes from the last committed chunk.
+type Target interface {
+	// Prepare creates prepl's tables (position, copy_progress, copy_snapshot).
+	Prepare(ctx context.Context, channel string) error
+	// Snapshot returns the position an earlier, unfinished copy of this
+	// channel began at (started false when none).
+	Snapshot(ctx context.Context, channel string) (p Position, started bool, err error)
+	// BeginSnapshot records the position a copy begins at.
+	BeginSnapshot(ctx context.Context, channel string, p Position) error
+	// CreateTable creates the table unless it exists (a resumed copy).
+	CreateTable(ctx context.Context, channel string, t *postgres.TableDef, showCreate string) error
+	// Progress returns the last primary key value copied, and whether the table is done.
+	Progress(ctx context.Context, channel string, t *postgres.TableDef) (last []string, done bool, err error)
+	// WriteChunk writes rows (source text read through
+	// postgres.SourceExpr, nil for NULL) and the progress in one transaction.
+	WriteChunk(ctx context.Context, channel string, t *postgres.TableDef, rows [][][]byte, last []string, done bool) error
+	// FinishTable runs what waits for the rows (PostgreSQL: foreign keys, identity sequences).
+	FinishTable(ctx context.Context, t *postgres.TableDef) error
+	// StorePosition writes the snapshot's position as the channel's
+	// position (slot "main") and ends the copy.
+	StorePosition(ctx context.Context, channel string, p Position) error
+	Close() error
+}
+
+func encodeKey(k []string) string {
+	b, _ := json.Marshal(k)
+	return string(b)
+}
+
+func decodeKey(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var k []string
+	json.Unmarshal([]byte(s), &k)
+	return k
+}
+
+// Open opens the target of a URL: postgres:// or postgresql:// for
+// PostgreSQL, anything else for MySQL.
+func Open(ctx context.Context, url string, o postgres.Options) (Target, error) {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		return OpenPG(ctx, url, o)
+	}
+	return OpenMySQL(ctx, url)
+}
