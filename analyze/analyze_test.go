@@ -223,7 +223,7 @@ func TestReportOutputs(t *testing.T) {
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"100 transactions", "Group commit (MariaDB commit_id)", "5.00 transactions per group", "Predicted speedup", "writeset", "Recommendations", "Assumptions"} {
+	for _, want := range []string{"100 transactions", "Group commit (MariaDB commit_id)", "5.00 transactions per group", "Speedup prepl's engine gets from workers", "writeset", "Recommendations", "Assumptions"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
