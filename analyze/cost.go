@@ -24,11 +24,19 @@ type Costs struct {
 	// once (its cores, less what the applier itself uses); 0 means as many
 	// as there are workers.
 	Cores float64 `json:"cores"`
-	// ReadTxn and ReadKiB are prepl's binlog reader: how fast transactions
-	// reach the former, which sets how much a unit can grow while the
-	// workers are busy.
+	// ReadTxn and ReadKiB are prepl's own CPU per transaction (reading
+	// and decoding the binlog, rendering SQL): how fast transactions reach
+	// the former, which sets how much a unit can grow while the workers
+	// are busy.
 	ReadTxn time.Duration `json:"read_txn_ns"`
 	ReadKiB time.Duration `json:"read_kib_ns"`
+	// Local: prepl runs on the target's machine (a loopback or socket
+	// target: --calibrate sets it), so its own CPU per transaction is
+	// taken from the cores the target executes with: it is added to each
+	// unit's execution work. Measured on the benchmark's 2-core machine,
+	// apply time was prepl's CPU plus the server's, not the larger of the
+	// two.
+	Local bool `json:"local,omitempty"`
 	// Conflict is how long a row conflict between concurrent units stalls
 	// the earlier one in optimistic mode before the engine rolls the later
 	// one back (its lock monitor polls every 50 ms; a stall it cannot see
@@ -50,11 +58,12 @@ var DefaultCosts = Costs{
 	PerKiB: 4 * time.Microsecond,
 	Commit: 300 * time.Microsecond,
 	DDL:    10 * time.Millisecond,
-	// The reader, measured on the same machine: 47,000 oltp_read_write
-	// transactions (2.2 KiB) and 130,000 oltp_update_index ones (630 B)
-	// a second.
-	ReadTxn:  3 * time.Microsecond,
-	ReadKiB:  8 * time.Microsecond,
+	// prepl's CPU per transaction, measured on the same machine (the
+	// benchmark's prepl_cpu_s of `prepl replay --workers 0` over five
+	// sysbench workloads of 0.6 to 2.2 KiB per transaction, fitted): 4 µs
+	// + 11 µs per KiB.
+	ReadTxn:  4 * time.Microsecond,
+	ReadKiB:  11 * time.Microsecond,
 	Conflict: 100 * time.Millisecond,
 	Source:   "defaults (measured on the project's 2-core benchmark machine; use --calibrate for your target)",
 }
@@ -117,6 +126,7 @@ func (c Costs) withDefaults() Costs {
 	if c.Conflict > 0 {
 		d.Conflict = c.Conflict
 	}
+	d.Local = c.Local || d.Local
 	if c.Source != "" {
 		d.Source = c.Source
 	}
@@ -129,8 +139,12 @@ func (c Costs) String() string {
 	if c.Cores > 0 {
 		cores = fmt.Sprintf("%.1f", c.Cores)
 	}
-	return fmt.Sprintf("statement %s, row %s, per KiB %s, commit %s, DDL %s, target cores %s; optimistic conflict stall %s; reader %s + %s/KiB per transaction",
-		fmtDur(c.Stmt), fmtDur(c.Row), fmtDur(c.PerKiB), fmtDur(c.Commit), fmtDur(c.DDL), cores, fmtDur(c.Conflict), fmtDur(c.ReadTxn), fmtDur(c.ReadKiB))
+	where := ""
+	if c.Local {
+		where = ", on the target's cores"
+	}
+	return fmt.Sprintf("statement %s, row %s, per KiB %s, commit %s, DDL %s, target cores %s; optimistic conflict stall %s; prepl's CPU %s + %s/KiB per transaction%s",
+		fmtDur(c.Stmt), fmtDur(c.Row), fmtDur(c.PerKiB), fmtDur(c.Commit), fmtDur(c.DDL), cores, fmtDur(c.Conflict), fmtDur(c.ReadTxn), fmtDur(c.ReadKiB), where)
 }
 
 // work is the execution time of a unit of shape sh and size bytes, in
@@ -141,6 +155,19 @@ func (c Costs) work(sh UnitShape, bytes int, ddl bool) float64 {
 	}
 	return float64(sh.Statements)*c.Stmt.Seconds() + float64(sh.Rows)*c.Row.Seconds() +
 		float64(bytes)/1024*c.PerKiB.Seconds()
+}
+
+// client is prepl's own CPU for members, in seconds, when it takes from
+// the target's cores (Local); else 0.
+func (c Costs) client(members []*txn.Txn) float64 {
+	if !c.Local {
+		return 0
+	}
+	var s float64
+	for _, t := range members {
+		s += c.ReadTxn.Seconds() + float64(t.Size)/1024*c.ReadKiB.Seconds()
+	}
+	return s
 }
 
 // txnWork is the execution time of tx alone, without its commit.

@@ -28,7 +28,8 @@ import (
 //   - Admit is answered at once with Admitted (the catalog is already
 //     loaded).
 //   - Start runs the unit's execution work (Costs, of the unit's shape:
-//     Options.Shape) on its worker; running units share the target's
+//     Options.Shape; plus prepl's own CPU for its members when prepl
+//     shares the target's machine, Costs.Local) on its worker; running units share the target's
 //     cores (processor sharing: k units on c cores each progress at
 //     min(1, c/k)). With CommitNow the commit follows (Costs.Commit) and
 //     then Committed is fed; else Prepared is fed. Commit costs
@@ -224,7 +225,7 @@ func (r *sim) do(a sequencer.Action) {
 	switch a.Kind {
 	case sequencer.Admit:
 		ap := u.Applied()
-		r.work[seq] = r.o.Costs.work(r.shapes.of(ap), u.Size, u.Txn.IsDDL())
+		r.work[seq] = r.o.Costs.work(r.shapes.of(ap), u.Size, u.Txn.IsDDL()) + r.o.Costs.client(ap)
 		k := depend.OrderKey(r.mode, u.Txn)
 		r.keys[k] = append(r.keys[k], seq)
 		if r.ws != nil {

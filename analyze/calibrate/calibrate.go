@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ func URL(ctx context.Context, e mysql.Endpoint) (analyze.Costs, error) {
 		return analyze.Costs{}, fmt.Errorf("calibrate on %s: %w (it needs CREATE, DROP, INSERT and UPDATE on database %s)", e, err, DB)
 	}
 	c.Source = "calibrated on " + e.String()
+	c.Local = local(e)
 	return c, nil
 }
 
@@ -286,4 +288,14 @@ func best(n int, f func() error) (time.Duration, error) {
 		}
 	}
 	return b, nil
+}
+
+// local reports whether e is on this machine (a socket or a loopback
+// address): prepl's CPU then competes with the target's.
+func local(e mysql.Endpoint) bool {
+	if e.Socket != "" || e.Host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(e.Host)
+	return ip != nil && ip.IsLoopback()
 }
