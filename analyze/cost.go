@@ -31,11 +31,10 @@ type Costs struct {
 	ReadTxn time.Duration `json:"read_txn_ns"`
 	ReadKiB time.Duration `json:"read_kib_ns"`
 	// Local: prepl runs on the target's machine (a loopback or socket
-	// target: --calibrate sets it), so its own CPU per transaction is
-	// taken from the cores the target executes with: it is added to each
-	// unit's execution work. Measured on the benchmark's 2-core machine,
-	// apply time was prepl's CPU plus the server's, not the larger of the
-	// two.
+	// target: --calibrate sets it), so its own CPU (the reader's pace)
+	// takes from the cores the target executes with: on a busy machine,
+	// apply time tends to prepl's CPU plus the server's rather than the
+	// larger of the two.
 	Local bool `json:"local,omitempty"`
 	// Conflict is how long a row conflict between concurrent units stalls
 	// the earlier one in optimistic mode before the engine rolls the later
@@ -155,19 +154,6 @@ func (c Costs) work(sh UnitShape, bytes int, ddl bool) float64 {
 	}
 	return float64(sh.Statements)*c.Stmt.Seconds() + float64(sh.Rows)*c.Row.Seconds() +
 		float64(bytes)/1024*c.PerKiB.Seconds()
-}
-
-// client is prepl's own CPU for members, in seconds, when it takes from
-// the target's cores (Local); else 0.
-func (c Costs) client(members []*txn.Txn) float64 {
-	if !c.Local {
-		return 0
-	}
-	var s float64
-	for _, t := range members {
-		s += c.ReadTxn.Seconds() + float64(t.Size)/1024*c.ReadKiB.Seconds()
-	}
-	return s
 }
 
 // txnWork is the execution time of tx alone, without its commit.

@@ -20,16 +20,17 @@ import (
 // supplies what package apply's runtime supplies: the reader, workers
 // and a clock.
 //
-//   - The reader delivers transactions at its own pace (Costs.ReadTxn,
-//     Costs.ReadKiB per transaction) into a channel of 256, as apply's
-//     reader goroutine does; a transaction in the channel is backlog
-//     (Tick's readerAhead: a worker waiting for work is not a pause of
-//     the source).
+//   - The reader delivers transactions at prepl's own pace (its CPU per
+//     transaction: Costs.ReadTxn, Costs.ReadKiB) into a channel of 256,
+//     as apply's reader goroutine does; a transaction in the channel is
+//     backlog (Tick's readerAhead: a worker waiting for work is not a
+//     pause of the source). When prepl runs on the target's machine
+//     (Costs.Local) the reader shares the target's cores with the
+//     executing units.
 //   - Admit is answered at once with Admitted (the catalog is already
 //     loaded).
 //   - Start runs the unit's execution work (Costs, of the unit's shape:
-//     Options.Shape; plus prepl's own CPU for its members when prepl
-//     shares the target's machine, Costs.Local) on its worker; running units share the target's
+//     Options.Shape) on its worker; running units share the target's
 //     cores (processor sharing: k units on c cores each progress at
 //     min(1, c/k)). With CommitNow the commit follows (Costs.Commit) and
 //     then Committed is fed; else Prepared is fed. Commit costs
@@ -63,13 +64,12 @@ type sim struct {
 	wsFree  map[uint64]bool // released by ws
 	keys    map[string][]uint64
 
-	// Reader.
+	// Reader: input[:decoded] are in the channel (read, not yet fed);
+	// input[decoded] is being read, readLeft seconds of CPU to go.
 	input    []*txn.Txn
-	arrival  time.Duration // when input[0] is in the channel
-	arrived  bool
-	lastRead time.Duration
-	taken    []time.Duration // when the last 256 transactions were fed, ring
-	nTaken   uint64
+	decoded  int
+	readLeft float64
+	reading  bool // readLeft is set for input[decoded]
 	ended    bool
 	eofSent  bool
 
@@ -118,7 +118,7 @@ func newSim(mode depend.Mode, workers int, o *Options, cat txn.Catalog, shapes *
 		panic(fmt.Sprintf("analyze: sequencer: %v", err)) // an empty origin always parses
 	}
 	r := &sim{mode: mode, workers: max(workers, 1), o: o, shapes: shapes, seq: s,
-		taken: make([]time.Duration, channelSize), jobs: map[uint64]*simJob{}, work: map[uint64]float64{},
+		jobs: map[uint64]*simJob{}, work: map[uint64]float64{},
 		keys: map[string][]uint64{}}
 	if mode == depend.Optimistic || mode == depend.Aggressive {
 		r.ws = depend.New(depend.Writeset, cat)
@@ -152,20 +152,22 @@ func (r *sim) seconds() float64 { return r.now.Seconds() }
 func (r *sim) at() time.Time { return simBase.Add(r.now) }
 
 // run is apply's engine loop in simulated time: tell the time, perform
-// the actions, feed one event, until the next transaction is needed.
+// the actions, feed one event, until the reader needs the next
+// transaction (the binlog's transactions are all there to read: the
+// reader waits for none).
 func (r *sim) run() {
 	for {
-		if len(r.input) == 0 && !r.ended {
-			return // the next transaction decides what comes next
+		if !r.ended && r.decoded == len(r.input) {
+			return // the reader reads the next transaction next
 		}
-		r.seq.Tick(r.at(), len(r.input) > 0 && r.available())
+		r.seq.Tick(r.at(), r.decoded > 0)
 		r.perform()
 		if r.seq.Done() {
 			return
 		}
 		if r.seq.WantsInput() {
 			switch {
-			case len(r.input) > 0 && r.available():
+			case r.decoded > 0:
 				r.read()
 				continue
 			case len(r.input) == 0 && r.ended && !r.eofSent:
@@ -178,35 +180,26 @@ func (r *sim) run() {
 	}
 }
 
-// available reports whether input[0] has reached the channel by now.
-func (r *sim) available() bool {
-	r.arrive()
-	return r.arrival <= r.now
+// readerBusy reports whether the reader is reading: it has a transaction
+// to read and room in the channel.
+func (r *sim) readerBusy() bool {
+	if r.decoded >= len(r.input) || r.decoded >= channelSize {
+		return false
+	}
+	if !r.reading {
+		tx := r.input[r.decoded]
+		r.readLeft = r.o.Costs.ReadTxn.Seconds() + float64(tx.Size)/1024*r.o.Costs.ReadKiB.Seconds()
+		r.reading = true
+	}
+	return true
 }
 
-// arrive computes when input[0] reaches the channel: after the reader read
-// it, and not before the channel had room for it.
-func (r *sim) arrive() {
-	if r.arrived || len(r.input) == 0 {
-		return
-	}
-	tx := r.input[0]
-	c := r.o.Costs
-	r.arrival = r.lastRead + c.ReadTxn + time.Duration(float64(tx.Size)/1024*float64(c.ReadKiB))
-	if r.nTaken >= channelSize { // room once the transaction 256 before it was taken
-		r.arrival = max(r.arrival, r.taken[r.nTaken%channelSize])
-	}
-	r.lastRead = r.arrival
-	r.arrived = true
-}
-
+// read feeds the next transaction of the channel to the sequencer.
 func (r *sim) read() {
 	tx := r.input[0]
 	r.input[0] = nil
 	r.input = r.input[1:]
-	r.arrived = false
-	r.taken[r.nTaken%channelSize] = r.now
-	r.nTaken++
+	r.decoded--
 	r.seq.Read(tx, false)
 }
 
@@ -225,7 +218,7 @@ func (r *sim) do(a sequencer.Action) {
 	switch a.Kind {
 	case sequencer.Admit:
 		ap := u.Applied()
-		r.work[seq] = r.o.Costs.work(r.shapes.of(ap), u.Size, u.Txn.IsDDL()) + r.o.Costs.client(ap)
+		r.work[seq] = r.o.Costs.work(r.shapes.of(ap), u.Size, u.Txn.IsDDL())
 		k := depend.OrderKey(r.mode, u.Txn)
 		r.keys[k] = append(r.keys[k], seq)
 		if r.ws != nil {
@@ -267,7 +260,8 @@ func (r *sim) stallHead(u *sequencer.Unit) {
 		return
 	}
 	if h := r.jobs[q[0]]; h != nil && h.phase == phaseExec {
-		h.finishV += r.o.Costs.Conflict.Seconds() * r.rate()
+		rate, _ := r.rates()
+		h.finishV += r.o.Costs.Conflict.Seconds() * rate
 		heap.Fix(&r.exec, h.heapIdx)
 	}
 }
@@ -287,38 +281,51 @@ func (r *sim) collect() {
 	}
 }
 
-func (r *sim) rate() float64 {
-	if k := float64(r.exec.Len()); r.o.Costs.Cores > 0 && k > r.o.Costs.Cores {
-		return r.o.Costs.Cores / k
+// rates are how fast executing units and the reader progress: k units on
+// c cores each progress at min(1, c/k); when prepl runs on the target's
+// machine (Costs.Local) the reader is one more on those cores.
+func (r *sim) rates() (exec, read float64) {
+	k := float64(r.exec.Len())
+	exec, read = 1, 1
+	c := r.o.Costs.Cores
+	if r.o.Costs.Local && r.readerBusy() {
+		k++
+		if c > 0 && k > c {
+			read = c / k
+		}
 	}
-	return 1
+	if c > 0 && k > c {
+		exec = c / k
+	}
+	return exec, read
 }
 
 // step advances the clock to the next event and feeds it.
 func (r *sim) step() {
-	rate := r.rate()
+	rate, rrate := r.rates()
 	next := time.Duration(math.MaxInt64)
 	var execJob, commitJob *simJob
-	if r.seq.WantsInput() && len(r.input) > 0 {
-		r.arrive()
-		next = r.arrival
+	readDone := false
+	if r.readerBusy() {
+		next = r.now + time.Duration(math.Ceil(r.readLeft/rrate*1e9))
+		readDone = true
 	}
 	if r.exec.Len() > 0 {
 		j := r.exec[0]
 		dt := time.Duration(math.Ceil(max(0, j.finishV-r.v) / rate * 1e9))
 		if r.now+dt < next {
-			next, execJob = r.now+dt, j
+			next, execJob, readDone = r.now+dt, j, false
 		}
 	}
 	for _, j := range r.jobs {
 		if j.phase == phaseCommit && (j.commitEnd < next || j.commitEnd == next && commitJob != nil && j.seq < commitJob.seq) {
-			next, execJob, commitJob = j.commitEnd, nil, j
+			next, execJob, commitJob, readDone = j.commitEnd, nil, j, false
 		}
 	}
 	if d := r.seq.Deadline(); !d.IsZero() {
 		dl := max(d.Sub(simBase), r.now+1)
 		if dl < next {
-			next, execJob, commitJob = dl, nil, nil
+			next, execJob, commitJob, readDone = dl, nil, nil, false
 		}
 	}
 	if next == time.Duration(math.MaxInt64) {
@@ -326,16 +333,23 @@ func (r *sim) step() {
 			r.mode, r.workers, r.seq.InFlight()))
 	}
 	next = max(next, r.now)
-	r.v += (next - r.now).Seconds() * rate
+	dt := (next - r.now).Seconds()
+	r.v += dt * rate
+	if r.readerBusy() {
+		r.readLeft -= dt * rrate
+	}
 	r.now = next
 	switch {
+	case readDone:
+		r.reading = false
+		r.decoded++
 	case execJob != nil:
 		heap.Remove(&r.exec, execJob.heapIdx)
 		r.v = max(r.v, execJob.finishV)
-		r.seq.Tick(r.at(), len(r.input) > 0 && r.available())
+		r.seq.Tick(r.at(), r.decoded > 0)
 		r.executed(execJob)
 	case commitJob != nil:
-		r.seq.Tick(r.at(), len(r.input) > 0 && r.available())
+		r.seq.Tick(r.at(), r.decoded > 0)
 		r.committed(commitJob)
 	}
 }
