@@ -315,7 +315,7 @@ func engineGaps(r *Report) []string {
 		if _, ok := modes[m.EngineGap]; !ok {
 			reasons = append(reasons, m.EngineGap)
 		}
-		modes[m.EngineGap] = append(modes[m.EngineGap], fmt.Sprintf("%s %s, engine %.2fx at %d workers", m.Mode, boundText(m, r.Model.History), m.Best.Speedup, m.Best.Workers))
+		modes[m.EngineGap] = append(modes[m.EngineGap], fmt.Sprintf("%s %s, engine %.2fx with %s", m.Mode, boundText(m, r.Model.History), m.Best.Speedup, plural(m.Best.Workers, "worker")))
 	}
 	var out []string
 	for _, why := range reasons {
