@@ -211,20 +211,20 @@ type unitSize struct {
 	opt    Options
 	cat    txn.Catalog
 	shapes *shapeCache
-	serial *replica
-	runs   map[depend.Mode][]*replica // by mode, in Workers order
+	serial *sim
+	runs   map[depend.Mode][]*sim // by mode, in Workers order
 
 	domain      bool // domain mode is asked for
 	firstDomain uint32
 	seen        bool
-	before      map[depend.Mode][]*replica // runs up to a second domain
+	before      map[depend.Mode][]*sim // runs up to a second domain
 }
 
 func (a *Analyzer) newUnitSize(n int) *unitSize {
-	us := &unitSize{txns: n, opt: a.opt, cat: a.cat, runs: map[depend.Mode][]*replica{}}
+	us := &unitSize{txns: n, opt: a.opt, cat: a.cat, runs: map[depend.Mode][]*sim{}}
 	us.opt.UnitTxns = n
 	us.shapes = newShapeCache(a.opt.Shape, a.cat, n+4*channelSize)
-	us.serial = newReplica(depend.Serial, 1, &us.opt, a.cat, us.shapes)
+	us.serial = newSim(depend.Serial, 1, &us.opt, a.cat, us.shapes)
 	modes := a.opt.Modes
 	if slices.Contains(modes, depend.Domain) {
 		us.domain = true
@@ -239,10 +239,10 @@ func (a *Analyzer) newUnitSize(n int) *unitSize {
 	return us
 }
 
-func (us *unitSize) newRuns(m depend.Mode) []*replica {
-	var rs []*replica
+func (us *unitSize) newRuns(m depend.Mode) []*sim {
+	var rs []*sim
 	for _, w := range us.opt.Workers {
-		rs = append(rs, newReplica(m, w, &us.opt, us.cat, us.shapes))
+		rs = append(rs, newSim(m, w, &us.opt, us.cat, us.shapes))
 	}
 	return rs
 }
@@ -256,7 +256,7 @@ func (us *unitSize) push(tx *txn.Txn) {
 			for _, r := range before {
 				r.end()
 			}
-			us.before = map[depend.Mode][]*replica{depend.Writeset: before, depend.Domain: before}
+			us.before = map[depend.Mode][]*sim{depend.Writeset: before, depend.Domain: before}
 			us.runs[depend.Writeset] = us.newRuns(depend.Writeset)
 			us.runs[depend.Domain] = us.newRuns(depend.Domain)
 		}
@@ -271,7 +271,7 @@ func (us *unitSize) push(tx *txn.Txn) {
 
 // modeRuns returns the runs of mode m, and the runs before them (up to a
 // second domain) whose time and units add to theirs.
-func (us *unitSize) modeRuns(m depend.Mode) (runs, before []*replica) {
+func (us *unitSize) modeRuns(m depend.Mode) (runs, before []*sim) {
 	if m == depend.Domain && us.runs[depend.Domain] == nil {
 		m = depend.Writeset // one domain: the same runs
 	}

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Charts of the HTML report, rendered as PNG with gonum/plot.
@@ -18,7 +20,7 @@ import (
 // mode, with the ideal (speedup = workers) for reference.
 func speedupChart(r *Report) ([]byte, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Predicted speedup against serial apply (commit units of %d)", r.Model.UnitTxns)
+	p.Title.Text = fmt.Sprintf("Speedup prepl's engine gets from workers, simulated, against serial apply (commit units of %d)", r.Model.UnitTxns)
 	p.X.Label.Text = "workers"
 	p.Y.Label.Text = "speedup"
 	p.X.Scale = plot.LogScale{}
@@ -28,8 +30,9 @@ func speedupChart(r *Report) ([]byte, error) {
 	}
 	p.X.Tick.Marker = ticks
 	p.Y.Min = 0
-	p.Legend.Top = true
-	p.Legend.Left = true
+	// The legend is drawn beside the plot, never over its lines.
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
 	top := 1.0
 	for i, m := range r.Modes {
 		xys := make(plotter.XYs, 0, len(m.Predictions))
@@ -48,7 +51,7 @@ func speedupChart(r *Report) ([]byte, error) {
 		pts.Color = plotutil.Color(i)
 		pts.Shape = plotutil.Shape(i)
 		p.Add(l, pts)
-		p.Legend.Add(m.Mode, l, pts)
+		leg.Add(m.Mode, l, pts)
 	}
 	// The best mode of each other commit unit size, dashed.
 	for j, u := range r.UnitSizes {
@@ -76,12 +79,29 @@ func speedupChart(r *Report) ([]byte, error) {
 		l.Color = plotutil.Color(len(r.Modes) + j)
 		l.Dashes = plotutil.Dashes(1)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s, units of %d", best.Mode, u.UnitTxns), l)
+		leg.Add(fmt.Sprintf("%s, units of %d", best.Mode, u.UnitTxns), l)
 	}
 	p.Y.Max = math.Ceil(top*1.15*2) / 2
 	p.Y.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
-	return render(p)
+	return renderBeside(p, &leg)
+}
+
+// renderBeside renders p as a wide PNG (the HTML page scales it to its
+// width) with legend leg in a column of its own on the right.
+func renderBeside(p *plot.Plot, leg *plot.Legend) ([]byte, error) {
+	const w, h = 11 * vg.Inch, 4 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	r := leg.Rectangle(dc)
+	lw := r.Max.X - r.Min.X + vg.Points(12)
+	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
+	leg.Draw(draw.Crop(dc, w-lw+vg.Points(6), 0, 0, -vg.Points(28)))
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // plainTicks are gonum's default ticks labelled without trailing zeros.
@@ -129,7 +149,7 @@ func histogramChart(title, xLabel string, buckets []Bucket, label func(Bucket) s
 }
 
 func render(p *plot.Plot) ([]byte, error) {
-	wt, err := p.WriterTo(8*vg.Inch, 4*vg.Inch, "png")
+	wt, err := p.WriterTo(11*vg.Inch, 4*vg.Inch, "png")
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if err := r.WriteText(&text); err != nil {
 		return err
 	}
-	d := htmlData{R: r, Text: text.String()}
+	d := htmlData{R: r, Text: text.String(), Gaps: engineGaps(r)}
 	var err error
 	if d.Speedup, err = pngURL(speedupChart(r)); err != nil {
 		return fmt.Errorf("speedup chart: %w", err)
@@ -36,6 +36,7 @@ type htmlData struct {
 	R                      *Report
 	Text                   string
 	Speedup, Groups, Sizes template.URL
+	Gaps                   []string
 }
 
 func pngURL(b []byte, err error) (template.URL, error) {
@@ -63,11 +64,11 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 <html lang="en"><head><meta charset="utf-8">
 <title>prepl analyze: {{index .R.Input 0}}</title>
 <style>
-body{font-family:system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
+body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}
 th{background:#f4f4f4}td.l,th.l{text-align:left}
-img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+img{width:100%;height:auto;border:1px solid #eee;margin:.5em 0}
 pre{background:#f8f8f8;padding:1em;overflow-x:auto;font-size:85%}
 .warn{color:#a40}
 </style></head><body>
@@ -82,14 +83,17 @@ Serial apply: {{secs .R.Serial.Seconds}} with commit units of {{.R.Model.UnitTxn
 <h2>Recommendations</h2>
 <ul>{{range .R.Recommendations}}<li>{{.}}</li>{{else}}<li>none: nothing in the numbers calls for a change</li>{{end}}</ul>
 
-<h2>Predicted speedup</h2>
+<h2>Speedup prepl's engine gets from workers</h2>
+<p>Simulated: the engine's own sequencer, driven with a simulated clock and the cost model; against serial apply.</p>
 <img alt="speedup per workers per mode" src="{{.Speedup}}">
 <table><tr><th class="l">mode</th>{{range .R.Model.Workers}}<th>{{.}}</th>{{end}}<th>best (workers)</th></tr>
 {{range .R.Modes}}<tr><td class="l">{{.Mode}}</td>{{range .Predictions}}<td title="{{secs .Seconds}}">{{f2 .Speedup}}</td>{{end}}<td>{{f2 .Best.Speedup}} ({{.Best.Workers}})</td></tr>
 {{end}}</table>
+{{range .Gaps}}<p>{{.}}</p>{{end}}
 <p>Cost model: {{.R.Model.Costs.String}} ({{.R.Model.Costs.Source}}).</p>
 
-<h2>Parallelism per mode</h2>
+<h2>Parallelism the binlog holds</h2>
+<p>Its dependencies per mode, whatever applies it: the critical path bounds the speedup of any applier.</p>
 <table><tr><th class="l">mode</th><th>AMIL</th><th>pseudo group</th><th>critical path (txns)</th><th>bound</th><th class="l">waits</th></tr>
 {{range .R.Modes}}<tr><td class="l">{{.Mode}}</td><td>{{f2 .Intervals.AMIL}}</td><td>{{f2 .Intervals.PseudoGroup}}</td><td>{{count .Chain}}</td><td>{{f2 .ChainBound}}</td><td class="l">{{reasons .Waits}}</td></tr>
 {{end}}</table>

@@ -24,8 +24,15 @@ func recommend(r *Report) []string {
 		add("Use --mode %s --workers %d: predicted %.1fx faster than serial apply (%s), and more workers add less than 10%% (best %.1fx at %d).",
 			bm.Mode, e.Workers, e.Speedup, fmtRate(e.TxnRate), bp.Speedup, bp.Workers)
 	case bm.Mode != "":
-		add("With commit units of %d, parallel workers will not help this binlog much: no mode is predicted faster than %.2fx. What serializes it is listed above; commit units already save most (serial: %s with units of %d, %s committing every transaction).",
-			r.Model.UnitTxns, bp.Speedup, fmtSeconds(r.Serial.Seconds), r.Model.UnitTxns, fmtSeconds(r.Serial.PerTxnSeconds))
+		msg := fmt.Sprintf("With commit units of %d, parallel workers will not help prepl's engine much on this binlog: no mode is predicted faster than %.2fx.",
+			r.Model.UnitTxns, bp.Speedup)
+		if bm.EngineGap != "" {
+			msg += fmt.Sprintf(" The binlog itself holds more parallelism (%s mode: %s), which an applier committing every transaction on its own could use; prepl's engine gets less from workers because %s.", bm.Mode, boundText(bm, r.Model.History), bm.EngineGap)
+		} else {
+			msg += " What serializes it is listed above."
+		}
+		add("%s Commit units already save most (serial: %s with units of %d, %s committing every transaction).",
+			msg, fmtSeconds(r.Serial.Seconds), r.Model.UnitTxns, fmtSeconds(r.Serial.PerTxnSeconds))
 	}
 	if u, m, p := r.bestUnitSize(); u != r.Model.UnitTxns && p.Speedup >= 1.1*max(bp.Speedup, 1) {
 		why := "larger units save commits, which are paid one at a time"
@@ -182,4 +189,12 @@ func bigName(b BigTxn) string {
 		return "GTID " + b.GTID
 	}
 	return "at " + b.Position
+}
+
+// boundText is a mode's critical-path bound in words.
+func boundText(m ModeReport, history int) string {
+	if m.ChainBound >= float64(history) {
+		return fmt.Sprintf("at least %dx", history)
+	}
+	return fmt.Sprintf("up to %.1fx", m.ChainBound)
 }

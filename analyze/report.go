@@ -91,6 +91,11 @@ type ModeReport struct {
 	Waits       map[string]uint64 `json:"waits"`
 	Predictions []Prediction      `json:"predictions"`
 	Best        Prediction        `json:"best"` // the prediction with the largest speedup
+	// EngineGap says why the speedup prepl's engine gets from workers
+	// (Best, simulated) is well below the parallelism the binlog's
+	// dependencies hold (ChainBound), in the simulation's numbers; empty
+	// when it is not.
+	EngineGap string `json:"engine_gap,omitempty"`
 }
 
 // UnitSize is the prediction with one commit unit size.

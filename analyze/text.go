@@ -61,7 +61,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 
-	p("\nParallelism per mode (prepl's dependencies; AMIL as the tutorial defines it)\n")
+	p("\nParallelism the binlog holds, per mode (its dependencies, whatever applies it; AMIL as the tutorial defines it)\n")
 	p("  %-13s %8s %8s %12s %10s\n", "mode", "AMIL", "pseudo", "crit. path", "bound")
 	for _, m := range r.Modes {
 		bound := fmt.Sprintf("%.1fx", m.ChainBound)
@@ -73,7 +73,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("  (crit. path: longest chain of transactions each waiting for the one before; bound = transactions / crit. path;\n")
 	p("   intervals are capped at the %d transactions of history)\n", r.Model.History)
 
-	p("\nPredicted speedup against serial apply (%s in %s commit units of up to %d, %.0f transactions each;\n",
+	p("\nSpeedup prepl's engine gets from workers (its sequencer simulated with the cost model), against serial apply\n")
+	p("(%s in %s commit units of up to %d, %.0f transactions each;\n",
 		fmtSeconds(r.Serial.Seconds), fmtCount(r.Serial.Units), r.Model.UnitTxns, r.Serial.AvgUnit)
 	p("committing every transaction: %s)\n", fmtSeconds(r.Serial.PerTxnSeconds))
 	p("  %-13s", "workers")
@@ -95,6 +96,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			p(" %6.0f", pr.AvgUnit)
 		}
 		p("\n")
+	}
+	for _, g := range engineGaps(r) {
+		writeWrapped(b, "  ", "    ", g, 100)
 	}
 	p("  cost model: %s\n", r.Model.Costs.String())
 	p("  (%s)\n", r.Model.Costs.Source)
@@ -297,4 +301,25 @@ func fmtSeconds(s float64) string {
 
 func fmtRate(r float64) string {
 	return fmt.Sprintf("%s txn/s", fmtCount(uint64(r+0.5)))
+}
+
+// engineGaps says, once per reason, which modes' engine speedup is well
+// below the parallelism their binlog holds, and why.
+func engineGaps(r *Report) []string {
+	var reasons []string
+	modes := map[string][]string{}
+	for _, m := range r.Modes {
+		if m.EngineGap == "" {
+			continue
+		}
+		if _, ok := modes[m.EngineGap]; !ok {
+			reasons = append(reasons, m.EngineGap)
+		}
+		modes[m.EngineGap] = append(modes[m.EngineGap], fmt.Sprintf("%s %s, engine %.2fx with %s", m.Mode, boundText(m, r.Model.History), m.Best.Speedup, plural(m.Best.Workers, "worker")))
+	}
+	var out []string
+	for _, why := range reasons {
+		out = append(out, fmt.Sprintf("Why the engine gets less than the binlog holds (%s): %s.", strings.Join(modes[why], "; "), why))
+	}
+	return out
 }

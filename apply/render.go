@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/prepl/prepl/compact"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -13,6 +14,30 @@ import (
 // machine with few cores prepl's CPU overlaps the server's instead of
 // alternating with it. A worker that finds its unit not started renders it
 // itself, so nothing ever waits for the renderer's queue.
+
+// Planner is a Target that writes SQL for a plan the engine makes:
+// compaction is planned before the target (compact.PlanUnit), which only
+// says which members go verbatim as the source's own events, gives the
+// table definitions, and renders the plan. A Target that is not a
+// Planner renders units itself (Target.Render).
+type Planner interface {
+	Verbatim(ctx context.Context, tx *txn.Txn) (string, error)
+	Lookup(ctx context.Context) compact.Lookup
+	RenderPlan(ctx context.Context, txs []*txn.Txn, p compact.UnitPlan) (Batch, error)
+}
+
+// renderUnit plans a unit's members and has the target render the plan.
+func renderUnit(ctx context.Context, tgt Target, txs []*txn.Txn, compaction bool) (Batch, error) {
+	pl, ok := tgt.(Planner)
+	if !ok || len(txs) == 1 && txs[0].XA { // an XA group's rows are the target's to read
+		return tgt.Render(ctx, txs, compaction)
+	}
+	p, err := compact.PlanUnit(txs, func(tx *txn.Txn) (string, error) { return pl.Verbatim(ctx, tx) }, pl.Lookup(ctx), compaction)
+	if err != nil {
+		return nil, err
+	}
+	return pl.RenderPlan(ctx, txs, p)
+}
 
 type rendering struct {
 	txs     []*txn.Txn
@@ -72,7 +97,7 @@ func (r *renderer) loop(ctx context.Context) {
 			<-r.slots // a worker got there first
 			continue
 		}
-		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact)
+		x.batch, x.err = renderUnit(ctx, r.tgt, x.txs, x.compact)
 		close(x.done)
 	}
 }
@@ -81,7 +106,7 @@ func (r *renderer) loop(ctx context.Context) {
 // renders now.
 func (r *renderer) take(ctx context.Context, x *rendering) (Batch, error) {
 	if x.state.CompareAndSwap(renderPending, renderByWorker) {
-		x.batch, x.err = r.tgt.Render(ctx, x.txs, x.compact)
+		x.batch, x.err = renderUnit(ctx, r.tgt, x.txs, x.compact)
 		close(x.done)
 	}
 	select {

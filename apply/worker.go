@@ -193,7 +193,7 @@ func (w *worker) body(j job) (saved int, err error) {
 		if err := w.conn.Rollback(w.ctx); err != nil {
 			return 0, err
 		}
-		if b, err = w.sh.tgt.Render(w.ctx, j.ren.txs, false); err != nil {
+		if b, err = renderUnit(w.ctx, w.sh.tgt, j.ren.txs, false); err != nil {
 			return 0, err
 		}
 		err = w.conn.Send(w.ctx, b)
@@ -258,7 +258,7 @@ func describe(t *txn.Txn) string {
 
 // tryPrefix applies txs in source order and rolls back.
 func (w *worker) tryPrefix(txs []*txn.Txn) error {
-	b, err := w.sh.tgt.Render(w.ctx, txs, false)
+	b, err := renderUnit(w.ctx, w.sh.tgt, txs, false)
 	if err == nil {
 		err = w.conn.Send(w.ctx, b)
 	}
@@ -296,7 +296,7 @@ func (w *worker) commitPrefix(j job, failed *txn.Txn) (*sequencer.Prefix, error)
 	for _, m := range members {
 		rows += m.Rows()
 	}
-	b, err := w.sh.tgt.Render(w.ctx, apply, false)
+	b, err := renderUnit(w.ctx, w.sh.tgt, apply, false)
 	if err == nil {
 		err = w.conn.Send(w.ctx, b)
 	}

@@ -41,9 +41,17 @@ var Workloads = []Workload{
 	{Name: "update-index-serial", Script: "oltp_update_index", Serial: true},
 }
 
+// ExtraWorkloads are not in the benchmark; --workloads may name them, e.g.
+// to check `prepl analyze` predictions on binlogs of other shapes
+// (docs/analyze.md).
+var ExtraWorkloads = []Workload{
+	{Name: "write-only", Script: "oltp_write_only"},
+	{Name: "insert", Script: "oltp_insert"},
+}
+
 // ParseWorkload returns the workload called name.
 func ParseWorkload(name string) (Workload, error) {
-	for _, w := range Workloads {
+	for _, w := range slices.Concat(Workloads, ExtraWorkloads) {
 		if w.Name == strings.TrimSpace(name) {
 			return w, nil
 		}
@@ -53,7 +61,7 @@ func ParseWorkload(name string) (Workload, error) {
 
 func workloadNames() []string {
 	var out []string
-	for _, w := range Workloads {
+	for _, w := range slices.Concat(Workloads, ExtraWorkloads) {
 		out = append(out, w.Name)
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/compact"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -111,18 +112,44 @@ func boolInt(b bool) string {
 	return "0"
 }
 
-// Render writes the batch of a commit unit's members (in order). With
-// compaction the unit's net effect goes as a few multi-row statements per
-// table (package compact); if one of them surprises the target, Send
-// returns an error wrapping ErrCompacted and the caller renders the unit
-// again without compaction. A target opened with KeepGTIDs gives the
-// target transaction the (single) member's GTID.
+// Render writes the batch of a commit unit's members (in order): Plan,
+// then RenderPlan. With compaction the unit's net effect goes as a few
+// multi-row statements per table (package compact); if one of them
+// surprises the target, Send returns an error wrapping ErrCompacted and
+// the caller renders the unit again without compaction. A target opened
+// with KeepGTIDs gives the target transaction the (single) member's GTID.
 func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (apply.Batch, error) {
-	return t.render(ctx, txs, compaction, t.keepGTID)
+	return t.render(ctx, txs, nil, compaction, t.keepGTID)
 }
 
-// render is Render with the GTID choice made by the caller.
-func (t *Target) render(ctx context.Context, txs []*txn.Txn, compaction, keepGTID bool) (*Batch, error) {
+// Verbatim reports the table with triggers on the target that makes tx
+// go as BINLOG statements, the source's own events ("" for none): the
+// target's part in planning a unit (compact.PlanUnit).
+func (t *Target) Verbatim(ctx context.Context, tx *txn.Txn) (string, error) {
+	return t.triggerTable(ctx, tx)
+}
+
+// Lookup gives compaction the target's table definitions.
+func (t *Target) Lookup(ctx context.Context) compact.Lookup {
+	return func(schema, name string) (*txn.TableDef, error) { return t.table(ctx, schema, name) }
+}
+
+// Plan plans a unit for this target (compact.PlanUnit with Verbatim and
+// Lookup).
+func (t *Target) Plan(ctx context.Context, txs []*txn.Txn, compaction bool) (compact.UnitPlan, error) {
+	return compact.PlanUnit(txs, func(tx *txn.Txn) (string, error) { return t.triggerTable(ctx, tx) }, t.Lookup(ctx), compaction)
+}
+
+// RenderPlan writes the batch of a unit planned by the engine: SQL for
+// each run of p, BINLOG statements for its verbatim members. An XA group
+// (alone in its unit) is planned again from its rows.
+func (t *Target) RenderPlan(ctx context.Context, txs []*txn.Txn, p compact.UnitPlan) (apply.Batch, error) {
+	return t.render(ctx, txs, &p, p.Compaction, t.keepGTID)
+}
+
+// render is Render or RenderPlan (p nil: plan here) with the GTID choice
+// made by the caller.
+func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan, compaction, keepGTID bool) (*Batch, error) {
 	b := &Batch{hint: 1024}
 	for _, tx := range txs {
 		b.hint += 2 * tx.Size // row images in the binlog, as SQL text
@@ -145,38 +172,36 @@ func (t *Target) render(ctx context.Context, txs []*txn.Txn, compaction, keepGTI
 			return nil, fmt.Errorf("apply %s: an XA transaction inside a commit unit: invariant violated", describe(tx))
 		}
 	}
-	if err := t.renderRuns(ctx, b, txs, compaction); err != nil {
+	if p == nil {
+		plan, err := t.Plan(ctx, txs, compaction)
+		if err != nil {
+			return nil, err
+		}
+		p = &plan
+	}
+	if err := t.renderRuns(ctx, b, *p); err != nil {
 		return nil, err
 	}
 	b.setFlags(0)
 	return b, nil
 }
 
-// renderRuns splits the unit into runs: a member that touches a table
-// with triggers on the target goes alone as BINLOG statements, the
-// members between them as SQL (compacted over each run).
-func (t *Target) renderRuns(ctx context.Context, b *Batch, txs []*txn.Txn, compaction bool) error {
-	start := 0
-	for i, tx := range txs {
-		trigger, err := t.triggerTable(ctx, tx)
+// renderRuns writes a plan's runs: a verbatim member as BINLOG
+// statements, the others as SQL (compacted where planned).
+func (t *Target) renderRuns(ctx context.Context, b *Batch, p compact.UnitPlan) error {
+	for _, r := range p.Runs {
+		var err error
+		switch {
+		case r.Verbatim != "":
+			err = t.renderBinlogTxn(ctx, b, r.Txs[0], r.Verbatim)
+		case r.Plan == nil:
+			err = t.renderAll(ctx, b, r.Txs)
+		default:
+			err = t.renderNet(ctx, b, r.Txs, r.Plan)
+		}
 		if err != nil {
 			return err
 		}
-		if trigger == "" {
-			continue
-		}
-		if i > start {
-			if err := t.renderUnit(ctx, b, txs[start:i], compaction); err != nil {
-				return err
-			}
-		}
-		if err := t.renderBinlogTxn(ctx, b, tx, trigger); err != nil {
-			return err
-		}
-		start = i + 1
-	}
-	if start < len(txs) {
-		return t.renderUnit(ctx, b, txs[start:], compaction)
 	}
 	return nil
 }

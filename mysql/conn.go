@@ -411,7 +411,7 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after position.Checkpoint) error {
 	rows := *tx
 	rows.Changes = tx.Changes[1:]
-	b, err := t.render(ctx, []*txn.Txn{&rows}, false, false)
+	b, err := t.render(ctx, []*txn.Txn{&rows}, nil, false, false)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 // Target implements the engine's Target.
 var _ apply.Target = (*Target)(nil)
+var _ apply.Planner = (*Target)(nil) // the engine plans compaction; the target renders the plan
 
 // KeepGTIDs writes each source transaction as its own target transaction
 // carrying the source GTID (MariaDB SET gtid_domain_id, server_id,

@@ -11,21 +11,9 @@ import (
 // netRows bounds the rows of one multi-row statement.
 const netRows = 1000
 
-// renderUnit writes the members' changes: with compaction, the net effect
-// per table where package compact allows it, else in source order.
-func (t *Target) renderUnit(ctx context.Context, b *Batch, txs []*txn.Txn, compaction bool) error {
-	if !compaction || len(txs) == 1 && txs[0].Rows() < 2 {
-		return t.renderAll(ctx, b, txs)
-	}
-	plan, ok, err := compact.Unit(txs, func(schema, name string) (*txn.TableDef, error) {
-		return t.table(ctx, schema, name)
-	})
-	if err != nil {
-		return fmt.Errorf("apply %s: %w", describe(txs[0]), err)
-	}
-	if !ok {
-		return t.renderAll(ctx, b, txs)
-	}
+// renderNet writes a planned run: its ordered steps, then the net effect
+// per compacted table as multi-row statements.
+func (t *Target) renderNet(ctx context.Context, b *Batch, txs []*txn.Txn, plan *compact.Plan) error {
 	for _, s := range plan.Ordered {
 		if err := t.renderRow(ctx, b, s.Tx, s.Row); err != nil {
 			return err

@@ -147,7 +147,11 @@ func (t *Target) renderXA(ctx context.Context, b *Batch, tx *txn.Txn, compaction
 		if err != nil {
 			return err
 		}
-		return t.renderRuns(ctx, b, []*txn.Txn{rows}, compaction)
+		p, err := t.Plan(ctx, []*txn.Txn{rows}, compaction)
+		if err != nil {
+			return err
+		}
+		return t.renderRuns(ctx, b, p)
 	case xaPrepare:
 		return t.renderXAPrepare(b, tx, xid)
 	}
@@ -297,7 +301,11 @@ func (c *Conn) applyStored(ctx context.Context, s *xaStep, format, events []byte
 	dec.Seq, dec.GTID, dec.Domain, dec.ServerID, dec.SeqNo = s.tx.Seq, s.tx.GTID, s.tx.Domain, s.tx.ServerID, s.tx.SeqNo
 	dec.Start, dec.End, dec.Timestamp = s.tx.Start, s.tx.End, s.tx.Timestamp
 	b := &Batch{hint: 2*len(events) + 1024}
-	if err := t.renderRuns(ctx, b, []*txn.Txn{dec}, false); err != nil {
+	p, err := t.Plan(ctx, []*txn.Txn{dec}, false)
+	if err != nil {
+		return err
+	}
+	if err := t.renderRuns(ctx, b, p); err != nil {
 		return err
 	}
 	b.setFlags(0)

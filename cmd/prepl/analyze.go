@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/analyze"
+	"github.com/prepl/prepl/analyze/calibrate"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
@@ -119,10 +120,15 @@ Flags:
 	}
 
 	if f.calibrate != "" {
-		c, err := calibrateURL(ctx, f.calibrate, stderr)
+		e, err := mysql.ParseURL(f.calibrate)
+		if err != nil {
+			return fmt.Errorf("%w: --calibrate: %v", errUsage, err)
+		}
+		c, err := calibrate.URL(ctx, e)
 		if err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
 		opt.Costs = f.overrideCosts(c)
 	}
 

@@ -4,13 +4,10 @@ import (
 	"fmt"
 
 	"github.com/prepl/prepl/analyze"
+	"github.com/prepl/prepl/analyze/calibrate"
 	"github.com/prepl/prepl/compact"
 	"github.com/prepl/prepl/txn"
 )
-
-// netStatementRows is the most rows the engine puts in one multi-row
-// statement of a compacted unit (mysql's netRows).
-const netStatementRows = 1000
 
 // compactShape is analyze's view of the apply engine's compaction: a
 // unit's changes to a compactable table become its net effect, sent as
@@ -32,7 +29,7 @@ func compactShape(members []*txn.Txn, cat txn.Catalog) analyze.UnitShape {
 	s := analyze.UnitShape{Statements: len(plan.Ordered), Rows: len(plan.Ordered)}
 	for _, n := range plan.Nets {
 		for _, rows := range [][][]txn.Value{n.Deletes, n.Inserts, n.Updates} {
-			s.Statements += (len(rows) + netStatementRows - 1) / netStatementRows
+			s.Statements += (len(rows) + calibrate.StatementRows - 1) / calibrate.StatementRows
 			s.Rows += len(rows)
 		}
 	}

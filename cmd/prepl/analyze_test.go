@@ -110,7 +110,7 @@ func TestAnalyzeCommand(t *testing.T) {
 	t.Run("html", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "report.html")
 		code, out, errs := analyzeRun(t, append([]string{"--html", path}, files...)...)
-		if code != 0 || !strings.Contains(out, "Predicted speedup") || !strings.Contains(errs, path) {
+		if code != 0 || !strings.Contains(out, "Speedup prepl's engine gets from workers") || !strings.Contains(errs, path) {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 		}
 		page, err := os.ReadFile(path)

@@ -16,6 +16,7 @@ import (
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/sourceend"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -158,7 +159,7 @@ Flags:
 		return dryRunReplay(ctx, rd, cfg.Filter, tgt, *printSQL, sel.loc, stdout)
 	}
 	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replay", Source: filesSource(files),
-		Target: tgt.Endpoint.String()}, end: newFileEnd(files), bar: true,
+		Target: tgt.Endpoint.String()}, end: sourceend.NewFiles(files), bar: true,
 		security: []any{"target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {
 		return err

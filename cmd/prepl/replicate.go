@@ -12,6 +12,7 @@ import (
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/sourceend"
 )
 
 func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -111,8 +112,8 @@ Flags:
 		}
 	}
 	checkPrivileges(ctx, log, srcDB, "source", src, sourceNeeds)
-	poller := startSourcePoller(srcDB, log)
-	defer poller.stop()
+	poller := sourceend.StartPoller(srcDB, log)
+	defer poller.Stop()
 
 	tgt, err := af.openTarget(ctx)
 	if err != nil {

@@ -12,21 +12,14 @@ import (
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/position"
 	pbar "github.com/prepl/prepl/progress"
+	"github.com/prepl/prepl/sourceend"
 )
 
 // sourceEnd tells how far the source has written: a live source polled by
-// sourcePoller, or the end of the files replayed.
-type sourceEnd interface {
-	// end is the source's end as last seen; false when not known yet.
-	end() (metrics.SourceEnd, bool)
-	// offset places a binlog position on one axis of bytes (the files in
-	// order, end to end); false when a file's size is unknown.
-	offset(file string, pos uint32) (int64, bool)
-	// caughtUp reports whether a run with stats has applied everything up
-	// to the end last seen, that end having been seen after readAt, when
-	// the last transaction was read.
-	caughtUp(s apply.Stats, readAt time.Time) bool
-}
+// sourceend.Poller, or the end of the files replayed.
+type sourceEnd = sourceend.End
+
+func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
 
 // watchOptions say what a command's watch shows.
 type watchOptions struct {
@@ -184,15 +177,15 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 	if w.o.end == nil {
 		return x
 	}
-	end, ok := w.o.end.end()
+	end, ok := w.o.end.End()
 	if !ok {
 		return x
 	}
 	x.SourceEnd = &end
-	x.CaughtUp = w.o.end.caughtUp(s, readAt) || (state == "done" && w.o.info.Command == "replay")
+	x.CaughtUp = w.o.end.CaughtUp(s, readAt) || (state == "done" && w.o.info.Command == "replay")
 	read := readPosition(s)
-	if r, ok1 := w.o.end.offset(read.File, read.Pos); ok1 {
-		if e, ok2 := w.o.end.offset(end.File, end.Pos); ok2 {
+	if r, ok1 := w.o.end.Offset(read.File, read.Pos); ok1 {
+		if e, ok2 := w.o.end.Offset(end.File, end.Pos); ok2 {
 			x.BehindBytes = max(0, e-r)
 		}
 	}
@@ -202,14 +195,8 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 	return x
 }
 
-// readPosition is where reading stands: the last transaction read, or
-// the resumed position before anything was read.
-func readPosition(s apply.Stats) position.Checkpoint {
-	if s.ReadPos.File != "" {
-		return s.ReadPos
-	}
-	return s.Last
-}
+// readPosition is where reading stands (sourceend.ReadPosition).
+var readPosition = sourceend.ReadPosition
 
 func posString(p position.Checkpoint) string {
 	if p.File == "" {
@@ -257,9 +244,9 @@ func (w *watch) drawBar(now time.Time, s apply.Stats) {
 	var done, total int64 = int64(s.Bytes), 0
 	if w.o.end != nil {
 		read := readPosition(s)
-		end, ok := w.o.end.end()
-		r, ok1 := w.o.end.offset(read.File, read.Pos)
-		e, ok2 := w.o.end.offset(end.File, end.Pos)
+		end, ok := w.o.end.End()
+		r, ok1 := w.o.end.Offset(read.File, read.Pos)
+		e, ok2 := w.o.end.Offset(end.File, end.Pos)
 		if ok && ok1 && ok2 {
 			if w.base < 0 {
 				w.base = r

@@ -1,10 +1,14 @@
-package main
+// Package calibrate measures the cost model of package analyze on a
+// target (`prepl analyze --calibrate`): a few timed statements on a
+// scratch table, shaped like the ones prepl sends. It is kept apart from
+// package analyze, which does no I/O.
+package calibrate
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -14,19 +18,19 @@ import (
 	"github.com/prepl/prepl/mysql"
 )
 
-// calibrateDB is the database of the scratch table --calibrate creates.
-const calibrateDB = "prepl_calibrate"
+// DB is the database of the scratch table calibration creates (and drops
+// again if it created it).
+const DB = "prepl_calibrate"
 
-// calibrateURL measures analyze's cost model on a target: a few timed
-// statements on a scratch table, shaped like the ones prepl sends (an
-// UPDATE by primary key setting every column from literals per row
-// change, batched in multi-statement round trips; and the multi-row
-// INSERT ... ON DUPLICATE KEY UPDATE of a compacted unit).
-func calibrateURL(ctx context.Context, raw string, stderr io.Writer) (analyze.Costs, error) {
-	e, err := mysql.ParseURL(raw)
-	if err != nil {
-		return analyze.Costs{}, fmt.Errorf("%w: --calibrate: %v", errUsage, err)
-	}
+// StatementRows is the most rows the engine puts in one multi-row
+// statement of a compacted unit (mysql's netRows).
+const StatementRows = 1000
+
+// URL measures the cost model on the target at e: an UPDATE by primary
+// key setting every column from literals per row change, batched in
+// multi-statement round trips; and the multi-row INSERT ... ON DUPLICATE
+// KEY UPDATE of a compacted unit. Costs.Source names the target.
+func URL(ctx context.Context, e mysql.Endpoint) (analyze.Costs, error) {
 	db, err := e.OpenDB()
 	if err != nil {
 		return analyze.Costs{}, err
@@ -34,12 +38,17 @@ func calibrateURL(ctx context.Context, raw string, stderr io.Writer) (analyze.Co
 	defer db.Close()
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
-	c, err := calibrate(ctx, db)
+	c, err := Run(ctx, db)
 	if err != nil {
-		return analyze.Costs{}, fmt.Errorf("calibrate on %s: %w (it needs CREATE, DROP, INSERT and UPDATE on database %s)", e, err, calibrateDB)
+		return analyze.Costs{}, fmt.Errorf("calibrate on %s: %w (it needs CREATE, DROP, INSERT and UPDATE on database %s)", e, err, DB)
 	}
 	c.Source = "calibrated on " + e.String()
-	fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
+	c.Local = local(e)
+	// prepl's own CPU per transaction was measured in CPU time; on a
+	// busy machine it takes longer.
+	s := slowdown()
+	c.ReadTxn = time.Duration(float64(analyze.DefaultCosts.ReadTxn) * s)
+	c.ReadKiB = time.Duration(float64(analyze.DefaultCosts.ReadKiB) * s)
 	return c, nil
 }
 
@@ -59,15 +68,16 @@ const (
 	calConnRows = 1000 // row changes per connection in the capacity measurement
 )
 
-func calibrate(ctx context.Context, db *sql.DB) (c analyze.Costs, err error) {
+// Run measures the cost model on db (at least 9 connections).
+func Run(ctx context.Context, db *sql.DB) (c analyze.Costs, err error) {
 	var existed int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", calibrateDB).Scan(&existed); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", DB).Scan(&existed); err != nil {
 		return c, err
 	}
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+calibrateDB); err != nil {
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+DB); err != nil {
 		return c, err
 	}
-	k := &calibration{db: db, table: fmt.Sprintf("%s.t_%d_%d", calibrateDB, os.Getpid(), time.Now().UnixNano()%1000000),
+	k := &calibration{db: db, table: fmt.Sprintf("%s.t_%d_%d", DB, os.Getpid(), time.Now().UnixNano()%1000000),
 		c: strings.Repeat("c", 120), pad: strings.Repeat("p", 60), wide: strings.Repeat("w", 4000)}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -75,8 +85,8 @@ func calibrate(ctx context.Context, db *sql.DB) (c analyze.Costs, err error) {
 		db.ExecContext(cctx, "DROP TABLE IF EXISTS "+k.table)
 		if existed == 0 {
 			var left int
-			if db.QueryRowContext(cctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", calibrateDB).Scan(&left) == nil && left == 0 {
-				db.ExecContext(cctx, "DROP DATABASE IF EXISTS "+calibrateDB)
+			if db.QueryRowContext(cctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", DB).Scan(&left) == nil && left == 0 {
+				db.ExecContext(cctx, "DROP DATABASE IF EXISTS "+DB)
 			}
 		}
 	}()
@@ -184,10 +194,10 @@ func (k *calibration) upsertTxn(ctx context.Context, conn *sql.Conn, first, n in
 		return err
 	}
 	stamp := int(time.Now().UnixNano() % 1000000)
-	for lo := first; lo < first+n; lo += netStatementRows {
+	for lo := first; lo < first+n; lo += StatementRows {
 		var b strings.Builder
 		b.WriteString("INSERT INTO " + k.table + " (id, k, c, pad, wide) VALUES ")
-		for id := lo; id < lo+netStatementRows && id < first+n; id++ {
+		for id := lo; id < lo+StatementRows && id < first+n; id++ {
 			if id > lo {
 				b.WriteByte(',')
 			}
@@ -283,4 +293,14 @@ func best(n int, f func() error) (time.Duration, error) {
 		}
 	}
 	return b, nil
+}
+
+// local reports whether e is on this machine (a socket or a loopback
+// address): prepl's CPU then competes with the target's.
+func local(e mysql.Endpoint) bool {
+	if e.Socket != "" || e.Host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(e.Host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -1,4 +1,8 @@
-package main
+// Package sourceend tells how far a binlog source has written, for
+// progress, lag in bytes and whether a run has caught up: a live source
+// polled over an ordinary connection (Poller), or the end of the binlog
+// files a replay reads (Files).
+package sourceend
 
 import (
 	"context"
@@ -17,17 +21,29 @@ import (
 	"github.com/prepl/prepl/position"
 )
 
-func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
+// End tells how far the source has written.
+type End interface {
+	// End is the source's end as last seen; false when not known yet.
+	End() (metrics.SourceEnd, bool)
+	// Offset places a binlog position on one axis of bytes (the files in
+	// order, end to end); false when a file's size is unknown.
+	Offset(file string, pos uint32) (int64, bool)
+	// CaughtUp reports whether a run with stats has applied everything up
+	// to the end last seen, that end having been seen after readAt, when
+	// the last transaction was read.
+	CaughtUp(s apply.Stats, readAt time.Time) bool
+}
 
-// fileEnd is the end of the binlog files a replay reads.
-type fileEnd struct {
+// Files is the end of the binlog files a replay reads.
+type Files struct {
 	names  []string // base names, in the order given
 	starts []int64  // offset of each file's start on the byte axis
 	total  int64
 }
 
-func newFileEnd(paths []string) *fileEnd {
-	f := &fileEnd{}
+// NewFiles returns the end of the files at paths, read in that order.
+func NewFiles(paths []string) *Files {
+	f := &Files{}
 	for _, p := range paths {
 		f.names = append(f.names, filepath.Base(p))
 		f.starts = append(f.starts, f.total)
@@ -38,7 +54,8 @@ func newFileEnd(paths []string) *fileEnd {
 	return f
 }
 
-func (f *fileEnd) end() (metrics.SourceEnd, bool) {
+// End is the end of the last file.
+func (f *Files) End() (metrics.SourceEnd, bool) {
 	if len(f.names) == 0 {
 		return metrics.SourceEnd{}, false
 	}
@@ -46,7 +63,8 @@ func (f *fileEnd) end() (metrics.SourceEnd, bool) {
 	return metrics.SourceEnd{File: f.names[last], Pos: uint32(f.total - f.starts[last])}, true
 }
 
-func (f *fileEnd) offset(file string, pos uint32) (int64, bool) {
+// Offset places file:pos on the files end to end.
+func (f *Files) Offset(file string, pos uint32) (int64, bool) {
 	for i, n := range f.names {
 		if n == file {
 			return f.starts[i] + int64(pos), true
@@ -55,13 +73,13 @@ func (f *fileEnd) offset(file string, pos uint32) (int64, bool) {
 	return 0, false
 }
 
-// caughtUp: a replay is caught up when it is done (finish says so).
-func (f *fileEnd) caughtUp(apply.Stats, time.Time) bool { return false }
+// CaughtUp: a replay is caught up when it is done (its caller says so).
+func (f *Files) CaughtUp(apply.Stats, time.Time) bool { return false }
 
-// sourcePoller asks a live source how far it has written, every
-// pollEvery, over an ordinary connection (SHOW MASTER STATUS, SHOW BINARY
-// LOGS and the GTID position: REPLICATION CLIENT / BINLOG MONITOR).
-type sourcePoller struct {
+// Poller asks a live source how far it has written, every PollEvery,
+// over an ordinary connection (SHOW MASTER STATUS, SHOW BINARY LOGS and
+// the GTID position: REPLICATION CLIENT / BINLOG MONITOR).
+type Poller struct {
 	db  *sql.DB
 	log *slog.Logger
 
@@ -77,15 +95,18 @@ type sourcePoller struct {
 	done   chan struct{}
 }
 
-const pollEvery = time.Second
+// PollEvery is how often a Poller asks.
+const PollEvery = time.Second
 
-func startSourcePoller(db *sql.DB, log *slog.Logger) *sourcePoller {
+// StartPoller polls db once, then every PollEvery until Stop; a failed
+// poll is warned about on log once, until one succeeds.
+func StartPoller(db *sql.DB, log *slog.Logger) *Poller {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &sourcePoller{db: db, log: log, cancel: cancel, done: make(chan struct{})}
+	p := &Poller{db: db, log: log, cancel: cancel, done: make(chan struct{})}
 	p.poll(ctx)
 	go func() {
 		defer close(p.done)
-		t := time.NewTicker(pollEvery)
+		t := time.NewTicker(PollEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -99,12 +120,13 @@ func startSourcePoller(db *sql.DB, log *slog.Logger) *sourcePoller {
 	return p
 }
 
-func (p *sourcePoller) stop() {
+// Stop ends polling and waits for the poller's goroutine.
+func (p *Poller) Stop() {
 	p.cancel()
 	<-p.done
 }
 
-func (p *sourcePoller) poll(ctx context.Context) {
+func (p *Poller) poll(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	end, sizes, order, mariadb, err := querySourceEnd(ctx, p.db)
@@ -200,13 +222,16 @@ func queryRow(ctx context.Context, db *sql.DB, q string) ([]string, error) {
 	return out, nil
 }
 
-func (p *sourcePoller) end() (metrics.SourceEnd, bool) {
+// End is the end the last successful poll saw (with the last poll's
+// error, if it failed).
+func (p *Poller) End() (metrics.SourceEnd, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.last, p.known
 }
 
-func (p *sourcePoller) offset(file string, pos uint32) (int64, bool) {
+// Offset places file:pos on the source's binlog files end to end.
+func (p *Poller) Offset(file string, pos uint32) (int64, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var at int64
@@ -219,12 +244,12 @@ func (p *sourcePoller) offset(file string, pos uint32) (int64, bool) {
 	return 0, false
 }
 
-// caughtUp: nothing in flight, the last poll succeeded after the last
+// CaughtUp: nothing in flight, the last poll succeeded after the last
 // transaction was read (an older one may predate writes read since), and
 // either the applied GTID position covers the source's (which sees past a
 // rotation with nothing after it) or reading reached the source's file and
 // offset (which sees past trailing transactions that were skipped).
-func (p *sourcePoller) caughtUp(s apply.Stats, readAt time.Time) bool {
+func (p *Poller) CaughtUp(s apply.Stats, readAt time.Time) bool {
 	p.mu.Lock()
 	end, ok, mariadb := p.last, p.known, p.mariadb
 	p.mu.Unlock()
@@ -234,20 +259,29 @@ func (p *sourcePoller) caughtUp(s apply.Stats, readAt time.Time) bool {
 	if mariadb && end.GTIDPos == "" {
 		return true // every MariaDB transaction has a GTID: none was written
 	}
-	if gtidCovers(s.Last.GTIDPos, end.GTIDPos) {
+	if GTIDCovers(s.Last.GTIDPos, end.GTIDPos) {
 		return true
 	}
-	read := readPosition(s)
+	read := ReadPosition(s)
 	return read.File == end.File && read.Pos >= end.Pos
 }
 
-// gtidCovers reports whether GTID position have includes want: per MariaDB
+// GTIDCovers reports whether GTID position have includes want: per MariaDB
 // domain a sequence number at least want's, or a MySQL GTID superset.
-func gtidCovers(have, want string) bool {
+func GTIDCovers(have, want string) bool {
 	if want == "" {
 		return false // a source without GTIDs: decide by position
 	}
 	h, err1 := position.ParseSet(have)
 	w, err2 := position.ParseSet(want)
 	return err1 == nil && err2 == nil && h.Covers(w)
+}
+
+// ReadPosition is where reading stands: the last transaction read, or
+// the resumed position before anything was read.
+func ReadPosition(s apply.Stats) position.Checkpoint {
+	if s.ReadPos.File != "" {
+		return s.ReadPos
+	}
+	return s.Last
 }
