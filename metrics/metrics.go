@@ -47,6 +47,8 @@ type Extra struct {
 	// unknown (different files of unknown sizes).
 	BehindBytes      int64
 	SourceReconnects uint64
+	// Gate is the state of pause and throttling (apply.Config.Gate).
+	Gate apply.GateState
 }
 
 // Monitor turns snapshots into metrics and status documents.

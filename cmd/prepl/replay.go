@@ -157,13 +157,18 @@ Flags:
 	if *dryRun {
 		return dryRunReplay(ctx, rd, cfg.Filter, tgt, *printSQL, sel.loc, stdout)
 	}
-	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replay", Source: filesSource(files),
+	gate, rctx, err := af.startGate(ctx, log, tgt.DB, &cfg)
+	if err != nil {
+		return err
+	}
+	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, info: metrics.Info{Command: "replay", Source: filesSource(files),
 		Target: tgt.Endpoint.String()}, end: newFileEnd(files), bar: true,
 		security: []any{"target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {
 		return err
 	}
-	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
+	stats, err := apply.Run(rctx, rd, tgt, res, cfg)
+	err = gate.stop(rctx, err)
 	w.finish(stats, err)
 	printSummary(stdout, stats)
 	var refused *gomysql.MySQLError

@@ -149,13 +149,18 @@ Flags:
 		return fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
 	}
 	defer rd.Close()
-	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replicate", Source: src.String(),
+	gate, rctx, err := af.startGate(ctx, log, tgt.DB, &cfg)
+	if err != nil {
+		return err
+	}
+	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, info: metrics.Info{Command: "replicate", Source: src.String(),
 		Target: tgt.Endpoint.String()}, end: poller, bar: *stopAtEnd, sourceReconnects: rd.Reconnects,
 		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode), "target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {
 		return err
 	}
-	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
+	stats, err := apply.Run(rctx, rd, tgt, res, cfg)
+	err = gate.stop(rctx, err)
 	w.finish(stats, err)
 	printSummary(stdout, stats)
 	return err

@@ -39,6 +39,8 @@ type watchOptions struct {
 	// security says how each connection is protected, for the start line
 	// (attribute pairs: source_tls, target_tls).
 	security []any
+	// gate is the run's pause and throttling (nil: none).
+	gate *gateRun
 }
 
 // watch runs beside the engine and reads its apply.Live snapshots: it
@@ -106,7 +108,11 @@ func (f *applyFlags) startWatch(ctx context.Context, log *slog.Logger, cfg *appl
 		"channel", f.channel, "version", version}
 	attrs = append(attrs, o.security...)
 	if f.metricsAddr != "" {
-		srv, err := metrics.ListenWeb(f.metricsAddr, w.mon.Handler(), f.webConfig, log)
+		h := w.mon.Handler()
+		if o.gate != nil {
+			h = o.gate.handlers(h)
+		}
+		srv, err := metrics.ListenWeb(f.metricsAddr, h, f.webConfig, log)
 		if errors.Is(err, metrics.ErrWebConfig) {
 			return nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
@@ -180,6 +186,9 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 	}
 	if w.o.sourceReconnects != nil {
 		x.SourceReconnects = w.o.sourceReconnects()
+	}
+	if w.o.gate != nil {
+		x.Gate = w.o.gate.gate.State()
 	}
 	if w.o.end == nil {
 		return x
