@@ -74,6 +74,8 @@ type Counts struct {
 	Skipped uint64 `json:"skipped"`
 	Read    uint64 `json:"read"`
 	Retries uint64 `json:"retries"`
+	// SkipRequested: skipped because prepl skip asked (in Skipped too).
+	SkipRequested uint64 `json:"skip_requested"`
 }
 
 // Worker is one worker connection.
@@ -112,7 +114,7 @@ func (m *Monitor) Status() Status {
 	st.Applied = Position{File: s.Last.File, Pos: s.Last.Pos, LastGTID: s.Last.LastGTID, SourceTime: timePtr(s.Last),
 		GTIDPosition: s.Last.GTIDPos, ByDomain: byDomain(s.Last.GTIDPos), Total: s.Last.Applied}
 	st.InFlight, st.QueueBytes, st.WindowBytes = s.InFlight, s.QueueBytes, s.WindowBytes
-	st.Transactions = Counts{Applied: s.Txns, Skipped: s.Skipped, Read: s.Read, Retries: s.Retries}
+	st.Transactions = Counts{Applied: s.Txns, Skipped: s.Skipped, Read: s.Read, Retries: s.Retries, SkipRequested: x.SkipRequested}
 	st.Rows, st.Bytes = s.Rows, s.Bytes
 	st.Reconnects["target"] = s.Reconnects
 	for r, n := range s.Serialized {

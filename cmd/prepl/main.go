@@ -74,6 +74,8 @@ var commands = []command{
 	{"replicate", "apply a live source's binlog to a target", runReplicate},
 	{"replay", "apply binlog files to a target (point-in-time recovery)", runReplay},
 	{"status", "print the positions stored on a target and the live status; exit 0/1/2 as a Nagios check", runStatus},
+	{"skip", "record that a channel's next run leaves one transaction out (by GTID or FILE:OFFSET)", runSkip},
+	{"reset", "delete a channel's stored position for a fresh start (optionally at --start-gtid)", runReset},
 	{"analyze", "tell how much parallelism a binlog holds and the speedup to expect", runAnalyze},
 	{"bench", "benchmark prepl against MariaDB's parallel replica on sandbox servers", runBench},
 	{"version", "print prepl's version", runVersion},
@@ -115,6 +117,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-V") {
+		args[0] = "version"
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -180,8 +185,12 @@ func signalContext() (context.Context, func()) {
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: prepl version\n\nPrints prepl's version.") }
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if introspect != nil {
+		introspect(fs)
+		return errIntrospect
+	}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "prepl %s\n", version)
 	return nil

@@ -85,7 +85,7 @@ Examples:
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -114,12 +114,19 @@ Flags:
 
 	var tgt *mysql.Target
 	var res apply.Resume
+	var chRun *channelRun
 	if !*dryRun || af.target != "" {
 		if tgt, err = af.openTarget(ctx); err != nil {
 			return err
 		}
 		defer tgt.Close()
 		checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
+		if !*dryRun {
+			if chRun, err = claimChannel(ctx, log, tgt, &cfg); err != nil {
+				return err
+			}
+			defer chRun.release()
+		}
 		if res, err = apply.LoadResume(ctx, tgt); err != nil {
 			return err
 		}
@@ -161,7 +168,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, info: metrics.Info{Command: "replay", Source: filesSource(files),
+	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, channel: chRun, info: metrics.Info{Command: "replay", Source: filesSource(files),
 		Target: tgt.Endpoint.String()}, end: newFileEnd(files), bar: true,
 		security: []any{"target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {

@@ -41,6 +41,8 @@ type watchOptions struct {
 	security []any
 	// gate is the run's pause and throttling (nil: none).
 	gate *gateRun
+	// channel counts the transactions prepl skip asked to leave out.
+	channel *channelRun
 }
 
 // watch runs beside the engine and reads its apply.Live snapshots: it
@@ -189,6 +191,9 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 	}
 	if w.o.gate != nil {
 		x.Gate = w.o.gate.gate.State()
+	}
+	if w.o.channel != nil {
+		x.SkipRequested = w.o.channel.skipped.Load()
 	}
 	if w.o.end == nil {
 		return x

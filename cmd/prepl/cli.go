@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Commands declare their flags with the standard flag package, on a
+// flag.FlagSet of their own, and parse with parseFlags: it parses GNU-style
+// with github.com/spf13/pflag (--flag and -flag, --flag=value and --flag
+// value, flags before or after the arguments, -- ends the flags), then
+// applies --config. printFlags prints the flags GNU-style for the help.
+// The same flag sets feed shell completion and the man page (completion.go),
+// which read them through introspection.
+
+// gnuFlags mirrors fs in a pflag set. Each value sets through fs.Set, so
+// fs knows which flags the command line gave (fs.Visit).
+func gnuFlags(fs *flag.FlagSet) *pflag.FlagSet {
+	ps := pflag.NewFlagSet(fs.Name(), pflag.ContinueOnError)
+	ps.SetOutput(io.Discard)
+	ps.Usage = func() {}
+	ps.SortFlags = true
+	fs.VisitAll(func(g *flag.Flag) {
+		pf := ps.VarPF(&goValue{fs: fs, f: g}, g.Name, "", g.Usage)
+		pf.DefValue = g.DefValue
+		if pf.DefValue == "0s" {
+			pf.DefValue = "0" // shown as no default, as 0 of other numbers
+		}
+		if b, ok := g.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			pf.NoOptDefVal = "true"
+		}
+	})
+	return ps
+}
+
+// goValue is a standard flag seen by pflag.
+type goValue struct {
+	fs *flag.FlagSet
+	f  *flag.Flag
+}
+
+func (v *goValue) String() string     { return v.f.Value.String() }
+func (v *goValue) Set(s string) error { return v.fs.Set(v.f.Name, s) }
+func (v *goValue) Type() string       { return flagType(v.f) }
+
+// flagType names the type of a flag's value, for the help and for config
+// errors: string, int, uint, bool, duration, float, list.
+func flagType(f *flag.Flag) string {
+	if _, ok := f.Value.(*multiFlag); ok {
+		return "list"
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return "string"
+	}
+	switch g.Get().(type) {
+	case bool:
+		return "bool"
+	case time.Duration:
+		return "duration"
+	case int, int64:
+		return "int"
+	case uint, uint64:
+		return "uint"
+	case float64:
+		return "float"
+	case string:
+		return "string"
+	}
+	return strings.ToLower(reflect.TypeOf(g.Get()).Name())
+}
+
+// printFlags writes fs's flags GNU-style (--name TYPE, usage, default).
+func printFlags(fs *flag.FlagSet) {
+	fmt.Fprint(fs.Output(), gnuFlags(fs).FlagUsagesWrapped(0))
+}
+
+// keepFlags defines on fs the flags names of from, sharing their values:
+// a command that uses some of a shared set shows and accepts only those.
+func keepFlags(fs, from *flag.FlagSet, names ...string) {
+	for _, n := range names {
+		f := from.Lookup(n)
+		if f == nil {
+			panic("keepFlags: no flag " + n)
+		}
+		fs.Var(f.Value, f.Name, f.Usage)
+		fs.Lookup(n).DefValue = f.DefValue
+	}
+}
+
+// introspect, when set, receives the flag set of the command run and the
+// command stops there (parseFlags returns errIntrospect): completion and
+// the man page read every command's flags so.
+var introspect func(fs *flag.FlagSet)
+
+var errIntrospect = errors.New("introspection")
+
+// commandFlags returns the flag set of command c without running it.
+func commandFlags(c command) *flag.FlagSet {
+	var got *flag.FlagSet
+	introspect = func(fs *flag.FlagSet) { got = fs }
+	defer func() { introspect = nil }()
+	c.run(context.Background(), []string{"--help"}, io.Discard, io.Discard)
+	return got
+}
+
+// parseArgs parses args GNU-style into fs: flags anywhere, the rest are
+// fs.Args(). -h and --help print the command's help.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	ps := gnuFlags(fs)
+	if err := ps.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			if fs.Usage != nil {
+				fs.Usage()
+			}
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("%w: %v (see prepl %s --help)", errUsage, err, fs.Name())
+	}
+	// The arguments left become fs.Args(); -- keeps fs from reading flags.
+	return fs.Parse(append([]string{"--"}, ps.Args()...))
+}
