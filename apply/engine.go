@@ -191,8 +191,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			e.lockWaits(ws)
 		case <-progress:
 			s := e.snapshot()
-			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "rate", fmt.Sprintf("%.0f/s", s.Rate()),
-				"lag", s.Lag.Round(time.Millisecond).String(), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
+			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "transactions_per_second", s.Rate(),
+				"lag_seconds", s.Lag.Seconds(), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
 		}
 		timer.Stop() // since Go 1.23 a stopped or reset timer delivers no stale fire
 	}

@@ -78,6 +78,8 @@ var commands = []command{
 	{"reset", "delete a channel's stored position for a fresh start (optionally at --start-gtid)", runReset},
 	{"analyze", "tell how much parallelism a binlog holds and the speedup to expect", runAnalyze},
 	{"bench", "benchmark prepl against MariaDB's parallel replica on sandbox servers", runBench},
+	{"completion", "write a shell completion script: prepl completion bash|zsh", runCompletion},
+	{"man", "write prepl's man page (roff) made from the commands' help", runMan},
 	{"version", "print prepl's version", runVersion},
 }
 
@@ -89,7 +91,7 @@ Usage: prepl COMMAND [flags]
 
 Commands:
 `)
-	for _, c := range commands {
+	for _, c := range allCommands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun `prepl COMMAND --help` for a command's flags and an example.\n")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +73,7 @@ type watch struct {
 
 	// Loop state.
 	lastObserve, lastProgress time.Time
+	lastLine                  apply.Stats // at the last progress line
 	caughtUp                  bool
 	retries                   []retrySample
 	lastStorm                 time.Time
@@ -233,13 +235,22 @@ func posString(p position.Checkpoint) string {
 }
 
 func (w *watch) progressLine(s apply.Stats) {
-	r := w.mon.Rates()
 	x := w.extra(s)
-	attrs := []any{"applied", s.Txns, "rate", fmt.Sprintf("%.0f/s", r.Transactions), "lag", s.Lag.Round(time.Millisecond),
-		"in_flight", s.InFlight, "queue", pbar.Bytes(int64(s.QueueBytes)), "retries", s.Retries,
+	// The rate is over the time since the last progress line (--progress).
+	rate := 0.0
+	if d := s.Elapsed - w.lastLine.Elapsed; d > 0 && s.Txns >= w.lastLine.Txns {
+		rate = float64(s.Txns-w.lastLine.Txns) / d.Seconds()
+	}
+	w.lastLine = s
+	// Keys as in /status: numbers are numbers (seconds, bytes, per second).
+	attrs := []any{"applied", s.Txns, "transactions_per_second", rate, "lag_seconds", s.Lag.Seconds(),
+		"in_flight", s.InFlight, "queue_bytes", s.QueueBytes, "retries", s.Retries,
 		"position", posString(s.Last), "gtid", s.Last.LastGTID}
 	if x.BehindBytes >= 0 {
-		attrs = append(attrs, "behind", pbar.Bytes(x.BehindBytes))
+		attrs = append(attrs, "behind_bytes", x.BehindBytes)
+	}
+	if x.Gate.Paused || len(x.Gate.Throttled) > 0 {
+		attrs = append(attrs, "held_by", strings.Join(x.Gate.Reasons(), ","))
 	}
 	if s.Skipped > 0 {
 		attrs = append(attrs, "skipped", s.Skipped)
@@ -263,7 +274,7 @@ func (w *watch) retryStorm(now time.Time, s apply.Stats) {
 	}
 	w.lastStorm = now
 	w.log.Warn("retry storm: transactions keep conflicting on the target", "retries", retries, "applied", applied,
-		"over", z.at.Sub(a.at).Round(time.Second), "errors", s.Errors, "last_error", s.LastError,
+		"over_seconds", z.at.Sub(a.at).Seconds(), "errors", s.Errors, "last_error", s.LastError,
 		"hint", "fewer --workers, --mode commit-order, or a smaller --commit-unit conflict less")
 }
 
@@ -307,8 +318,8 @@ func (w *watch) finish(s apply.Stats, runErr error) {
 	w.mu.Lock()
 	w.state = state
 	w.mu.Unlock()
-	attrs := []any{"applied", s.Txns, "skipped", s.Skipped, "elapsed", s.Elapsed.Round(time.Millisecond),
-		"rate", fmt.Sprintf("%.0f/s", s.Rate()), "position", posString(s.Last), "gtid", s.Last.GTIDPos}
+	attrs := []any{"applied", s.Txns, "skipped", s.Skipped, "elapsed_seconds", s.Elapsed.Seconds(),
+		"transactions_per_second", s.Rate(), "position", posString(s.Last), "gtid", s.Last.GTIDPos}
 	switch state {
 	case "failed":
 		w.log.Error("stopped by an error; the position stored is that of the last transaction committed", append(attrs, "err", runErr.Error())...)
