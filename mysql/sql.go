@@ -288,10 +288,10 @@ func divergedRow(rc *txn.RowChange, d *txn.TableDef) string {
 	}
 	key := ""
 	if k := d.RowKey(); k != nil {
-		key = "key " + cols(k.Columns) + " "
+		key = " with key " + cols(k.Columns)
 	}
 	if rc.Kind == txn.Insert {
-		return fmt.Sprintf(": row %salready there, expected absent; %s %s", key, what, cols(all))
+		return fmt.Sprintf(": a row%s is already there; expected none, to insert the %s %s", key, what, cols(all))
 	}
-	return fmt.Sprintf(": no row %smatching the expected %s %s", key, what, cols(all))
+	return fmt.Sprintf(": no row%s matches the expected %s %s", key, what, cols(all))
 }

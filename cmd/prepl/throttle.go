@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/mysql"
 )
 
 // gateFlags hold new work (pause, throttling) as gh-ost names its flags.
@@ -247,7 +248,8 @@ func statusValues(ctx context.Context, db *sql.DB, limits []loadLimit) (map[stri
 			continue
 		}
 		var name, val string
-		err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", l.name).Scan(&name, &val)
+		// SHOW is not preparable everywhere: the name goes quoted in the text.
+		err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE "+mysql.QuoteString(l.name)).Scan(&name, &val)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("the target has no status variable %q (see SHOW GLOBAL STATUS)", l.name)
 		}
