@@ -8,6 +8,8 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -96,20 +98,37 @@ func keepFlags(fs, from *flag.FlagSet, names ...string) {
 	}
 }
 
-// introspect, when set, receives the flag set of the command run and the
-// command stops there (parseFlags returns errIntrospect): completion and
-// the man page read every command's flags so.
-var introspect func(fs *flag.FlagSet)
+// Introspection: commandFlags runs a command with one argument, a token
+// no user types; the command's parseFlags (or introspected) hands its flag
+// set over under that token and the command stops (errIntrospect). Safe
+// while other commands run in the same process (the tests run several).
+var (
+	introspected sync.Map // token -> *flag.FlagSet
+	introspectN  atomic.Uint64
+)
+
+const introspectPrefix = "\x00prepl-introspect-"
 
 var errIntrospect = errors.New("introspection")
 
+// introspecting reports whether args ask for fs (and hands it over).
+func introspecting(fs *flag.FlagSet, args []string) bool {
+	if len(args) == 1 && strings.HasPrefix(args[0], introspectPrefix) {
+		introspected.Store(args[0], fs)
+		return true
+	}
+	return false
+}
+
 // commandFlags returns the flag set of command c without running it.
 func commandFlags(c command) *flag.FlagSet {
-	var got *flag.FlagSet
-	introspect = func(fs *flag.FlagSet) { got = fs }
-	defer func() { introspect = nil }()
-	c.run(context.Background(), []string{"--help"}, io.Discard, io.Discard)
-	return got
+	token := fmt.Sprintf("%s%d", introspectPrefix, introspectN.Add(1))
+	c.run(context.Background(), []string{token}, io.Discard, io.Discard)
+	fs, ok := introspected.LoadAndDelete(token)
+	if !ok {
+		return nil
+	}
+	return fs.(*flag.FlagSet)
 }
 
 // parseArgs parses args GNU-style into fs: flags anywhere, the rest are

@@ -28,8 +28,7 @@ Flags:
 `)
 		printFlags(fs)
 	}
-	if introspect != nil {
-		introspect(fs)
+	if introspecting(fs, args) {
 		return errIntrospect
 	}
 	if err := parseArgs(fs, args); err != nil {
@@ -140,8 +139,7 @@ func runMan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(fs.Output(), "Usage: prepl man > prepl.1\n\nWrites prepl's man page (roff), made from the commands' help. make man writes docs/prepl.1.\n\nFlags:\n")
 		printFlags(fs)
 	}
-	if introspect != nil {
-		introspect(fs)
+	if introspecting(fs, args) {
 		return errIntrospect
 	}
 	if err := parseArgs(fs, args); err != nil {

@@ -39,8 +39,7 @@ func init() {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	path := fs.String("config", "", "TOML file of flag values: one KEY = VALUE per flag, the flag's name as key;\n"+
 		"keys at the top apply to every command, keys under [COMMAND] to that command; the command line wins")
-	if introspect != nil {
-		introspect(fs)
+	if introspecting(fs, args) {
 		return errIntrospect
 	}
 	if err := parseArgs(fs, args); err != nil {

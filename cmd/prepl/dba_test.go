@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/prepl/prepl/metrics"
@@ -244,4 +245,20 @@ func TestMaxLoadHoldsApply(t *testing.T) {
 		t.Errorf("no log line names the throttling:\n%s", r.output())
 	}
 	sameRows(t, src, tgt)
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM\n%s", code, r.output())
+	}
+	// --critical-load met (Threads_running counts the check itself): a
+	// clean stop with exit 1, the position kept.
+	sandbox.MustExec(t, db, "INSERT INTO w.log VALUES (99999, 0, 'last')")
+	code, out := prepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--critical-load", "Threads_running=1")
+	if code != 1 || !strings.Contains(out, "critical load on the target: Threads_running=") {
+		t.Fatalf("--critical-load: exit %d, want 1 naming the load\n%s", code, out)
+	}
+	var pos string
+	tdb.QueryRow("SELECT gtid_pos FROM prepl.position WHERE channel = 'default' AND slot = 'main'").Scan(&pos)
+	if pos == "" {
+		t.Fatal("no position stored after the critical-load stop")
+	}
 }

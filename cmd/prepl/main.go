@@ -187,8 +187,7 @@ func signalContext() (context.Context, func()) {
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: prepl version\n\nPrints prepl's version.") }
-	if introspect != nil {
-		introspect(fs)
+	if introspecting(fs, args) {
 		return errIntrospect
 	}
 	if err := parseArgs(fs, args); err != nil {
