@@ -135,6 +135,18 @@ func commandFlags(c command) *flag.FlagSet {
 // fs.Args(). -h and --help print the command's help.
 func parseArgs(fs *flag.FlagSet, args []string) error {
 	ps := gnuFlags(fs)
+	// The single-dash long form of the standard flag package (-target URL)
+	// still works: scripts written for it keep running.
+	args = append([]string(nil), args...)
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "="); len(a) > 2 && a[0] == '-' && a[1] != '-' &&
+			len(name) > 1 && fs.Lookup(name) != nil {
+			args[i] = "-" + a
+		}
+	}
 	if err := ps.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			if fs.Usage != nil {

@@ -128,6 +128,10 @@ func TestFlagsAfterArguments(t *testing.T) {
 	if v.target != "mysql://x@y:1" || v.workers != 3 || !v.stop || strings.Join(fs.Args(), " ") != "binlog.000002 binlog.000003 --include" {
 		t.Fatalf("target %q workers %d stop %v args %q", v.target, v.workers, v.stop, fs.Args())
 	}
+	fs, v = newTestFlags("replay")
+	if err := parseFlags(fs, []string{"-target", "mysql://x@y:2", "-workers=5", "f"}); err != nil || v.target != "mysql://x@y:2" || v.workers != 5 {
+		t.Fatalf("single-dash long flags: %v (target %q workers %d)", err, v.target, v.workers)
+	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if !given["target"] || !given["workers"] || given["mode"] {

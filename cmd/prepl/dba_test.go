@@ -192,6 +192,11 @@ func TestPauseHoldsPositionAndResumeCatchesUp(t *testing.T) {
 		t.Errorf("after resume: prepl_paused = %v, prepl_paused_seconds_total = %v", m["prepl_paused"], m["prepl_paused_seconds_total"])
 	}
 	sameRows(t, src, tgt)
+	// The signals do the same: SIGUSR1 pauses, SIGUSR2 resumes.
+	r.cmd.Process.Signal(syscall.SIGUSR1)
+	waitFor(t, "a pause by SIGUSR1", func() bool { return r.status(t).Paused })
+	r.cmd.Process.Signal(syscall.SIGUSR2)
+	waitFor(t, "a resume by SIGUSR2", func() bool { return !r.status(t).Paused })
 }
 
 func gtidPos(t *testing.T, db *sql.DB) string {
