@@ -22,6 +22,16 @@ import (
 // applies --config. printFlags prints the flags GNU-style for the help.
 // The same flag sets feed shell completion and the man page (completion.go),
 // which read them through introspection.
+//
+// A command written with the standard flag package joins in three steps:
+//  1. parse with parseFlags(fs, args) (flags and --config) as the first
+//     thing its run function does with args, before any side effect: it
+//     also answers introspection (or, without --config: check
+//     introspecting(fs, args), then parseArgs(fs, args));
+//  2. in fs.Usage, print the flags with printFlags(fs), not fs.PrintDefaults();
+//  3. add it to the commands table (main.go).
+// Flags are declared as before (fs.StringVar, fs.Var...); fs.Args,
+// fs.Visit and fs.Lookup work as before.
 
 // gnuFlags mirrors fs in a pflag set. Each value sets through fs.Set, so
 // fs knows which flags the command line gave (fs.Visit).
