@@ -24,7 +24,7 @@ func TestUsageGNU(t *testing.T) {
 		t.Errorf("prepl --version: exit %d\n%s", code, out)
 	}
 	// Flags after the file: the target is taken (and is unreachable: 1).
-	if code, out := prepl(t, "replay", "/nonexistent/binlog.000002", "--target", "mysql://root@127.0.0.1:1", "--progress=0"); code != 1 ||
+	if code, out := prepl(t, "replay", "/nonexistent/binlog.000002", "--target", "mysql://root@127.0.0.1:1", "--progress=0", "--reconnect-timeout=1ms"); code != 1 ||
 		strings.Contains(out, "--target is required") {
 		t.Errorf("replay FILE --target URL: exit %d, want 1 from connecting\n%s", code, out)
 	}
