@@ -3,12 +3,16 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build deps deps-server test fuzz soak demo bench bench-full bench-docs clean
+.PHONY: all build man deps deps-server test fuzz soak demo bench bench-full bench-docs clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/prepl
+
+# man writes the man page from the commands' help.
+man:
+	$(GO) run -ldflags "-X main.version=$(VERSION)" ./cmd/prepl man > docs/prepl.1
 
 # deps installs what a fresh Debian machine lacks: the MariaDB and
 # PostgreSQL servers the tests and the demo start sandboxes of, and

@@ -69,6 +69,9 @@ type Config struct {
 	Log              *slog.Logger
 	// ProgressEvery logs a progress line this often (0: never).
 	ProgressEvery time.Duration
+	// Gate, when set, holds admission of new transactions while it is
+	// held (pause, throttling).
+	Gate *Gate
 	// Live, when set, receives statistics snapshots while the run goes.
 	Live *Live
 }

@@ -138,7 +138,10 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	stopping := false
 	for {
 		now := time.Now()
-		e.seq.Tick(now, len(reads) > 0)
+		// A held gate (pause, throttling) feeds nothing new: what was
+		// read before finishes, then the position holds still.
+		held, gateCh := e.cfg.Gate.Held()
+		e.seq.Tick(now, len(reads) > 0 && !held)
 		if err := e.perform(wctx); err != nil {
 			return e.fail(err)
 		}
@@ -146,7 +149,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			break
 		}
 		var readCh <-chan readResult
-		if e.seq.WantsInput() {
+		if e.seq.WantsInput() && !held {
 			readCh = reads
 		}
 		var done <-chan struct{}
@@ -160,6 +163,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		}
 		select {
 		case <-timerC:
+		case <-gateCh:
 		case r, ok := <-readCh:
 			e.seq.Tick(time.Now(), len(reads) > 0)
 			switch {
@@ -187,8 +191,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			e.lockWaits(ws)
 		case <-progress:
 			s := e.snapshot()
-			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "rate", fmt.Sprintf("%.0f/s", s.Rate()),
-				"lag", s.Lag.Round(time.Millisecond).String(), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
+			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "transactions_per_second", s.Rate(),
+				"lag_seconds", s.Lag.Seconds(), "retries", s.Retries, "position", s.Last.File+":"+fmt.Sprint(s.Last.Pos), "gtid", s.Last.LastGTID)
 		}
 		timer.Stop() // since Go 1.23 a stopped or reset timer delivers no stale fire
 	}

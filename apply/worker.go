@@ -127,10 +127,10 @@ func (w *worker) run(j job) {
 			return
 		}
 		if ran {
-			log.Info("DDL applied", "txn", j.txID(), "sql", firstLine(redact.SQL(j.tx().Changes[0].Stmt.SQL)))
+			log.Info("DDL applied", "txn", j.txID(), "sql", redact.SQL(j.tx().Changes[0].Stmt.SQL))
 		} else {
 			log.Info("DDL not run again: it had taken effect before it was interrupted", "txn", j.txID(),
-				"sql", firstLine(redact.SQL(j.tx().Changes[0].Stmt.SQL)), "decided_by", cmp.Or(j.resolveDDL, "catalog state"))
+				"sql", redact.SQL(j.tx().Changes[0].Stmt.SQL), "decided_by", cmp.Or(j.resolveDDL, "catalog state"))
 		}
 		w.send(event{kind: evCommitted, seq: j.seq()})
 		return

@@ -41,12 +41,17 @@ var (
 	descErrors     = desc("errors_total", "Failed attempts, by class (conflict, retry, connection, fatal).", "class")
 	descCompacted  = desc("compacted_rows_total", "Source row changes that compaction of commit units made unnecessary.")
 	descFallbacks  = desc("compact_fallbacks_total", "Commit units re-applied in source order after a compacted statement surprised.")
+	descSkipReq    = desc("transactions_skip_requested_total", "Source transactions left out because prepl skip asked (also in transactions_skipped_total).")
+	descPaused     = desc("paused", "1 while paused (POST /pause, SIGUSR1): nothing new is started until resumed.")
+	descPausedSec  = desc("paused_seconds_total", "Time spent paused.")
+	descThrottled  = desc("throttled", "1 while throttling holds new work, by reason (max-load, replica-lag, flag-file).", "reason")
+	descThrotSec   = desc("throttled_seconds_total", "Time spent throttled, by reason (max-load, replica-lag, flag-file).", "reason")
 )
 
 var allDescs = []*prometheus.Desc{descInfo, descWorkers, descCaughtUp, descApplied, descSkipped, descRead, descRows,
 	descBytes, descLag, descBehind, descInFlight, descQueue, descWindow, descReadPos, descAppliedPos, descReadFile,
 	descAppFile, descAppliedTS, descBusy, descUnits, descRetries, descSerialized, descReconnects, descErrors,
-	descCompacted, descFallbacks}
+	descCompacted, descFallbacks, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec}
 
 // collector reads the latest snapshot on every scrape.
 type collector struct{ m *Monitor }
@@ -119,6 +124,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		default:
 			counter(descErrors, n, class)
 		}
+	}
+	counter(descSkipReq, x.SkipRequested)
+	gauge(descPaused, b2f(x.Gate.Paused))
+	ch <- prometheus.MustNewConstMetric(descPausedSec, prometheus.CounterValue, x.Gate.PausedFor.Seconds())
+	for _, r := range []string{apply.ThrottleMaxLoad, apply.ThrottleReplicaLag, apply.ThrottleFlagFile} {
+		_, on := x.Gate.Throttled[r]
+		gauge(descThrottled, b2f(on), r)
+		ch <- prometheus.MustNewConstMetric(descThrotSec, prometheus.CounterValue, x.Gate.ThrottledFor[r].Seconds(), r)
 	}
 	ch <- unitHistogram(s)
 }

@@ -47,6 +47,10 @@ type Extra struct {
 	// unknown (different files of unknown sizes).
 	BehindBytes      int64
 	SourceReconnects uint64
+	// Gate is the state of pause and throttling (apply.Config.Gate).
+	Gate apply.GateState
+	// SkipRequested counts transactions left out as prepl skip asked.
+	SkipRequested uint64
 }
 
 // Monitor turns snapshots into metrics and status documents.

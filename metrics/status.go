@@ -46,6 +46,12 @@ type Status struct {
 	LastError    string            `json:"last_error"`
 	CommitUnits  uint64            `json:"commit_units"`
 	WorkerStates []Worker          `json:"worker_states"` // one per worker (Info.Workers is how many)
+	// Paused and Throttled say what holds new work now (Throttled: reason
+	// -> why); the seconds are the time spent so, this run.
+	Paused           bool               `json:"paused"`
+	PausedSeconds    float64            `json:"paused_seconds"`
+	Throttled        map[string]string  `json:"throttled"`
+	ThrottledSeconds map[string]float64 `json:"throttled_seconds"`
 }
 
 // Position is a point in the source's binlog.
@@ -68,6 +74,8 @@ type Counts struct {
 	Skipped uint64 `json:"skipped"`
 	Read    uint64 `json:"read"`
 	Retries uint64 `json:"retries"`
+	// SkipRequested: skipped because prepl skip asked (in Skipped too).
+	SkipRequested uint64 `json:"skip_requested"`
 }
 
 // Worker is one worker connection.
@@ -82,8 +90,15 @@ type Worker struct {
 func (m *Monitor) Status() Status {
 	s, x, ok := m.snapshot()
 	st := Status{Info: m.info, State: x.State, StartedAt: m.started.UTC(), CaughtUp: x.CaughtUp,
-		SourceEnd: x.SourceEnd, Rates: m.Rates(),
+		SourceEnd: x.SourceEnd, Rates: m.Rates(), Paused: x.Gate.Paused, PausedSeconds: x.Gate.PausedFor.Seconds(),
+		Throttled: map[string]string{}, ThrottledSeconds: map[string]float64{},
 		Reconnects: map[string]uint64{"source": x.SourceReconnects}, Serialized: map[string]uint64{}, Errors: map[string]uint64{}}
+	for r, why := range x.Gate.Throttled {
+		st.Throttled[r] = why
+	}
+	for r, d := range x.Gate.ThrottledFor {
+		st.ThrottledSeconds[r] = d.Seconds()
+	}
 	if x.BehindBytes >= 0 {
 		b := x.BehindBytes
 		st.BehindBytes = &b
@@ -99,7 +114,7 @@ func (m *Monitor) Status() Status {
 	st.Applied = Position{File: s.Last.File, Pos: s.Last.Pos, LastGTID: s.Last.LastGTID, SourceTime: timePtr(s.Last),
 		GTIDPosition: s.Last.GTIDPos, ByDomain: byDomain(s.Last.GTIDPos), Total: s.Last.Applied}
 	st.InFlight, st.QueueBytes, st.WindowBytes = s.InFlight, s.QueueBytes, s.WindowBytes
-	st.Transactions = Counts{Applied: s.Txns, Skipped: s.Skipped, Read: s.Read, Retries: s.Retries}
+	st.Transactions = Counts{Applied: s.Txns, Skipped: s.Skipped, Read: s.Read, Retries: s.Retries, SkipRequested: x.SkipRequested}
 	st.Rows, st.Bytes = s.Rows, s.Bytes
 	st.Reconnects["target"] = s.Reconnects
 	for r, n := range s.Serialized {

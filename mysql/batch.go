@@ -41,6 +41,9 @@ type rowExpect struct {
 	kind  txn.Kind
 	table string
 	tx    *txn.Txn
+	// row and def, for a single row change: named in a divergence error.
+	row *txn.RowChange
+	def *txn.TableDef
 	// compacted statements cover several source rows (a commit unit's
 	// net effect); a surprise there re-runs the unit in source order.
 	compacted bool
@@ -230,7 +233,7 @@ func (t *Target) renderRow(ctx context.Context, b *Batch, tx *txn.Txn, rc *txn.R
 		return fmt.Errorf("apply %s: %w", describe(tx), err)
 	}
 	b.setFlags(rc.Flags)
-	err = b.add(rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx}, func(buf []byte) ([]byte, error) {
+	err = b.add(rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
 		return AppendRowChange(buf, rc, d)
 	})
 	if err != nil {

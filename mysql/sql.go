@@ -253,3 +253,45 @@ func printableASCII(x []byte) bool {
 func wideCharset(cs string) bool {
 	return cs == "ucs2" || cs == "utf16" || cs == "utf16le" || cs == "utf32"
 }
+
+// divergedRow names the row a statement did not find (or found already
+// there) for a divergence error: ": no row with key (id=5) matches the
+// before image (id=5, v=3)". "" when unknown.
+func divergedRow(rc *txn.RowChange, d *txn.TableDef) string {
+	if rc == nil || d == nil {
+		return ""
+	}
+	img, present, what := rc.Before, rc.BeforeCols, "before image"
+	if rc.Kind == txn.Insert {
+		img, present, what = rc.After, rc.AfterCols, "after image"
+	}
+	cols := func(idx []int) string {
+		var parts []string
+		for _, i := range idx {
+			if i >= len(img) || (present != nil && !present[i]) {
+				continue
+			}
+			v, err := AppendLiteral(nil, img[i], rc.Table.Types[i], &d.Columns[i])
+			if err != nil {
+				v = []byte("?")
+			}
+			if len(v) > 64 {
+				v = append(v[:60:60], "..."...)
+			}
+			parts = append(parts, d.Columns[i].Name+"="+string(v))
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	all := make([]int, len(d.Columns))
+	for i := range all {
+		all[i] = i
+	}
+	key := ""
+	if k := d.RowKey(); k != nil {
+		key = " with key " + cols(k.Columns)
+	}
+	if rc.Kind == txn.Insert {
+		return fmt.Sprintf(": a row%s is already there; expected none, to insert the %s %s", key, what, cols(all))
+	}
+	return fmt.Sprintf(": no row%s matches the expected %s %s", key, what, cols(all))
+}

@@ -107,6 +107,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			PRIMARY KEY (channel, slot)
 		) ENGINE=InnoDB COMMENT='prepl: applied position, written in the same transaction as the rows'`,
 		xaTableSQL,
+		skipTableSQL,
 	} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create position tables %s.position and %s on target: %w", PositionSchema, xaTable, err)

@@ -20,7 +20,12 @@ import (
 // initializer.
 var commandNames []string
 
+// allCommands is the commands table, for functions that the table's
+// commands call (set in init, as commandNames).
+var allCommands func() []command
+
 func init() {
+	allCommands = func() []command { return commands }
 	for _, c := range commands {
 		commandNames = append(commandNames, c.name)
 	}
@@ -34,8 +39,11 @@ func init() {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	path := fs.String("config", "", "TOML file of flag values: one KEY = VALUE per flag, the flag's name as key;\n"+
 		"keys at the top apply to every command, keys under [COMMAND] to that command; the command line wins")
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if introspecting(fs, args) {
+		return errIntrospect
+	}
+	if err := parseArgs(fs, args); err != nil {
+		return err // flag.ErrHelp, or wraps errUsage
 	}
 	if *path == "" {
 		return nil
@@ -88,6 +96,10 @@ func loadConfig(fs *flag.FlagSet, path string) error {
 		switch {
 		case k == "config":
 			return fmt.Errorf("%w: config %s: %skey \"config\": a config file cannot name another one", errUsage, path, where[k])
+		case f == nil && where[k] == "" && knownFlag(k):
+			// A top-level key applies to the commands that have that
+			// flag; the others ignore it.
+			continue
 		case f == nil:
 			hint := ""
 			if where[k] == "" {
@@ -99,7 +111,8 @@ func loadConfig(fs *flag.FlagSet, path string) error {
 			continue
 		}
 		if err := setFlag(f, values[k]); err != nil {
-			return fmt.Errorf("%w: config %s: key %q: %v", errUsage, path, where[k]+k, err)
+			return fmt.Errorf("%w: config %s: key %q = %s: want a %s (as --%s takes): %v", errUsage, path, where[k]+k,
+				tomlShow(values[k]), typeWanted(f), k, err)
 		}
 	}
 	return nil
@@ -164,4 +177,46 @@ func configKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// knownFlags are the flags of every command, for a top-level config key
+// that a command lacks: known elsewhere, it is ignored, else an error.
+var knownFlags map[string]bool
+
+func knownFlag(name string) bool {
+	if knownFlags == nil {
+		knownFlags = map[string]bool{}
+		for _, c := range allCommands() {
+			if fs := commandFlags(c); fs != nil {
+				fs.VisitAll(func(f *flag.Flag) { knownFlags[f.Name] = true })
+			}
+		}
+	}
+	return knownFlags[name]
+}
+
+// typeWanted says what a config value for f must be.
+func typeWanted(f *flag.Flag) string {
+	switch t := flagType(f); t {
+	case "duration":
+		return "duration string such as \"10s\""
+	case "list":
+		return "string or array of strings"
+	case "bool":
+		return "boolean (true or false)"
+	case "int", "uint":
+		return "whole number"
+	case "float":
+		return "number"
+	default:
+		return t
+	}
+}
+
+// tomlShow renders a config value for a message.
+func tomlShow(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%v", v)
 }

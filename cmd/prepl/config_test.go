@@ -78,9 +78,10 @@ func TestConfigErrors(t *testing.T) {
 	cases := []struct{ text, want string }{
 		{`workerz = 3`, `unknown key "workerz": prepl replicate has no --workerz flag`},
 		{"[replicate]\nsource = \"x\"", `unknown key "[replicate] source"`},
-		{`source = "x"`, `keys for one command go under [COMMAND]`},
+		{`nosuchkey = "x"`, `keys for one command go under [COMMAND]`},
 		{"[replicat]\nworkers = 1", `unknown table [replicat]`},
-		{`workers = "four"`, `key "workers"`},
+		{`workers = "four"`, `key "workers" = "four": want a whole number`},
+		{`stop-at-end = "yes"`, `key "stop-at-end" = "yes": want a boolean`},
 		{`progress = 10`, `durations are strings`},
 		{`mode = ["a", "b"]`, `takes one value, not a list`},
 		{`config = "other.toml"`, `cannot name another one`},
@@ -98,6 +99,43 @@ func TestConfigErrors(t *testing.T) {
 	fs, _ := newTestFlags("replicate")
 	if err := parseFlags(fs, []string{"--config", "/nonexistent/prepl.toml"}); err == nil || !strings.Contains(err.Error(), "/nonexistent/prepl.toml") {
 		t.Errorf("missing config file: %v", err)
+	}
+}
+
+// TestConfigTopLevelKeyIgnored: a top-level key applies to the commands
+// that have that flag and is ignored by the others (replay has no
+// --source, replicate has); under [replay] the same key is an error.
+func TestConfigTopLevelKeyIgnored(t *testing.T) {
+	path := writeConfig(t, "source = \"mysql://a@b:1\"\nworkers = 7\n")
+	fs, v := newTestFlags("replay")
+	if err := parseFlags(fs, []string{"--config", path}); err != nil || v.workers != 7 {
+		t.Fatalf("replay with a top-level source key: %v (workers %d, want 7)", err, v.workers)
+	}
+	path = writeConfig(t, "[replay]\nsource = \"mysql://a@b:1\"\n")
+	fs, _ = newTestFlags("replay")
+	if err := parseFlags(fs, []string{"--config", path}); err == nil || !strings.Contains(err.Error(), `"[replay] source"`) {
+		t.Fatalf("[replay] source: %v, want an unknown key error", err)
+	}
+}
+
+// TestFlagsAfterArguments: GNU-style parsing takes flags after the
+// arguments, --flag=value and --flag value, and -- ends the flags.
+func TestFlagsAfterArguments(t *testing.T) {
+	fs, v := newTestFlags("replay")
+	if err := parseFlags(fs, []string{"binlog.000002", "--target", "mysql://x@y:1", "--workers=3", "--stop-at-end", "binlog.000003", "--", "--include"}); err != nil {
+		t.Fatal(err)
+	}
+	if v.target != "mysql://x@y:1" || v.workers != 3 || !v.stop || strings.Join(fs.Args(), " ") != "binlog.000002 binlog.000003 --include" {
+		t.Fatalf("target %q workers %d stop %v args %q", v.target, v.workers, v.stop, fs.Args())
+	}
+	fs, v = newTestFlags("replay")
+	if err := parseFlags(fs, []string{"-target", "mysql://x@y:2", "-workers=5", "f"}); err != nil || v.target != "mysql://x@y:2" || v.workers != 5 {
+		t.Fatalf("single-dash long flags: %v (target %q workers %d)", err, v.target, v.workers)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["target"] || !given["workers"] || given["mode"] {
+		t.Fatalf("flags given on the command line: %v", given)
 	}
 }
 

@@ -245,22 +245,22 @@ func TestLagWhileSourceUnreachable(t *testing.T) {
 	if m := scrape(t, r.addr)["prepl_lag_seconds"]; m < first+1 {
 		t.Errorf("prepl_lag_seconds %v during the outage, /status said %v earlier", m, first+1)
 	}
-	// The progress line's lag (JSON logs: nanoseconds).
-	progressLag := func() (last time.Duration, ok bool) {
+	// The progress line's lag (JSON logs: seconds, as in /status).
+	progressLag := func() (last float64, ok bool) {
 		for _, line := range strings.Split(r.output(), "\n") {
 			var rec struct {
-				Msg string
-				Lag *int64
+				Msg        string
+				LagSeconds *float64 `json:"lag_seconds"`
 			}
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "progress" && rec.Lag != nil {
-				last, ok = time.Duration(*rec.Lag), true
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "progress" && rec.LagSeconds != nil {
+				last, ok = *rec.LagSeconds, true
 			}
 		}
 		return last, ok
 	}
 	waitFor(t, "a progress line with the outage's lag", func() bool {
 		d, ok := progressLag()
-		return ok && d.Seconds() >= first+1
+		return ok && d >= first+1
 	})
 	if written := w.written.Load(); written == 0 {
 		t.Fatal("the source was not written to during the outage")

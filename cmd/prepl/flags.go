@@ -38,6 +38,8 @@ type applyFlags struct {
 	// pendingDDL is the user's word on a DDL a crash interrupted.
 	pendingDDL string
 
+	gate gateFlags // pause and throttling (throttle.go)
+
 	ops // metrics, filters, progress bar (ops.go)
 	// secrets: password files, option files, TLS (secrets.go)
 	secrets secretFlags
@@ -78,6 +80,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.maxTxn, "max-txn-size", "4GiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory,\n"+
 		"so a bigger one stops the run (raise it when the host has the memory)")
 	f.registerOps(fs)
+	f.gate.register(fs)
 	f.secrets.register(fs)
 }
 

@@ -76,8 +76,12 @@ var commands = []command{
 	{"status", "print the positions stored on a target and the live status; exit 0/1/2 as a Nagios check", runStatus},
 	{"copy", "copy a consistent snapshot of the source's tables to a MySQL or PostgreSQL target", runCopy},
 	{"verify", "compare source and target row by row (MySQL or PostgreSQL target); exit 1 on a difference", runVerifyCmd},
+	{"skip", "record that a channel's next run leaves one transaction out (by GTID or FILE:OFFSET)", runSkip},
+	{"reset", "delete a channel's stored position for a fresh start (optionally at --start-gtid)", runReset},
 	{"analyze", "tell how much parallelism a binlog holds and the speedup to expect", runAnalyze},
 	{"bench", "benchmark prepl against MariaDB's parallel replica on sandbox servers", runBench},
+	{"completion", "write a shell completion script: prepl completion bash|zsh", runCompletion},
+	{"man", "write prepl's man page (roff) made from the commands' help", runMan},
 	{"version", "print prepl's version", runVersion},
 }
 
@@ -89,7 +93,7 @@ Usage: prepl COMMAND [flags]
 
 Commands:
 `)
-	for _, c := range commands {
+	for _, c := range allCommands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun `prepl COMMAND --help` for a command's flags and an example.\n")
@@ -117,6 +121,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-V") {
+		args[0] = "version"
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -182,8 +189,11 @@ func signalContext() (context.Context, func()) {
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: prepl version\n\nPrints prepl's version.") }
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if introspecting(fs, args) {
+		return errIntrospect
+	}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "prepl %s\n", version)
 	return nil

@@ -255,9 +255,21 @@ func TestMetricsAndStatusDuringRun(t *testing.T) {
 	waitFor(t, "a progress line and a caught-up line", func() bool {
 		return strings.Contains(r.output(), `"msg":"progress"`) && strings.Contains(r.output(), `"msg":"caught up with the source"`)
 	})
-	for _, want := range []string{`"msg":"replicate started"`, `"lag":`, `"rate":`} {
+	for _, want := range []string{`"msg":"replicate started"`, `"lag_seconds":`, `"transactions_per_second":`} {
 		if !strings.Contains(r.output(), want) {
 			t.Errorf("log lacks %s", want)
+		}
+	}
+	// Numbers are numbers, named as in /status.
+	for _, line := range strings.Split(r.output(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "progress" {
+			continue
+		}
+		for _, k := range []string{"lag_seconds", "transactions_per_second", "queue_bytes", "in_flight", "applied"} {
+			if _, ok := rec[k].(float64); !ok {
+				t.Errorf("progress line: %s = %#v, want a JSON number\n%s", k, rec[k], line)
+			}
 		}
 	}
 	r.cmd.Process.Signal(syscall.SIGTERM)

@@ -102,7 +102,7 @@ func (o *ops) filter(cmd func(*txn.Txn) apply.Action) func(*txn.Txn) apply.Actio
 			return a
 		}
 		if ddl != "" && o.log != nil {
-			o.log.Info("DDL skipped by the table filter", "txn", mysql.TxnID(t), "sql", firstLine(redact.SQL(ddl)))
+			o.log.Info("DDL skipped by the table filter", "txn", mysql.TxnID(t), "sql", redact.SQL(ddl))
 		}
 		if a == apply.Last {
 			// Nothing of the last transaction is applied: stop before it,

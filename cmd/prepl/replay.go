@@ -86,7 +86,7 @@ Examples:
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -115,12 +115,19 @@ Flags:
 
 	var tgt *mysql.Target
 	var res apply.Resume
+	var chRun *channelRun
 	if !*dryRun || af.target != "" {
 		if tgt, err = af.openTarget(ctx); err != nil {
 			return err
 		}
 		defer tgt.Close()
 		checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
+		if !*dryRun {
+			if chRun, err = claimChannel(ctx, log, tgt, &cfg); err != nil {
+				return err
+			}
+			defer chRun.release()
+		}
 		if res, err = apply.LoadResume(ctx, tgt); err != nil {
 			return err
 		}
@@ -158,13 +165,18 @@ Flags:
 	if *dryRun {
 		return dryRunReplay(ctx, rd, cfg.Filter, tgt, *printSQL, sel.loc, stdout)
 	}
-	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replay", Source: filesSource(files),
+	gate, rctx, err := af.startGate(ctx, log, tgt.DB, &cfg)
+	if err != nil {
+		return err
+	}
+	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, channel: chRun, info: metrics.Info{Command: "replay", Source: filesSource(files),
 		Target: tgt.Endpoint.String()}, end: sourceend.NewFiles(files), bar: true,
 		security: []any{"target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {
 		return err
 	}
-	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
+	stats, err := apply.Run(rctx, rd, tgt, res, cfg)
+	err = gate.stop(rctx, err)
 	w.finish(stats, err)
 	printSummary(stdout, stats)
 	var refused *gomysql.MySQLError

@@ -53,7 +53,7 @@ Examples:
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -121,6 +121,11 @@ Flags:
 	}
 	defer tgt.Close()
 	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
+	chRun, err := claimChannel(ctx, log, tgt, &cfg)
+	if err != nil {
+		return err
+	}
+	defer chRun.release()
 	res, err := apply.LoadResume(ctx, tgt)
 	if err != nil {
 		return err
@@ -142,7 +147,7 @@ Flags:
 		log.Info("no stored position and no --start-gtid: starting from the source's oldest binlog")
 	}
 	if res.Found && *startGTID != "" {
-		log.Warn("--start-gtid ignored: the target has a stored position (delete its row in prepl.position to start over)", "channel", af.channel)
+		log.Warn("--start-gtid ignored: the target has a stored position (prepl reset --start-gtid starts over)", "channel", af.channel)
 	}
 	res.StartAfter(sc.StartGTID)
 	rd, err := binlog.OpenStream(ctx, sc)
@@ -150,13 +155,18 @@ Flags:
 		return fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
 	}
 	defer rd.Close()
-	w, err := af.startWatch(ctx, log, &cfg, watchOptions{info: metrics.Info{Command: "replicate", Source: src.String(),
+	gate, rctx, err := af.startGate(ctx, log, tgt.DB, &cfg)
+	if err != nil {
+		return err
+	}
+	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, channel: chRun, info: metrics.Info{Command: "replicate", Source: src.String(),
 		Target: tgt.Endpoint.String()}, end: poller, bar: *stopAtEnd, sourceReconnects: rd.Reconnects,
 		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode), "target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
 	if err != nil {
 		return err
 	}
-	stats, err := apply.Run(ctx, rd, tgt, res, cfg)
+	stats, err := apply.Run(rctx, rd, tgt, res, cfg)
+	err = gate.stop(rctx, err)
 	w.finish(stats, err)
 	printSummary(stdout, stats)
 	return err

@@ -77,7 +77,17 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var af applyFlags
-	af.register(fs, "default")
+	// status takes only the flags it uses of the applying commands' set.
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	af.register(all, "default")
+	keepFlags(fs, all, "target", "channel", "metrics-addr", "log-format", "log-level", "reconnect-timeout", "defaults-file",
+		"strict-permissions", "target-password-file", "target-defaults-file", "target-ssl-mode", "target-ssl-ca", "target-ssl-cert", "target-ssl-key")
+	af.secrets.configPath = func() string { // --config is on fs, not on all
+		if f := fs.Lookup("config"); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
 	maxLag := fs.Duration("max-lag", 0, "WARNING (exit 1) when the live prepl at --metrics-addr lags more than this (0: lag is not checked)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl status --target URL [--channel NAME] [--metrics-addr HOST:PORT] [--max-lag DURATION]
@@ -101,7 +111,7 @@ Example:
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -35,6 +35,16 @@ func printLive(ctx context.Context, w io.Writer, addr string) *metrics.Status {
 	}
 	fmt.Fprintf(w, "  caught up: %s, lag %.3fs%s, %d in flight (%s of the %s window)\n",
 		caught, st.LagSeconds, behind, st.InFlight, pbar.Bytes(int64(st.QueueBytes)), pbar.Bytes(int64(st.WindowBytes)))
+	if st.Paused || len(st.Throttled) > 0 {
+		var why []string
+		if st.Paused {
+			why = append(why, fmt.Sprintf("paused for %.0fs (POST /resume or SIGUSR2 resumes)", st.PausedSeconds))
+		}
+		for _, r := range configKeys(st.Throttled) {
+			why = append(why, fmt.Sprintf("throttled by %s: %s", r, st.Throttled[r]))
+		}
+		fmt.Fprintf(w, "  held:    %s\n", strings.Join(why, "; "))
+	}
 	fmt.Fprintf(w, "  read:    %s%s\n", posText(st.Read), gtidText(st.Read.LastGTID))
 	fmt.Fprintf(w, "  applied: %s%s, gtid position %s", posText(st.Applied), gtidText(st.Applied.LastGTID), st.Applied.GTIDPosition)
 	if st.Applied.Total > 0 {

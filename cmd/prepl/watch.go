@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,10 @@ type watchOptions struct {
 	// security says how each connection is protected, for the start line
 	// (attribute pairs: source_tls, target_tls).
 	security []any
+	// gate is the run's pause and throttling (nil: none).
+	gate *gateRun
+	// channel counts the transactions prepl skip asked to leave out.
+	channel *channelRun
 }
 
 // watch runs beside the engine and reads its apply.Live snapshots: it
@@ -61,6 +66,7 @@ type watch struct {
 
 	// Loop state.
 	lastObserve, lastProgress time.Time
+	lastLine                  apply.Stats // at the last progress line
 	caughtUp                  bool
 	retries                   []retrySample
 	lastStorm                 time.Time
@@ -99,7 +105,11 @@ func (f *applyFlags) startWatch(ctx context.Context, log *slog.Logger, cfg *appl
 		"channel", f.channel, "version", version}
 	attrs = append(attrs, o.security...)
 	if f.metricsAddr != "" {
-		srv, err := metrics.ListenWeb(f.metricsAddr, w.mon.Handler(), f.webConfig, log)
+		h := w.mon.Handler()
+		if o.gate != nil {
+			h = o.gate.handlers(h)
+		}
+		srv, err := metrics.ListenWeb(f.metricsAddr, h, f.webConfig, log)
 		if errors.Is(err, metrics.ErrWebConfig) {
 			return nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
@@ -174,6 +184,12 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 	if w.o.sourceReconnects != nil {
 		x.SourceReconnects = w.o.sourceReconnects()
 	}
+	if w.o.gate != nil {
+		x.Gate = w.o.gate.gate.State()
+	}
+	if w.o.channel != nil {
+		x.SkipRequested = w.o.channel.skipped.Load()
+	}
 	if w.o.end == nil {
 		return x
 	}
@@ -206,13 +222,22 @@ func posString(p position.Checkpoint) string {
 }
 
 func (w *watch) progressLine(s apply.Stats) {
-	r := w.mon.Rates()
 	x := w.extra(s)
-	attrs := []any{"applied", s.Txns, "rate", fmt.Sprintf("%.0f/s", r.Transactions), "lag", s.Lag.Round(time.Millisecond),
-		"in_flight", s.InFlight, "queue", pbar.Bytes(int64(s.QueueBytes)), "retries", s.Retries,
+	// The rate is over the time since the last progress line (--progress).
+	rate := 0.0
+	if d := s.Elapsed - w.lastLine.Elapsed; d > 0 && s.Txns >= w.lastLine.Txns {
+		rate = float64(s.Txns-w.lastLine.Txns) / d.Seconds()
+	}
+	w.lastLine = s
+	// Keys as in /status: numbers are numbers (seconds, bytes, per second).
+	attrs := []any{"applied", s.Txns, "transactions_per_second", rate, "lag_seconds", s.Lag.Seconds(),
+		"in_flight", s.InFlight, "queue_bytes", s.QueueBytes, "retries", s.Retries,
 		"position", posString(s.Last), "gtid", s.Last.LastGTID}
 	if x.BehindBytes >= 0 {
-		attrs = append(attrs, "behind", pbar.Bytes(x.BehindBytes))
+		attrs = append(attrs, "behind_bytes", x.BehindBytes)
+	}
+	if x.Gate.Paused || len(x.Gate.Throttled) > 0 {
+		attrs = append(attrs, "held_by", strings.Join(x.Gate.Reasons(), ","))
 	}
 	if s.Skipped > 0 {
 		attrs = append(attrs, "skipped", s.Skipped)
@@ -236,7 +261,7 @@ func (w *watch) retryStorm(now time.Time, s apply.Stats) {
 	}
 	w.lastStorm = now
 	w.log.Warn("retry storm: transactions keep conflicting on the target", "retries", retries, "applied", applied,
-		"over", z.at.Sub(a.at).Round(time.Second), "errors", s.Errors, "last_error", s.LastError,
+		"over_seconds", z.at.Sub(a.at).Seconds(), "errors", s.Errors, "last_error", s.LastError,
 		"hint", "fewer --workers, --mode commit-order, or a smaller --commit-unit conflict less")
 }
 
@@ -280,8 +305,8 @@ func (w *watch) finish(s apply.Stats, runErr error) {
 	w.mu.Lock()
 	w.state = state
 	w.mu.Unlock()
-	attrs := []any{"applied", s.Txns, "skipped", s.Skipped, "elapsed", s.Elapsed.Round(time.Millisecond),
-		"rate", fmt.Sprintf("%.0f/s", s.Rate()), "position", posString(s.Last), "gtid", s.Last.GTIDPos}
+	attrs := []any{"applied", s.Txns, "skipped", s.Skipped, "elapsed_seconds", s.Elapsed.Seconds(),
+		"transactions_per_second", s.Rate(), "position", posString(s.Last), "gtid", s.Last.GTIDPos}
 	switch state {
 	case "failed":
 		w.log.Error("stopped by an error; the position stored is that of the last transaction committed", append(attrs, "err", runErr.Error())...)

@@ -1,0 +1,138 @@
+package mysql
+
+import (
+	"context"
+	"crypto/sha1"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/prepl/prepl/position"
+)
+
+// skipTableSQL holds the transactions `prepl skip` asked a channel's next
+// run to leave out, as MariaDB's sql_slave_skip_counter does for one
+// transaction: each is named by GTID or by FILE:OFFSET of its start.
+const skipTableSQL = `CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.skip (
+			channel VARCHAR(64) NOT NULL,
+			txn VARCHAR(600) NOT NULL,
+			requested_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+			skipped_at TIMESTAMP(6) NULL,
+			PRIMARY KEY (channel, txn)
+		) ENGINE=InnoDB COMMENT='prepl skip: transactions to leave out, by GTID or FILE:OFFSET'`
+
+// Skip is one recorded request to skip a transaction.
+type Skip struct {
+	Txn       string // GTID, or FILE:OFFSET of the transaction's start
+	Requested time.Time
+	Skipped   *time.Time // when a run skipped it; nil: still to come
+}
+
+// AddSkip records that this channel's runs skip transaction id.
+func (t *Target) AddSkip(ctx context.Context, id string) error {
+	_, err := t.DB.ExecContext(ctx, "INSERT INTO "+PositionSchema+".skip (channel, txn) VALUES (?, ?) "+
+		"ON DUPLICATE KEY UPDATE requested_at = CURRENT_TIMESTAMP(6), skipped_at = NULL", t.Channel, id)
+	return err
+}
+
+// Skips lists this channel's skip requests.
+func (t *Target) Skips(ctx context.Context) ([]Skip, error) {
+	rows, err := t.DB.QueryContext(ctx, "SELECT txn, requested_at, skipped_at FROM "+PositionSchema+".skip WHERE channel = ? ORDER BY requested_at", t.Channel)
+	if err != nil {
+		return nil, fmt.Errorf("read %s.skip: %w", PositionSchema, err)
+	}
+	defer rows.Close()
+	var out []Skip
+	for rows.Next() {
+		var s Skip
+		var at sql.NullTime
+		if err := rows.Scan(&s.Txn, &s.Requested, &at); err != nil {
+			return nil, err
+		}
+		if at.Valid {
+			s.Skipped = &at.Time
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// MarkSkipped notes that a run skipped transaction id.
+func (t *Target) MarkSkipped(ctx context.Context, id string) error {
+	_, err := t.DB.ExecContext(ctx, "UPDATE "+PositionSchema+".skip SET skipped_at = CURRENT_TIMESTAMP(6) WHERE channel = ? AND txn = ?", t.Channel, id)
+	return err
+}
+
+// ResetSkips deletes this channel's skip requests.
+func (t *Target) ResetSkips(ctx context.Context) error {
+	_, err := t.DB.ExecContext(ctx, "DELETE FROM "+PositionSchema+".skip WHERE channel = ?", t.Channel)
+	return err
+}
+
+// StorePosition writes p as a stored position of this channel (outside
+// any transaction of rows: for prepl reset).
+func (t *Target) StorePosition(ctx context.Context, p position.Checkpoint) error {
+	_, err := t.DB.ExecContext(ctx, t.positionSQL(p))
+	return err
+}
+
+// ChannelLock is the named lock a running prepl holds on its channel:
+// `prepl skip` and `prepl reset` refuse to change a channel that has one.
+// The lock lives in the target's server, so it is released when the
+// connection that holds it goes, as prepl does.
+type ChannelLock struct{ c *sql.Conn }
+
+// LockName is the GET_LOCK name of a channel (at most 64 characters).
+func LockName(channel string) string {
+	n := "prepl.channel." + channel
+	if len(n) > 64 {
+		h := sha1.Sum([]byte(channel))
+		n = "prepl.channel." + hex.EncodeToString(h[:])
+	}
+	return n
+}
+
+// LockChannel takes the channel's lock, waiting up to wait for a prepl
+// that just went away to release it.
+func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (*ChannelLock, error) {
+	c, err := t.DB.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
+	}
+	var got sql.NullInt64
+	if err := c.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", LockName(t.Channel), int(wait.Seconds())).Scan(&got); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("take the channel lock on target %s: %w", t.Endpoint, err)
+	}
+	if got.Int64 != 1 {
+		holder := t.ChannelHolder(ctx)
+		c.Close()
+		return nil, fmt.Errorf("another prepl runs on channel %q of target %s (it holds the lock %q%s): stop it first, "+
+			"or give this one another --channel", t.Channel, t.Endpoint, LockName(t.Channel), holder)
+	}
+	return &ChannelLock{c}, nil
+}
+
+// ChannelHolder describes who holds the channel's lock ("" when free).
+func (t *Target) ChannelHolder(ctx context.Context) string {
+	var id sql.NullInt64
+	t.DB.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", LockName(t.Channel)).Scan(&id)
+	if !id.Valid {
+		return ""
+	}
+	var host sql.NullString
+	t.DB.QueryRowContext(ctx, "SELECT host FROM information_schema.processlist WHERE id = ?", id.Int64).Scan(&host)
+	return fmt.Sprintf(", connection %d from %s", id.Int64, host.String)
+}
+
+// Release lets the lock go.
+func (l *ChannelLock) Release() {
+	if l == nil {
+		return
+	}
+	// Discarding the connection releases its locks.
+	l.c.Raw(func(any) error { return driver.ErrBadConn })
+	l.c.Close()
+}
