@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/prepl/prepl/txn"
@@ -73,7 +74,7 @@ func (c *MetadataCatalog) KeyKnown(schema, name string) bool {
 func defFromTableMap(t *txn.Table) *txn.TableDef {
 	d := &txn.TableDef{Schema: t.Schema, Name: t.Name, Transactional: true}
 	for i, typ := range t.Types {
-		c := txn.ColumnDef{Name: fmt.Sprintf("@%d", i+1), DataType: dataType(typ)}
+		c := txn.ColumnDef{Name: fmt.Sprintf("@%d", i+1), DataType: cmp.Or(txn.DataTypeName(typ), "unknown")}
 		if i < len(t.Names) {
 			c.Name = t.Names[i]
 		}
@@ -101,56 +102,6 @@ func isStringType(typ byte) bool {
 		return true
 	}
 	return false
-}
-
-// dataType names a MYSQL_TYPE_* code as information_schema's DATA_TYPE
-// would, where the name matters to key normalization (integer widths).
-func dataType(typ byte) string {
-	switch typ {
-	case txn.TypeTiny:
-		return "tinyint"
-	case txn.TypeShort:
-		return "smallint"
-	case txn.TypeInt24:
-		return "mediumint"
-	case txn.TypeLong:
-		return "int"
-	case txn.TypeLongLong:
-		return "bigint"
-	case txn.TypeFloat:
-		return "float"
-	case txn.TypeDouble:
-		return "double"
-	case txn.TypeDecimal, txn.TypeNewDecimal:
-		return "decimal"
-	case txn.TypeVarchar, txn.TypeVarString:
-		return "varchar"
-	case txn.TypeString:
-		return "char"
-	case txn.TypeTinyBlob, txn.TypeMediumBlob, txn.TypeLongBlob, txn.TypeBlob:
-		return "blob"
-	case txn.TypeJSON:
-		return "json"
-	case txn.TypeBit:
-		return "bit"
-	case txn.TypeEnum:
-		return "enum"
-	case txn.TypeSet:
-		return "set"
-	case txn.TypeYear:
-		return "year"
-	case txn.TypeDate, txn.TypeNewDate:
-		return "date"
-	case txn.TypeTime, txn.TypeTime2:
-		return "time"
-	case txn.TypeDatetime, txn.TypeDatetime2:
-		return "datetime"
-	case txn.TypeTimestamp, txn.TypeTimestamp2:
-		return "timestamp"
-	case txn.TypeGeometry:
-		return "geometry"
-	}
-	return "unknown"
 }
 
 // layeredCatalog answers from a better catalog (a server's) when it knows

@@ -17,7 +17,7 @@ func TableDefFromMetadata(tb *txn.Table) (*txn.TableDef, error) {
 	}
 	d := &txn.TableDef{Schema: tb.Schema, Name: tb.Name, Transactional: true}
 	for i, typ := range tb.Types {
-		c := txn.ColumnDef{Name: tb.Names[i], DataType: dataTypeName(typ), Nullable: i < len(tb.Nullable) && tb.Nullable[i]}
+		c := txn.ColumnDef{Name: tb.Names[i], DataType: txn.DataTypeName(typ), Nullable: i < len(tb.Nullable) && tb.Nullable[i]}
 		if tb.Unsigned != nil && i < len(tb.Unsigned) {
 			c.Unsigned = tb.Unsigned[i]
 		}
@@ -30,55 +30,6 @@ func TableDefFromMetadata(tb *txn.Table) (*txn.TableDef, error) {
 		d.Indexes = []txn.IndexDef{{Name: "PRIMARY", Primary: true, Columns: append([]int(nil), tb.PrimaryKey...)}}
 	}
 	return d, nil
-}
-
-// dataTypeName is information_schema's DATA_TYPE for a MYSQL_TYPE_* code.
-func dataTypeName(t byte) string {
-	switch t {
-	case txn.TypeTiny:
-		return "tinyint"
-	case txn.TypeShort:
-		return "smallint"
-	case txn.TypeInt24:
-		return "mediumint"
-	case txn.TypeLong:
-		return "int"
-	case txn.TypeLongLong:
-		return "bigint"
-	case txn.TypeFloat:
-		return "float"
-	case txn.TypeDouble:
-		return "double"
-	case txn.TypeNewDecimal, txn.TypeDecimal:
-		return "decimal"
-	case txn.TypeJSON:
-		return "json"
-	case txn.TypeBit:
-		return "bit"
-	case txn.TypeVarchar, txn.TypeVarString:
-		return "varchar"
-	case txn.TypeString:
-		return "char"
-	case txn.TypeBlob, txn.TypeTinyBlob, txn.TypeMediumBlob, txn.TypeLongBlob:
-		return "blob"
-	case txn.TypeDate, txn.TypeNewDate:
-		return "date"
-	case txn.TypeTime, txn.TypeTime2:
-		return "time"
-	case txn.TypeDatetime, txn.TypeDatetime2:
-		return "datetime"
-	case txn.TypeTimestamp, txn.TypeTimestamp2:
-		return "timestamp"
-	case txn.TypeYear:
-		return "year"
-	case txn.TypeEnum:
-		return "enum"
-	case txn.TypeSet:
-		return "set"
-	case txn.TypeGeometry:
-		return "geometry"
-	}
-	return ""
 }
 
 // charsetOfCollation names the character set of the collation ids MySQL

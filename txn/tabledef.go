@@ -109,3 +109,53 @@ type Catalog interface {
 	// Table returns the definition, or ok=false when the table is unknown.
 	Table(schema, name string) (def *TableDef, ok bool)
 }
+
+// DataTypeName is information_schema's DATA_TYPE for a MYSQL_TYPE_* code
+// as a binlog table map gives it, or "" for a type it does not name.
+func DataTypeName(t byte) string {
+	switch t {
+	case TypeTiny:
+		return "tinyint"
+	case TypeShort:
+		return "smallint"
+	case TypeInt24:
+		return "mediumint"
+	case TypeLong:
+		return "int"
+	case TypeLongLong:
+		return "bigint"
+	case TypeFloat:
+		return "float"
+	case TypeDouble:
+		return "double"
+	case TypeNewDecimal, TypeDecimal:
+		return "decimal"
+	case TypeJSON:
+		return "json"
+	case TypeBit:
+		return "bit"
+	case TypeVarchar, TypeVarString:
+		return "varchar"
+	case TypeString:
+		return "char"
+	case TypeBlob, TypeTinyBlob, TypeMediumBlob, TypeLongBlob:
+		return "blob"
+	case TypeDate, TypeNewDate:
+		return "date"
+	case TypeTime, TypeTime2:
+		return "time"
+	case TypeDatetime, TypeDatetime2:
+		return "datetime"
+	case TypeTimestamp, TypeTimestamp2:
+		return "timestamp"
+	case TypeYear:
+		return "year"
+	case TypeEnum:
+		return "enum"
+	case TypeSet:
+		return "set"
+	case TypeGeometry:
+		return "geometry"
+	}
+	return ""
+}
