@@ -55,8 +55,7 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 		unitTxns = 1 // one target transaction per source transaction
 	}
 	s, err := sequencer.New(sequencer.Config{Mode: cfg.Mode, Workers: cfg.Workers, Retries: cfg.Retries,
-		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables(),
-		Adapt: !cfg.FixedWorkers, WaitsVisible: cfg.Workers > 1, HeadStallAfter: headStallFallback},
+		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables()},
 		sequencer.Origin{Floor: position.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos},
 			Slots: res.Slots})
 	if err != nil {
@@ -94,9 +93,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		}
 		e.workers = append(e.workers, w)
 	}
-	var mon *monitor
 	if e.cfg.Workers > 1 {
-		mon = startMonitor(wctx, e.tgt, e.cfg.Log)
+		mon := startMonitor(wctx, e.tgt, e.cfg.Log)
 		e.waitCh = mon.waits
 		defer mon.stop()
 	}
@@ -136,10 +134,6 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 
-	var monOff <-chan struct{}
-	if mon != nil {
-		monOff = mon.off
-	}
 	var srcErr error
 	stopping := false
 	for {
@@ -195,11 +189,6 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			e.cfg.Live.store(e.snapshot())
 		case ws := <-e.waitCh:
 			e.lockWaits(ws)
-		case <-monOff:
-			monOff = nil
-			e.seq.LockWaitsUnseen()
-			e.cfg.Log.Info("the target does not report lock waits: a later unit yields when the next to commit has run "+
-				headStallFallback.String(), "fallback", headStallFallback)
 		case <-progress:
 			s := e.snapshot()
 			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "transactions_per_second", s.Rate(),
@@ -351,10 +340,7 @@ func (e *engine) lockWaits(ws []ConnWait) {
 	for _, cw := range ws {
 		r, ok1 := byConn[cw.Requester]
 		b, ok2 := byConn[cw.Blocker]
-		switch {
-		case ok1 && cw.Blocker == 0:
-			out = append(out, sequencer.LockWait{Requester: r, Blocker: sequencer.BlockerUnknown})
-		case ok1 && ok2:
+		if ok1 && ok2 {
 			out = append(out, sequencer.LockWait{Requester: r, Blocker: b})
 		}
 	}
@@ -372,7 +358,6 @@ func (e *engine) snapshot() Stats {
 	s.Last = q.Last
 	s.InFlight, s.QueueBytes, s.WindowBytes = q.InFlight, q.QueueBytes, e.seq.Config().WindowBytes
 	s.Units, s.UnitHist, s.Errors, s.LastError = q.Units, q.UnitHist, q.Errors, q.LastError
-	s.Concurrency, s.Yields = q.Concurrency, q.Yields
 	s.Lag = lag(e.seq.Oldest(), e.silent, time.Now())
 	s.Workers = make([]WorkerStat, len(e.workers))
 	for i, w := range e.workers {

@@ -19,16 +19,14 @@ import (
 // command; the lines after it that start with "> " are what it must print
 // (nothing when there are none). Commands:
 //
-//	config workers=N mode=M unit=N window=BYTES retries=N [adapt] [visible]
+//	config workers=N mode=M unit=N window=BYTES retries=N
 //	read N [row=K] [schema=S] [ddl] [skip] [size=BYTES]   transaction N (GTID 0-1-N), a row of S.t with key K
 //	end | stop                                             EndOfInput, Stop
 //	tick MS [backlog]                                      the clock at MS ms (backlog: more is read)
 //	ready                                                  the actions, Admit answered with Admitted
 //	prepared N | committed N                               of the unit whose first member is N
 //	failed N CLASS [yielded] [final]                       prints the error that stops the run, if any
-//	lockwait WREQ WBLK                                     the unit on worker WREQ waits for WBLK's (-1: holder not named)
-//	unseen                                                 LockWaitsUnseen
-//	concurrency | yields                                   Concurrency(), Stats().Yields
+//	lockwait WREQ WBLK                                     the unit on worker WREQ waits for WBLK's
 //	pos | deadline | done | stats
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
@@ -113,8 +111,6 @@ func (sc *script) do(line string) (out []string) {
 		cfg.WindowBytes, _ = strconv.Atoi(args["window"])
 		cfg.UnitBytes, _ = strconv.Atoi(args["unitbytes"])
 		cfg.Retries, _ = strconv.Atoi(args["retries"])
-		_, cfg.Adapt = args["adapt"]
-		_, cfg.WaitsVisible = args["visible"]
 		s, err := New(cfg, Origin{})
 		if err != nil {
 			sc.t.Fatal(err)
@@ -180,12 +176,6 @@ func (sc *script) do(line string) (out []string) {
 		}
 	case "done":
 		out = append(out, fmt.Sprint(sc.s.Done()))
-	case "concurrency":
-		out = append(out, fmt.Sprint(sc.s.Concurrency()))
-	case "unseen":
-		sc.s.LockWaitsUnseen()
-	case "yields":
-		out = append(out, fmt.Sprint(sc.s.Stats().Yields))
 	case "stats":
 		st := sc.s.Stats()
 		out = append(out, fmt.Sprintf("txns=%d units=%d retries=%d errors=%v waits=%v", st.Txns, st.Units, st.Retries, st.Errors, st.Serialized))
