@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/snapshot"
-	"github.com/prepl/prepl/mysql"
 )
 
 // pgFlags are the PostgreSQL mapping's options.
@@ -32,18 +32,56 @@ func (p *pgFlags) options() (postgres.Options, error) {
 	return postgres.Options{LowercaseNames: p.lowercase, ZeroDateNull: p.zeroDates == "null", PostGIS: p.postgis}, nil
 }
 
+// copyFlags are the flags copy and verify share: the two servers, the
+// databases, and the PostgreSQL mapping options.
+type copyFlags struct {
+	source, target, dbs string
+	pg                  pgFlags
+}
+
+func (f *copyFlags) register(fs *flag.FlagSet, verb string) {
+	fs.StringVar(&f.source, "source", "", "source server URL (mysql://user@host:port)")
+	fs.StringVar(&f.target, "target", "", "target URL: mysql://... or postgres://user@host:5432/db")
+	fs.StringVar(&f.dbs, "databases", "", "comma-separated databases to "+verb+" (default: all but the system ones)")
+	f.pg.register(fs)
+}
+
+// parse checks the flags of command cmd: the source endpoint and the
+// PostgreSQL options.
+func (f *copyFlags) parse(cmd string) (mysql.Endpoint, postgres.Options, error) {
+	if f.source == "" || f.target == "" {
+		return mysql.Endpoint{}, postgres.Options{}, fmt.Errorf("%w: %s needs --source and --target", errUsage, cmd)
+	}
+	o, err := f.pg.options()
+	if err != nil {
+		return mysql.Endpoint{}, postgres.Options{}, err
+	}
+	src, err := mysql.ParseURL(f.source)
+	if err == nil {
+		src, err = src.WithDefaults()
+	}
+	if err != nil {
+		return mysql.Endpoint{}, postgres.Options{}, fmt.Errorf("%w: --source: %v", errUsage, err)
+	}
+	return src, o, nil
+}
+
+func (f *copyFlags) databases() []string {
+	if f.dbs == "" {
+		return nil
+	}
+	return strings.Split(f.dbs, ",")
+}
+
 func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	source := fs.String("source", "", "source server URL (mysql://user@host:port)")
-	target := fs.String("target", "", "target URL: mysql://... or postgres://user@host:5432/db")
+	var ends copyFlags
+	ends.register(fs, "copy")
 	channel := fs.String("channel", "default", "position channel `replicate` will continue")
-	dbs := fs.String("databases", "", "comma-separated databases to copy (default: all but the system ones)")
 	workers := fs.Int("workers", 4, "tables copied at once, each on its own connection to the snapshot")
 	chunk := fs.Int("chunk-rows", 5000, "rows per chunk (each chunk commits with its progress)")
 	prog := fs.Bool("progress", true, "show a progress bar on stderr")
-	var pf pgFlags
-	pf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl copy --source URL --target URL [flags]
 
@@ -61,29 +99,17 @@ Flags:
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *source == "" || *target == "" {
-		return fmt.Errorf("%w: copy needs --source and --target", errUsage)
-	}
-	o, err := pf.options()
+	src, o, err := ends.parse("copy")
 	if err != nil {
 		return err
 	}
-	src, err := mysql.ParseURL(*source)
-	if err == nil {
-		src, err = src.WithDefaults()
-	}
-	if err != nil {
-		return fmt.Errorf("%w: --source: %v", errUsage, err)
-	}
-	tgt, err := snapshot.Open(ctx, *target, o)
+	tgt, err := snapshot.Open(ctx, ends.target, o)
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
-	cfg := snapshot.Config{Source: src, Target: tgt, Channel: *channel, Workers: *workers, ChunkRows: *chunk}
-	if *dbs != "" {
-		cfg.Databases = strings.Split(*dbs, ",")
-	}
+	cfg := snapshot.Config{Source: src, Target: tgt, Channel: *channel, Workers: *workers, ChunkRows: *chunk,
+		Databases: ends.databases()}
 	if *prog {
 		cfg.Progress = stderr
 	}
@@ -98,13 +124,10 @@ Flags:
 func runVerifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	source := fs.String("source", "", "source server URL (mysql://user@host:port)")
-	target := fs.String("target", "", "target URL: mysql://... or postgres://user@host:5432/db")
-	dbs := fs.String("databases", "", "comma-separated databases to compare (default: all but the system ones)")
+	var ends copyFlags
+	ends.register(fs, "compare")
 	chunk := fs.Int("chunk-rows", 5000, "rows per checksummed chunk")
 	max := fs.Int("max-differences", 100, "stop after this many differences")
-	var pf pgFlags
-	pf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl verify --source URL --target URL [flags]
 
@@ -119,24 +142,12 @@ Flags:
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *source == "" || *target == "" {
-		return fmt.Errorf("%w: verify needs --source and --target", errUsage)
-	}
-	o, err := pf.options()
+	src, o, err := ends.parse("verify")
 	if err != nil {
 		return err
 	}
-	src, err := mysql.ParseURL(*source)
-	if err == nil {
-		src, err = src.WithDefaults()
-	}
-	if err != nil {
-		return fmt.Errorf("%w: --source: %v", errUsage, err)
-	}
-	cfg := snapshot.VerifyConfig{Source: src, Target: *target, ChunkRows: *chunk, Opts: o, Max: *max}
-	if *dbs != "" {
-		cfg.Databases = strings.Split(*dbs, ",")
-	}
+	cfg := snapshot.VerifyConfig{Source: src, Target: ends.target, ChunkRows: *chunk, Opts: o, Max: *max,
+		Databases: ends.databases()}
 	diffs, err := snapshot.Verify(ctx, cfg)
 	for _, d := range diffs {
 		fmt.Fprintln(stdout, d)
