@@ -79,23 +79,7 @@ func StartPostgres(ctx context.Context, flags ...string) (*PGServer, error) {
 // Restart starts a stopped or killed instance on its data directory, on a
 // fresh free port if the old one is taken.
 func (s *PGServer) Restart(ctx context.Context) error {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		if s.Port == 0 || attempt > 0 {
-			p, err := freePort()
-			if err != nil {
-				return err
-			}
-			s.Port = p
-		}
-		if lastErr = s.launch(ctx); lastErr == nil {
-			return nil
-		}
-		if !strings.Contains(lastErr.Error(), "already in use") {
-			return lastErr
-		}
-	}
-	return lastErr
+	return onFreePort(ctx, &s.Port, s.launch)
 }
 
 func (s *PGServer) launch(ctx context.Context) error {

@@ -139,23 +139,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // Restart starts a stopped or killed instance on its data directory, on a
 // fresh free port if the old one is taken.
 func (s *Server) Restart(ctx context.Context) error {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		if s.Port == 0 || attempt > 0 {
-			p, err := freePort()
-			if err != nil {
-				return err
-			}
-			s.Port = p
-		}
-		if lastErr = s.launch(ctx); lastErr == nil {
-			return nil
-		}
-		if !strings.Contains(lastErr.Error(), "already in use") {
-			return lastErr
-		}
-	}
-	return lastErr
+	return onFreePort(ctx, &s.Port, s.launch)
 }
 
 func (s *Server) args() []string {
@@ -415,4 +399,26 @@ func copyDir(src, dst string) error {
 		return fmt.Errorf("cp -a %s %s: %v: %s", src, dst, err, out)
 	}
 	return nil
+}
+
+// onFreePort runs launch on *port (a free one when 0), and again up to
+// twice on a fresh free port when the port was taken meanwhile.
+func onFreePort(ctx context.Context, port *int, launch func(context.Context) error) error {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		if *port == 0 || attempt > 0 {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			*port = p
+		}
+		if lastErr = launch(ctx); lastErr == nil {
+			return nil
+		}
+		if !strings.Contains(lastErr.Error(), "already in use") {
+			return lastErr
+		}
+	}
+	return lastErr
 }
