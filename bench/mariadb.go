@@ -68,7 +68,7 @@ func mariaDBCatchUp(ctx context.Context, src *Source, replica *sandbox.Server, m
 // to file:pos.
 func waitRelayLog(ctx context.Context, conn *sql.Conn, file string, pos uint64) error {
 	for {
-		st, err := slaveStatus(ctx, conn)
+		st, err := SlaveStatus(ctx, conn)
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func waitGTID(ctx context.Context, conn *sql.Conn, pos string) error {
 		if r.Valid && r.Int64 == 0 {
 			return nil
 		}
-		st, err := slaveStatus(ctx, conn)
+		st, err := SlaveStatus(ctx, conn)
 		if err != nil {
 			return err
 		}
@@ -112,8 +112,8 @@ func waitGTID(ctx context.Context, conn *sql.Conn, pos string) error {
 	}
 }
 
-// slaveStatus returns SHOW SLAVE STATUS as column → value.
-func slaveStatus(ctx context.Context, conn *sql.Conn) (map[string]string, error) {
+// SlaveStatus returns SHOW SLAVE STATUS as column → value.
+func SlaveStatus(ctx context.Context, conn *sql.Conn) (map[string]string, error) {
 	rows, err := conn.QueryContext(ctx, "SHOW SLAVE STATUS")
 	if err != nil {
 		return nil, fmt.Errorf("replica: SHOW SLAVE STATUS: %w", err)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prepl/prepl/bench"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -289,7 +290,7 @@ func waitReplica(ctx context.Context, conn *sql.Conn, pos string) error {
 		if res.Valid && res.Int64 == 0 {
 			return nil
 		}
-		st, err := slaveStatus(ctx, conn)
+		st, err := bench.SlaveStatus(ctx, conn)
 		if err != nil {
 			return err
 		}
@@ -301,34 +302,6 @@ func waitReplica(ctx context.Context, conn *sql.Conn, pos string) error {
 		}
 	}
 	return fmt.Errorf("replica did not reach %s in 2 minutes", pos)
-}
-
-func slaveStatus(ctx context.Context, conn *sql.Conn) (map[string]string, error) {
-	rows, err := conn.QueryContext(ctx, "SHOW SLAVE STATUS")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	if !rows.Next() {
-		return nil, fmt.Errorf("SHOW SLAVE STATUS is empty")
-	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for i, c := range cols {
-		out[c] = vals[i].String
-	}
-	return out, rows.Err()
 }
 
 // runReplay applies the binlog with `mariadb-binlog FILES | mariadb` on the
