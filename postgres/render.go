@@ -156,6 +156,12 @@ func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (a
 // RenderPlan writes the batch of a planned unit: its runs in order, each
 // compacted (net effect per table) or in source order.
 func (t *Target) RenderPlan(ctx context.Context, txs []*txn.Txn, p compact.UnitPlan) (apply.Batch, error) {
+	for _, tx := range txs {
+		if tx.XA {
+			return nil, fmt.Errorf("apply %s: a transaction prepared with XA on the source: %w: the PostgreSQL target "+
+				"does not apply XA transactions yet; go past it with --skip-gtid and apply its rows by hand", describe(tx), ErrUnsupported)
+		}
+	}
 	b := &Batch{}
 	b.add([]byte("BEGIN"), expect{})
 	if err := t.renderRuns(b, t.Catalog, p); err != nil {
@@ -406,7 +412,13 @@ func (w *rowWriter) netDelete(name string, key *txn.IndexDef, rows [][]txn.Value
 	q := []byte("DELETE FROM " + name + " WHERE (")
 	img := w.keyImage(key)
 	q = w.columns(q, img, ", ", nil)
-	q = append(q, ") IN ("...)
+	q = w.tuples(append(q, ") IN ("...), img, rows)
+	return append(q, ')')
+}
+
+// tuples writes "(v, ...), (v, ...)": the columns of img (nil: all) of
+// each row.
+func (w *rowWriter) tuples(q []byte, img []bool, rows [][]txn.Value) []byte {
 	for r, row := range rows {
 		if r > 0 {
 			q = append(q, ", "...)
@@ -415,7 +427,7 @@ func (w *rowWriter) netDelete(name string, key *txn.IndexDef, rows [][]txn.Value
 		q = w.columns(q, img, ", ", w.literal(row))
 		q = append(q, ')')
 	}
-	return append(q, ')')
+	return q
 }
 
 // netInsert is a multi-row INSERT of full images; overwrite makes it
@@ -424,15 +436,7 @@ func (w *rowWriter) netDelete(name string, key *txn.IndexDef, rows [][]txn.Value
 func (w *rowWriter) netInsert(name string, key *txn.IndexDef, rows [][]txn.Value, overwrite bool) []byte {
 	q := []byte("INSERT INTO " + name + " (")
 	q = w.columns(q, nil, ", ", nil)
-	q = append(q, ") VALUES "...)
-	for r, row := range rows {
-		if r > 0 {
-			q = append(q, ", "...)
-		}
-		q = append(q, '(')
-		q = w.columns(q, nil, ", ", w.literal(row))
-		q = append(q, ')')
-	}
+	q = w.tuples(append(q, ") VALUES "...), nil, rows)
 	if !overwrite {
 		return q
 	}

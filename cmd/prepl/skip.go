@@ -17,6 +17,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/postgres"
 )
 
 // channelLockWait is how long a run waits for the channel's lock: a prepl
@@ -107,6 +108,10 @@ func (c *channelFlags) register(fs *flag.FlagSet) {
 func (c *channelFlags) open(ctx context.Context) (*mysql.Target, error) {
 	if c.target == "" {
 		return nil, fmt.Errorf("%w: --target is required", errUsage)
+	}
+	if postgres.IsURL(c.target) {
+		return nil, fmt.Errorf("%w: prepl skip and prepl reset change a MySQL target's channel; with a PostgreSQL target, "+
+			"run replicate or replay with --skip-gtid GTID, or change prepl.position there by hand", errUsage)
 	}
 	e, err := c.secrets.endpoint(c.target, &c.secrets.target)
 	if err != nil {
