@@ -72,6 +72,7 @@ var ddlStream = []string{
 	"ALTER TABLE w.k ADD COLUMN x INT DEFAULT 7 AFTER v",
 	"UPDATE w.k SET x = id * 3 WHERE id % 2 = 0",
 	"INSERT INTO w.k (id, v, x) VALUES (100, 'after alter', 42)",
+	"INSERT INTO w.k (id, v, n, e) SELECT seq, CONCAT('bulk', seq), seq, 'b' FROM w.seq_1000_to_1149", // COPY with compaction
 	"CREATE TABLE w.n2 (id INT PRIMARY KEY, s SET('p','q','r'), t TIME(2))",
 	"INSERT INTO w.n2 VALUES (1, 'p,r', '-838:59:59'), (2, '', '25:00:00.5')",
 	"RENAME TABLE w.n2 TO w.n3",
