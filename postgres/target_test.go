@@ -206,6 +206,11 @@ func TestReplicateIntoPostgres(t *testing.T) {
 	for _, compaction := range []bool{true, false} {
 		t.Run(dbs[compaction], func(t *testing.T) {
 			ctx := context.Background()
+			// A trigger on the target that refuses every change: rows are the
+			// source's effects and must not fire it.
+			sandbox.MustExec(t, sandbox.MustOpenPostgres(t, e.pg, dbs[compaction]),
+				`CREATE FUNCTION w.refuse() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'a target trigger fired'; END$$`,
+				"CREATE TRIGGER refuse BEFORE INSERT OR UPDATE OR DELETE ON w.k FOR EACH ROW EXECUTE FUNCTION w.refuse()")
 			tgt := openTarget(t, urls[compaction])
 			cfg := apply.Config{Mode: depend.Writeset, Workers: 4, UnitTxns: 20, NoCompact: !compaction}
 			_, err := replay(ctx, tgt, files, cfg)
@@ -318,7 +323,8 @@ func TestPositionCommitsWithRows(t *testing.T) {
 
 // TestClassify provokes the errors the engine tells apart, for real: a
 // unique violation is refused, a serialization failure and a deadlock are
-// retried, a terminated backend reconnects.
+// retried, a terminated backend reconnects. And a user who may not turn
+// triggers off is refused at connect, told what to grant.
 func TestClassify(t *testing.T) {
 	pg := sandbox.MustStartPostgres(t)
 	ctx := context.Background()
@@ -371,6 +377,13 @@ func TestClassify(t *testing.T) {
 	check("deadlock", errors.Join(errA, errB), apply.Retry)
 	a.ExecContext(ctx, "ROLLBACK")
 	b.ExecContext(ctx, "ROLLBACK")
+
+	// A user that may not set session_replication_role is told what to grant.
+	sandbox.MustExec(t, db, "CREATE ROLE plain LOGIN")
+	u := strings.Replace(pg.URL("postgres"), "postgres@", "plain@", 1)
+	if _, err := postgres.Open(ctx, u, "test", postgres.Options{}); err == nil || !strings.Contains(err.Error(), "GRANT SET ON PARAMETER session_replication_role") {
+		t.Errorf("open as a user without superuser: got %v, want an error saying what to grant", err)
+	}
 
 	w, err := tgt.Conn(ctx)
 	if err != nil {
