@@ -50,6 +50,8 @@ type expect struct {
 	table string
 	tx    *txn.Txn
 	row   *txn.RowChange // a single row change, named when it diverges
+	tb    *table         // and its table
+	o     Options
 	// compacted statements cover several source rows (a commit unit's net
 	// effect); a surprise there re-runs the unit in source order.
 	compacted bool
@@ -60,18 +62,6 @@ type expect struct {
 
 // Saved counts the source row changes compaction made unnecessary.
 func (b *Batch) Saved() int { return b.saved }
-
-// String is the batch's SQL, a chunk per comment line, for tests.
-func (b *Batch) String() string {
-	var s strings.Builder
-	for i, c := range b.chunks {
-		fmt.Fprintf(&s, "-- chunk %d\n%s\n", i, c.sql)
-		if c.copy != nil {
-			fmt.Fprintf(&s, "-- %d rows, %d bytes\n", c.expect[0].rows, len(c.copy))
-		}
-	}
-	return s.String()
-}
 
 // add appends one statement with its expectation.
 func (b *Batch) add(q []byte, e expect) {
@@ -125,25 +115,42 @@ func (e expect) check(r *pgconn.Result) error {
 	if got != e.rows {
 		return fmt.Errorf("apply %s: %s on %s affected %d rows, want %d: the target has diverged from the source%s: %w; "+
 			"repair the row on the target and restart, or skip the transaction with --skip-gtid",
-			describe(e.tx), e.kind, e.table, got, e.rows, divergedRow(e.row), apply.ErrRowCount)
+			describe(e.tx), e.kind, e.table, got, e.rows, divergedRow(e.row, e.tb, e.o), apply.ErrRowCount)
 	}
 	return nil
 }
 
-// divergedRow shows the row a divergence is about, briefly.
-func divergedRow(rc *txn.RowChange) string {
-	if rc == nil {
+// divergedRow names the row a divergence is about by its row key (every
+// column without one), as PostgreSQL literals.
+func divergedRow(rc *txn.RowChange, tb *table, o Options) string {
+	if rc == nil || tb == nil {
 		return ""
 	}
-	img := rc.Before
+	img, present := rc.Before, rc.BeforeCols
 	if rc.Kind == txn.Insert {
-		img = rc.After
+		img, present = rc.After, rc.AfterCols
 	}
-	s := fmt.Sprint(img)
-	if len(s) > 200 {
-		s = s[:200] + "..."
+	w := rowWriter{o: o, tb: tb, types: rc.Table.Types}
+	var idx []int
+	if k := tb.def.RowKey(); k != nil {
+		idx = k.Columns
+	} else {
+		for i := range tb.src.Columns {
+			idx = append(idx, i)
+		}
 	}
-	return " (row " + s + ")"
+	var parts []string
+	for _, i := range idx {
+		if i >= len(img) || (present != nil && !present[i]) {
+			continue
+		}
+		v := Literal(w.value(img, i))
+		if len(v) > 64 {
+			v = v[:60] + "..."
+		}
+		parts = append(parts, tb.src.Columns[i].Name+"="+v)
+	}
+	return " (row " + strings.Join(parts, ", ") + ")"
 }
 
 // Verbatim is "" for every transaction: PostgreSQL applies rows as SQL
@@ -299,7 +306,7 @@ func (t *Target) renderRow(b *Batch, tbs tables, tx *txn.Txn, rc *txn.RowChange)
 	if w.err != nil {
 		return fmt.Errorf("apply %s: table %s: %w", describe(tx), rc.Table.QualifiedName(), w.err)
 	}
-	b.add(q, expect{rows: 1, kind: rc.Kind, table: rc.Table.QualifiedName(), tx: tx, row: rc})
+	b.add(q, expect{rows: 1, kind: rc.Kind, table: rc.Table.QualifiedName(), tx: tx, row: rc, tb: tb, o: t.Opts})
 	return nil
 }
 
