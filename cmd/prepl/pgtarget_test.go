@@ -9,7 +9,8 @@ import (
 
 // TestReplayAndReplicateIntoPostgres is the PostgreSQL target through
 // the CLI: replay of a binlog from its start (the tables created by its
-// DDL), and copy then replicate, each checked by verify.
+// DDL), and copy then replicate, past a DDL it stops at with
+// --skip-gtid, each checked by verify.
 func TestReplayAndReplicateIntoPostgres(t *testing.T) {
 	src := source(t, func(o *sandbox.Options) { o.BinlogRowMetadata = "FULL" })
 	db := sandbox.MustOpen(t, src, "")
@@ -37,6 +38,23 @@ func TestReplayAndReplicateIntoPostgres(t *testing.T) {
 	mustPrepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--zero-dates", "null", "--stop-at-end", "--progress", "0")
 	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", replicated, "--zero-dates", "null"); !strings.Contains(out, "equal") {
 		t.Fatalf("verify after replicate: %s", out)
+	}
+	// A DDL PostgreSQL has no translation for stops replicate before it,
+	// exit 2, naming its GTID; --skip-gtid goes past it.
+	sandbox.MustExec(t, db, "CREATE TRIGGER ty.t_bi BEFORE INSERT ON ty.t FOR EACH ROW SET NEW.tu = 7")
+	var trigger string
+	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&trigger); err != nil {
+		t.Fatal(err)
+	}
+	sandbox.MustExec(t, db, "INSERT INTO ty.t (id, vc) VALUES (11, 'after the trigger')")
+	code, out := prepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--zero-dates", "null", "--stop-at-end", "--progress", "0")
+	if code != 2 || !strings.Contains(out, "--skip-gtid "+trigger) {
+		t.Fatalf("replicate up to a CREATE TRIGGER: exit %d, want 2 naming --skip-gtid %s\n%s", code, trigger, out)
+	}
+	mustPrepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--zero-dates", "null", "--stop-at-end", "--progress", "0",
+		"--skip-gtid", trigger)
+	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", replicated, "--zero-dates", "null"); !strings.Contains(out, "equal") {
+		t.Fatalf("verify after skipping the trigger: %s", out)
 	}
 	if code, out := prepl(t, "status", "--target", replicated, "--channel", "default"); !strings.Contains(out, `channel "default" slot "main": applied`) {
 		t.Fatalf("status of the PostgreSQL target: exit %d\n%s", code, out)
