@@ -123,7 +123,9 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
-	tgt.checkPrivileges(ctx, log, cfg)
+	if err := tgt.checkStart(ctx, log, cfg); err != nil {
+		return err
+	}
 	chRun, err := claimChannel(ctx, log, tgt, &cfg)
 	if err != nil {
 		return err
