@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/postgres"
 )
 
 // MySQLTarget copies into MySQL/MariaDB: the source's own CREATE TABLE,

@@ -20,9 +20,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/progress"
-	"github.com/prepl/prepl/mysql"
 )
 
 // Config is one copy.
@@ -283,7 +283,7 @@ func listTables(ctx context.Context, c *sql.Conn, dbs []string) ([]*table, error
 
 func quoteMy(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
-// copyTable copies t chunk by chunk in primary key order, each chunk
+// copyTable copies t chunk by chunk in primary key order (orderOf), each chunk
 // committed on the target with the key it reached; a table without a
 // primary key (or NOT NULL unique key) is one chunk.
 func copyTable(ctx context.Context, cfg Config, c *sql.Conn, t *table, done *atomic.Int64) error {
@@ -298,10 +298,7 @@ func copyTable(ctx context.Context, cfg Config, c *sql.Conn, t *table, done *ato
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
 	}
-	var keySel []string
-	for _, k := range t.key {
-		keySel = append(keySel, quoteMy(k))
-	}
+	orders, keySel := keyOrders(t, false)
 	from := " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
 	for {
 		q := "SELECT " + strings.Join(append(sel, keySel...), ", ") + from
@@ -310,8 +307,8 @@ func copyTable(ctx context.Context, cfg Config, c *sql.Conn, t *table, done *ato
 			if last != nil {
 				marks := strings.TrimSuffix(strings.Repeat("?,", len(last)), ",")
 				q += " WHERE (" + strings.Join(keySel, ",") + ") > (" + marks + ")"
-				for _, v := range last {
-					args = append(args, v)
+				for i, v := range last {
+					args = append(args, orders[i].arg(v))
 				}
 			}
 			q += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keySel, ","), cfg.ChunkRows)
