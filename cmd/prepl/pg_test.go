@@ -284,8 +284,8 @@ func TestPostgresColumnTypes(t *testing.T) {
 		t.Errorf("%d deleted rows are still on the replayed target", left)
 	}
 
-	// Values PostgreSQL cannot hold: an error naming the column, and
-	// nothing of the transaction applied. Each database's statements
+	// Values PostgreSQL cannot hold: an error naming the column, exit 2,
+	// and nothing of the transaction applied. Each database's statements
 	// come after the previous one's, so a replay from its start stops
 	// at it.
 	refused := []struct {
@@ -310,13 +310,13 @@ func TestPostgresColumnTypes(t *testing.T) {
 		t.Run("refused-"+r.db, func(t *testing.T) {
 			url := pgDatabase(t, pg, "c_"+r.db)
 			code, out := prepl(t, "copy", "--source", src.URL(), "--target", url, "--databases", r.db, "--zero-dates", r.zeroDates, "--progress=false")
-			if code == 0 || !strings.Contains(out, "column "+r.col) {
-				t.Errorf("copy: exit %d, want an error naming column %s:\n%s", code, r.col, out)
+			if code != 2 || !strings.Contains(out, "column "+r.col) {
+				t.Errorf("copy: exit %d, want 2 (a restart cannot help) and an error naming column %s:\n%s", code, r.col, out)
 			}
 			url = pgDatabase(t, pg, "r_"+r.db)
 			code, out = prepl(t, append([]string{"replay", "--target", url, "--start-gtid", before[r.db], "--zero-dates", r.zeroDates, "--progress", "0"}, files...)...)
-			if code == 0 || !strings.Contains(out, "column "+r.col) {
-				t.Errorf("replay: exit %d, want an error naming column %s:\n%s", code, r.col, out)
+			if code != 2 || !strings.Contains(out, "column "+r.col) {
+				t.Errorf("replay: exit %d, want 2 and an error naming column %s:\n%s", code, r.col, out)
 			}
 			var rows int
 			if err := sandbox.MustOpenPostgres(t, pg, "r_"+r.db).QueryRow("SELECT count(*) FROM " + r.db + ".t").Scan(&rows); err == nil && rows != 0 {
