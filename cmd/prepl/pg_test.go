@@ -86,6 +86,10 @@ func TestPostgresTarget(t *testing.T) {
 			{"replay-writeset", "replay", func(url string) []string {
 				return append([]string{"replay", "--target", url, "--workers", "4", "--commit-unit", "3", "--progress", "0"}, allFiles...)
 			}},
+			// A position row per schema (a, b, w), each resumed from its own.
+			{"replay-schema", "replay", func(url string) []string {
+				return append([]string{"replay", "--target", url, "--workers", "4", "--mode", "schema", "--commit-unit", "4", "--progress", "0"}, allFiles...)
+			}},
 			{"replicate-commit-order", "default", func(url string) []string {
 				return []string{"replicate", "--source", src.URL(), "--target", url, "--mode", "commit-order", "--workers", "4",
 					"--stop-at-end", "--progress", "0"}
