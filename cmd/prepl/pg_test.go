@@ -236,8 +236,8 @@ func show(s string) string {
 // TestPostgresColumnTypes carries every value of testdata/pgtypes.txt to
 // PostgreSQL by both paths: prepl copy (rows id i), and, after the copy,
 // prepl replicate (rows 1000+i updated to the value, rows 3000+i
-// inserted, rows 2000+i deleted), then prepl replay of the whole binlog
-// into another database. prepl verify is equal after each, and every row
+// inserted, rows 2000+i deleted, and keysAndDDLWorkload), then prepl
+// replay of the whole binlog into another database, twice. prepl verify is equal after each, and every row
 // holds the value the case table says. Then the values the mapping
 // refuses: each an error naming its column, by copy and by replay.
 func TestPostgresColumnTypes(t *testing.T) {
@@ -261,6 +261,9 @@ func TestPostgresColumnTypes(t *testing.T) {
 	cdb := sandbox.MustOpenPostgres(t, pg, "copied")
 	checkTypeValues(t, cdb, cases, 0)
 
+	// After the copy: the keys, transactions and DDL of the MySQL
+	// target's test (e2e_test.go), then updates, inserts and deletes of every value.
+	sandbox.MustExec(t, db, keysAndDDLWorkload...)
 	for i, c := range cases {
 		sandbox.MustExec(t, db,
 			fmt.Sprintf("UPDATE pt.t SET %s = %s WHERE id = %d", c.col, c.my, 1000+i),
@@ -278,6 +281,11 @@ func TestPostgresColumnTypes(t *testing.T) {
 	replayed := pgDatabase(t, pg, "replayed")
 	mustPrepl(t, append(append([]string{"replay", "--target", replayed, "--workers", "4", "--progress", "0"}, zero...), files...)...)
 	pgVerify(t, src, replayed, zero...)
+	// A second replay of the same files applies nothing: the position says they are done.
+	out := mustPrepl(t, append(append([]string{"replay", "--target", replayed, "--workers", "4", "--progress", "0"}, zero...), files...)...)
+	if !strings.Contains(out, "applied 0 transactions") {
+		t.Errorf("second replay applied something:\n%s", out)
+	}
 	rdb := sandbox.MustOpenPostgres(t, pg, "replayed")
 	for _, base := range []int{0, 1000, 3000} {
 		checkTypeValues(t, rdb, cases, base)
