@@ -7,6 +7,7 @@ import (
 
 func TestKeyRoundTrip(t *testing.T) {
 	for _, k := range [][]string{
+		nil,
 		{"1"},
 		{"\x80\x00\xff\x9d", "é😀", ""},
 		{"a\"b\\c", "\n"},
