@@ -1,23 +1,11 @@
 package snapshot
 
-import (
-	"strconv"
+import "github.com/prepl/prepl/postgres"
 
-	"github.com/prepl/prepl/postgres"
-)
-
-// keyOrder is how copy and verify order a source table by a primary key
-// column and bound a chunk by it: the MySQL expression in ORDER BY and in
-// the (key, ...) > (?, ...) that starts the next chunk, and how a value
-// read through it is passed back as that ?.
-type keyOrder struct {
-	expr    string
-	numeric bool // integers: passed as integers
-	bytes   bool // passed as bytes, not as text in the connection's charset
-}
-
-// orderOf returns the order of key column c. The column itself, with
-// three exceptions. ENUM, SET and BIT are ordered as their numbers: ORDER BY
+// keyExpr is the MySQL expression copy and verify order a source table by
+// for its primary key column c, and bound a chunk by, in the (key, ...) >
+// (?, ...) that starts the next chunk: the column itself, with three
+// exceptions. ENUM, SET and BIT are ordered as their numbers: ORDER BY
 // sorts an ENUM by member number but > compares it with a string as a
 // string, so a chunk would not start where the last one ended. With
 // bytewise (verify), strings, ENUM and SET are ordered by the bytes of
@@ -28,51 +16,25 @@ type keyOrder struct {
 // index (each chunk sorts the table); copy keeps the column's own order,
 // it reads one side only. And FLOAT as the DOUBLE it is exactly: MySQL
 // prints a FLOAT to 6 digits.
-func orderOf(c *postgres.Column, bytewise bool) keyOrder {
+func keyExpr(c *postgres.Column, bytewise bool) string {
 	q := quoteMy(c.Name)
 	k, _ := postgres.KindOf(c)
 	switch {
 	case bytewise && (k == postgres.KindText || k == postgres.KindEnum || k == postgres.KindSet):
-		return keyOrder{expr: "CAST(CONVERT(" + q + " USING utf8mb4) AS BINARY)", bytes: true}
+		return "CAST(CONVERT(" + q + " USING utf8mb4) AS BINARY)"
 	case k == postgres.KindEnum || k == postgres.KindSet || k == postgres.KindBit:
-		return keyOrder{expr: q + "+0", numeric: true}
-	case k == postgres.KindInt || k == postgres.KindYear:
-		return keyOrder{expr: q, numeric: true}
+		return q + "+0"
 	case k == postgres.KindFloat:
-		return keyOrder{expr: postgres.SourceExpr(c)}
-	case k == postgres.KindBinary:
-		return keyOrder{expr: q, bytes: true}
+		return postgres.SourceExpr(c)
 	}
-	return keyOrder{expr: q}
+	return q
 }
 
-// arg is a value read through o.expr as an argument compared with it.
-// Integers go as integers: MySQL compares an integer column with a string
-// as doubles, which cannot tell 2^53 from 2^53+1.
-func (o keyOrder) arg(raw string) any {
-	if o.numeric {
-		if i, err := strconv.ParseInt(raw, 10, 64); err == nil {
-			return i
-		}
-		if u, err := strconv.ParseUint(raw, 10, 64); err == nil {
-			return u
-		}
-	}
-	if o.bytes {
-		return []byte(raw)
-	}
-	return raw
-}
-
-// keyOrders returns the order of each of t's key columns, and their
-// expressions.
-func keyOrders(t *table, bytewise bool) ([]keyOrder, []string) {
-	var os []keyOrder
-	var exprs []string
+// keyExprs is keyExpr of each of t's key columns.
+func keyExprs(t *table, bytewise bool) []string {
+	var out []string
 	for _, k := range t.key {
-		o := orderOf(t.def.Column(k), bytewise)
-		os = append(os, o)
-		exprs = append(exprs, o.expr)
+		out = append(out, keyExpr(t.def.Column(k), bytewise))
 	}
-	return os, exprs
+	return out
 }

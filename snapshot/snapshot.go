@@ -363,7 +363,7 @@ func intColumn(c *postgres.Column) bool {
 	return err == nil && k == postgres.KindInt
 }
 
-// copyPart copies part p of t chunk by chunk in primary key order (orderOf), each
+// copyPart copies part p of t chunk by chunk in primary key order (keyExpr), each
 // chunk committed on the target with the key it reached; a table without
 // a primary key (or NOT NULL unique key) is one chunk.
 func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, done *atomic.Int64) error {
@@ -372,7 +372,7 @@ func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, do
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
 	}
-	orders, keySel := keyOrders(t, false)
+	keySel := keyExprs(t, false)
 	from := " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
 	for {
 		q := "SELECT " + strings.Join(append(sel, keySel...), ", ") + from
@@ -382,13 +382,13 @@ func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, do
 			if last != nil {
 				marks := strings.TrimSuffix(strings.Repeat("?,", len(last)), ",")
 				where = append(where, "("+strings.Join(keySel, ",")+") > ("+marks+")")
-				for i, v := range last {
-					args = append(args, orders[i].arg(v))
+				for _, v := range last {
+					args = append(args, v)
 				}
 			}
 			if p.Hi != nil { // split parts have one integer key column
 				where = append(where, keySel[0]+" <= ?")
-				args = append(args, orders[0].arg(p.Hi[0]))
+				args = append(args, p.Hi[0])
 			}
 			if len(where) > 0 {
 				q += " WHERE " + strings.Join(where, " AND ")

@@ -127,7 +127,7 @@ type reader interface {
 }
 
 // bound is a source row's key, where a chunk ends: as arguments of the
-// MySQL key order (orderOf, bytewise) and as PostgreSQL text.
+// MySQL key order (keyExpr, bytewise) and as PostgreSQL text.
 type bound struct {
 	my []any
 	pg []string
@@ -288,7 +288,7 @@ func (m *myReader) query(ctx context.Context, t *table, after, upTo *bound, limi
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
 	}
-	_, keys := keyOrders(t, true)
+	keys := keyExprs(t, true)
 	q := "SELECT " + strings.Join(append(sel, keys...), ", ") + " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
 	var where []string
 	var args []any
@@ -314,12 +314,11 @@ func (m *myReader) query(ctx context.Context, t *table, after, upTo *bound, limi
 }
 
 // scanRaw reads rows of query: each row's columns through f, and the
-// last row's key as arguments of the key order.
+// last row's key in the key order (keyExpr, bytewise).
 func scanRaw(rows *sql.Rows, t *table, f func(i int, raw []byte) (*string, error)) ([][]*string, []any, error) {
 	defer rows.Close()
 	n := len(t.def.Columns)
-	orders, _ := keyOrders(t, true)
-	vals := make([]sql.RawBytes, n+len(orders))
+	vals := make([]sql.RawBytes, n+len(t.key))
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -343,8 +342,8 @@ func scanRaw(rows *sql.Rows, t *table, f func(i int, raw []byte) (*string, error
 		}
 		out = append(out, row)
 		last = last[:0]
-		for i, o := range orders {
-			last = append(last, o.arg(string(vals[n+i])))
+		for _, v := range vals[n:] {
+			last = append(last, string(v))
 		}
 	}
 	return out, last, rows.Err()

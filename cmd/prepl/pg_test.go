@@ -342,7 +342,8 @@ func TestPostgresColumnTypes(t *testing.T) {
 // chunks of primary key, and a key the two order differently (a _ci
 // collation, where 'a' and 'A' are one key and 'a' < 'B', against
 // PostgreSQL's C order where 'B' < 'a'; a PAD SPACE collation, where
-// 'a\t' < 'a'; ENUM by member number; binary keys with bytes over 0x7F)
+// 'a\t' < 'a'; ENUM by member number; binary keys with bytes over 0x7F;
+// integers past 2^53)
 // must still compare equal rows as equal, chunk after chunk, and find a
 // planted row.
 func TestVerifyPostgresKeyOrder(t *testing.T) {
@@ -359,6 +360,9 @@ func TestVerifyPostgresKeyOrder(t *testing.T) {
 		"INSERT INTO kci.en VALUES ('a',1),('x',2),('y',3),('z',4)",
 		"CREATE TABLE kci.bn (k BINARY(16) PRIMARY KEY, v INT)",
 		"INSERT INTO kci.bn SELECT UNHEX(MD5(seq)), seq FROM kci.seq_1_to_20",
+		"CREATE TABLE kci.big (k BIGINT UNSIGNED PRIMARY KEY, v INT)",
+		"INSERT INTO kci.big VALUES (9007199254740992,1),(9007199254740993,2),(9007199254740994,3),(9007199254740995,4),"+
+			"(18446744073709551613,5),(18446744073709551614,6),(18446744073709551615,7)",
 		"CREATE TABLE kci.comp (a INT, s VARCHAR(5) COLLATE utf8mb4_general_ci, v INT, PRIMARY KEY (a, s))",
 		"INSERT INTO kci.comp VALUES (1,'b',1),(1,'A',2),(1,'C',3),(2,'a',4),(2,'B',5),(2,'c',6)")
 	if _, err := db.Exec("INSERT INTO kci.ci VALUES ('A', 99)"); err == nil {
