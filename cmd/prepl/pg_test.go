@@ -46,14 +46,45 @@ func appliedOnPG(t *testing.T, pg *sandbox.PGServer, db, channel string) func() 
 	}
 }
 
+// keyShiftWorkload changes primary and unique keys: shifts of every key
+// by one (each row event moves a key to the value the next one frees),
+// swaps, composite keys, and a table without a key whose identical rows
+// are updated and deleted one at a time.
+var keyShiftWorkload = []string{
+	"CREATE DATABASE p",
+	"CREATE TABLE p.t (id INT PRIMARY KEY, v INT, u INT NOT NULL, UNIQUE KEY (u))",
+	"INSERT INTO p.t SELECT seq, seq, seq FROM p.seq_1_to_20",
+	"UPDATE p.t SET id = id + 1 ORDER BY id DESC",
+	"UPDATE p.t SET u = u + 1 ORDER BY u DESC",
+	"UPDATE p.t SET id = id - 1 ORDER BY id",
+	"BEGIN", "DELETE FROM p.t WHERE id % 3 = 0", "INSERT INTO p.t VALUES (3, 0, 1000), (6, 0, 1001)",
+	"UPDATE p.t SET id = 100 WHERE id = 4", "UPDATE p.t SET id = 4 WHERE id = 5", "COMMIT",
+	"BEGIN", "UPDATE p.t SET id = 200 WHERE id = 1", "UPDATE p.t SET id = 1 WHERE id = 2", "UPDATE p.t SET id = 2 WHERE id = 200", "COMMIT",
+	"CREATE TABLE p.uk (a INT NOT NULL, b VARCHAR(10), UNIQUE KEY (a))",
+	"INSERT INTO p.uk VALUES (1,'x'),(2,'y'),(3,'z')",
+	"BEGIN", "UPDATE p.uk SET a = a + 10", "DELETE FROM p.uk WHERE a = 12", "INSERT INTO p.uk VALUES (2, 'again')", "COMMIT",
+	"CREATE TABLE p.nk (a INT, b TEXT)",
+	"INSERT INTO p.nk VALUES (1,'d'),(1,'d'),(1,'d'),(2,NULL),(NULL,NULL),(NULL,NULL)",
+	"UPDATE p.nk SET b = 'e' WHERE a = 1 LIMIT 1",
+	"DELETE FROM p.nk WHERE a IS NULL LIMIT 1",
+	"BEGIN", "UPDATE p.nk SET a = 3 WHERE b = 'd' LIMIT 1", "INSERT INTO p.nk VALUES (1,'d')", "DELETE FROM p.nk WHERE b = 'd' LIMIT 1", "COMMIT",
+	"CREATE TABLE p.comp (a INT, b VARCHAR(5), c INT, PRIMARY KEY (a, b))",
+	"INSERT INTO p.comp VALUES (1,'a',1),(1,'b',2),(2,'a',3)",
+	"UPDATE p.comp SET b = 'c' WHERE a = 1 AND b = 'a'",
+	"UPDATE p.comp SET a = a + 1 ORDER BY a DESC",
+}
+
 // TestPostgresTarget runs the differential and crash tests of the MySQL
 // target (modes_test.go, crash_test.go) against PostgreSQL, on one source:
-// conflictWorkload (hot rows, unique swaps, cascades, a table without a
-// key, two GTID domains, an ALTER) for the modes, then counterWorkload
-// after it for the kills.
+// keyShiftWorkload and conflictWorkload (hot rows, unique swaps, cascades,
+// a table without a key, two GTID domains, an ALTER) for the modes, then
+// counterWorkload after them for the kills.
 func TestPostgresTarget(t *testing.T) {
 	bin := preplBinary(t)
 	src := source(t, func(o *sandbox.Options) { o.CommitWaitCount, o.CommitWaitUsec = 4, 2000 })
+	one := sandbox.MustOpen(t, src, "")
+	one.SetMaxOpenConns(1) // BEGIN ... COMMIT
+	sandbox.MustExec(t, one, keyShiftWorkload...)
 	db := sandbox.MustOpen(t, src, "")
 	conflictWorkload(t, db, 42, 60, 8)
 	files := binlogFiles(t, src)
@@ -65,12 +96,14 @@ func TestPostgresTarget(t *testing.T) {
 
 	t.Run("modes", func(t *testing.T) {
 		for _, mode := range depend.Modes {
-			for _, compact := range []string{"true", "false"} {
-				t.Run(fmt.Sprintf("%s/compact=%s", mode, compact), func(t *testing.T) {
-					url := pgDatabase(t, pg, strings.ReplaceAll(fmt.Sprintf("m_%s_%s", mode, compact), "-", "_"))
+			// Commit units of 4 source transactions compacted, and of one
+			// each, every row change its own statement.
+			for _, run := range []struct{ compact, unit string }{{"true", "4"}, {"false", "1"}} {
+				t.Run(fmt.Sprintf("%s/compact=%s", mode, run.compact), func(t *testing.T) {
+					url := pgDatabase(t, pg, strings.ReplaceAll(fmt.Sprintf("m_%s_%s", mode, run.compact), "-", "_"))
 					mustPrepl(t, append([]string{"replay", "--target", url, "--mode", string(mode), "--workers", "4",
-						"--compact=" + compact, "--progress", "0"}, conflictFiles...)...)
-					pgVerify(t, src, url, "--databases", "a,b")
+						"--compact=" + run.compact, "--commit-unit", run.unit, "--progress", "0"}, conflictFiles...)...)
+					pgVerify(t, src, url, "--databases", "a,b,p")
 				})
 			}
 		}
