@@ -45,6 +45,7 @@ var SetupSQL = []string{
 		updated_at timestamptz(6) NOT NULL DEFAULT now(),
 		PRIMARY KEY (channel, slot))`,
 	TablesSQL,
+	mappingSQL,
 	`CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.skip (
 		channel varchar(64) NOT NULL,
 		txn varchar(600) NOT NULL,
