@@ -86,10 +86,10 @@ func TestPostgresTarget(t *testing.T) {
 	one.SetMaxOpenConns(1) // BEGIN ... COMMIT
 	sandbox.MustExec(t, one, keyShiftWorkload...)
 	db := sandbox.MustOpen(t, src, "")
-	conflictWorkload(t, db, 42, 60, 8)
+	conflictWorkload(t, db, 42, 40, 8)
 	files := binlogFiles(t, src)
 	conflictFiles := files[:len(files)-1] // the last one, just opened, gets counterWorkload
-	const total = 2000
+	const total = 1500
 	counterWorkload(t, db, total, 8)
 	allFiles := binlogFiles(t, src)
 	pg := sandbox.MustStartPostgres(t)
