@@ -286,6 +286,12 @@ func TestPostgresColumnTypes(t *testing.T) {
 			fmt.Sprintf("INSERT INTO pt.t (id) VALUES (%d)", 1000+i),
 			fmt.Sprintf("INSERT INTO pt.t (id, %s) VALUES (%d, %s)", c.col, 2000+i, c.my))
 	}
+	// Foreign keys the copy creates: the source's cascades after it are
+	// not in its binlog, the target must run them.
+	sandbox.MustExec(t, db, "CREATE DATABASE fk", "CREATE TABLE fk.parent (id INT PRIMARY KEY)",
+		"CREATE TABLE fk.child (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES fk.parent (id) ON DELETE CASCADE ON UPDATE CASCADE)",
+		"CREATE TABLE fk.nulled (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES fk.parent (id) ON DELETE SET NULL)",
+		"INSERT INTO fk.parent VALUES (1), (2), (3)", "INSERT INTO fk.child VALUES (1, 1), (2, 2), (3, 3)", "INSERT INTO fk.nulled VALUES (1, 1), (2, 2)")
 	pg := sandbox.MustStartPostgres(t)
 	zero := []string{"--zero-dates", "null"}
 	copied := pgDatabase(t, pg, "copied")
@@ -297,6 +303,7 @@ func TestPostgresColumnTypes(t *testing.T) {
 	// After the copy: the keys, transactions and DDL of the MySQL
 	// target's test (e2e_test.go), then updates, inserts and deletes of every value.
 	sandbox.MustExec(t, db, keysAndDDLWorkload...)
+	sandbox.MustExec(t, db, "DELETE FROM fk.parent WHERE id = 1", "UPDATE fk.parent SET id = 30 WHERE id = 3")
 	for i, c := range cases {
 		sandbox.MustExec(t, db,
 			fmt.Sprintf("UPDATE pt.t SET %s = %s WHERE id = %d", c.col, c.my, 1000+i),
