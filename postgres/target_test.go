@@ -254,8 +254,9 @@ func TestReplicateIntoPostgres(t *testing.T) {
 	// the row by its key.
 	sandbox.MustExec(t, sandbox.MustOpenPostgres(t, e.pg, dbs[false]), "DELETE FROM w.n3 WHERE id = 1")
 	sandbox.MustExec(t, e.sdb, "UPDATE w.n3 SET t = '01:00:00' WHERE id = 1")
+	workload(t, e.sdb, 4, 50) // units after it, in flight while it fails
 	files = e.binlogFiles(t)
-	_, err := replay(context.Background(), openTarget(t, urls[false]), files, apply.Config{Workers: 2, Retries: 2})
+	_, err := replay(context.Background(), openTarget(t, urls[false]), files, apply.Config{Workers: 4, UnitTxns: 2, Retries: 2})
 	t.Log(err)
 	if !errors.Is(err, apply.ErrRowCount) || !strings.Contains(err.Error(), `(row id='1')`) {
 		t.Fatalf("update of a row the target lacks: got %v, want a row count error naming row id='1'", err)
