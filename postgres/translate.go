@@ -127,6 +127,9 @@ func ForeignKeySQL(t *TableDef, o Options) []string {
 			s += " ON UPDATE " + fk.OnUpdate
 		}
 		out = append(out, s+" DEFERRABLE INITIALLY DEFERRED")
+		if c := cascadeSQL(t, fk, o); c != "" {
+			out = append(out, c)
+		}
 	}
 	return out
 }

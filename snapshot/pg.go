@@ -216,12 +216,17 @@ func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error 
 		}
 	}
 	for _, q := range postgres.ForeignKeySQL(d, t.Opts) {
-		name := q[strings.Index(q, "ADD CONSTRAINT ")+len("ADD CONSTRAINT "):]
-		name = name[:strings.Index(name, " FOREIGN")]
-		var exists bool
-		t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = $1)", strings.Trim(name, `"`)).Scan(&exists)
-		if exists {
-			continue
+		// A resumed copy may have added the key already; the statements
+		// after it (enabling its cascades) can run again.
+		if i := strings.Index(q, "ADD CONSTRAINT "); i >= 0 {
+			name := q[i+len("ADD CONSTRAINT "):]
+			name = name[:strings.Index(name, " FOREIGN")]
+			var exists bool
+			t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $1::regclass AND conname = $2)",
+				tbl, strings.Trim(name, `"`)).Scan(&exists)
+			if exists {
+				continue
+			}
 		}
 		if _, err := t.Pool.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
