@@ -277,12 +277,24 @@ func lenenc(b []byte) (uint64, int, bool) {
 	if len(b) == 0 {
 		return 0, 0, false
 	}
-	need := map[byte]int{0xfc: 3, 0xfd: 4, 0xfe: 9}[b[0]]
-	if need > len(b) {
+	if lenencSize(b[0]) > len(b) {
 		return 0, 0, false
 	}
 	v, _, n := mysql.LengthEncodedInt(b)
 	return v, n, true
+}
+
+// lenencSize is the size of a length-encoded integer that starts with b.
+func lenencSize(b byte) int {
+	switch b {
+	case 0xfc:
+		return 3
+	case 0xfd:
+		return 4
+	case 0xfe:
+		return 9
+	}
+	return 1
 }
 
 func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error {
@@ -373,7 +385,10 @@ func lenencValue(b []byte) uint64 {
 	if len(b) == 0 {
 		return 0
 	}
-	want := map[byte]int{0xfc: 3, 0xfd: 4, 0xfe: 9}[b[0]]
+	want := lenencSize(b[0])
+	if want == 1 {
+		want = 0
+	}
 	switch {
 	case want == 0 && len(b) == 1 && b[0] < 0xfb:
 		return uint64(b[0])
@@ -614,10 +629,14 @@ func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
 	if pos < len(data) && bitsSet(e.ColumnBitmap1, int(e.ColumnCount))+bitsSet(e.ColumnBitmap2, int(e.ColumnCount)) == 0 {
 		return errors.New("rows but no column in its bitmaps")
 	}
+	typ := rowsEventType(e)
+	if decodeFast && fastRows(e, typ) {
+		return decodeRowsFast(e, data, pos, isUpdateRows(typ))
+	}
 	if err := e.DecodeData(pos, data); err != nil {
 		return err
 	}
-	if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT {
+	if typ == replication.PARTIAL_UPDATE_ROWS_EVENT {
 		return readPartialJSON(e, data, pos)
 	}
 	return nil
