@@ -38,12 +38,11 @@ type chunk struct {
 type rowExpect struct {
 	check bool
 	want  int64 // affected rows the statement must report (0 means 1)
-	kind  txn.Kind
-	table string
-	tx    *txn.Txn
-	// row and def, for a single row change: named in a divergence error.
+	kind txn.Kind
+	tx   *txn.Txn
+	def  *txn.TableDef // the statement's table
+	// row, for a single row change: named in a divergence error.
 	row *txn.RowChange
-	def *txn.TableDef
 	// compacted statements cover several source rows (a commit unit's
 	// net effect); a surprise there re-runs the unit in source order.
 	compacted bool
@@ -233,7 +232,7 @@ func (t *Target) renderRow(ctx context.Context, b *Batch, tx *txn.Txn, rc *txn.R
 		return fmt.Errorf("apply %s: %w", describe(tx), err)
 	}
 	b.setFlags(rc.Flags)
-	err = b.add(rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
+	err = b.add(rowExpect{check: true, kind: rc.Kind, tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
 		return AppendRowChange(buf, rc, d)
 	})
 	if err != nil {
