@@ -38,9 +38,9 @@ type chunk struct {
 type rowExpect struct {
 	check bool
 	want  int64 // affected rows the statement must report (0 means 1)
-	kind txn.Kind
-	tx   *txn.Txn
-	def  *txn.TableDef // the statement's table
+	kind  txn.Kind
+	tx    *txn.Txn
+	def   *txn.TableDef // the statement's table
 	// row, for a single row change: named in a divergence error.
 	row *txn.RowChange
 	// compacted statements cover several source rows (a commit unit's
