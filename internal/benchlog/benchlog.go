@@ -170,7 +170,7 @@ func prepare(ctx context.Context, db *sql.DB, rng *rand.Rand) error {
 	for from := 1; from <= tableRows; from += 500 {
 		var vals []string
 		for id := from; id < from+500 && id <= tableRows; id++ {
-			vals = append(vals, fmt.Sprintf("(%d,%d,'%s','%s')", id, rng.IntN(tableRows)+1, digits(rng, 11), digits(rng, 5)))
+			vals = append(vals, fmt.Sprintf("(%d,%d,'%s','%s')", id, rng.IntN(tableRows)+1, digits(rng, 10), digits(rng, 5)))
 		}
 		if _, err := db.ExecContext(ctx, "INSERT INTO sbtest.sbtest1 VALUES "+strings.Join(vals, ",")); err != nil {
 			return err
@@ -216,10 +216,10 @@ func run(ctx context.Context, db *sql.DB, rng *rand.Rand, w Workload) error {
 		stmts := []string{
 			"BEGIN",
 			fmt.Sprintf("UPDATE sbtest.sbtest1 SET k=k+1 WHERE id=%d", id(rng)),
-			fmt.Sprintf("UPDATE sbtest.sbtest1 SET c='%s' WHERE id=%d", digits(rng, 11), id(rng)),
+			fmt.Sprintf("UPDATE sbtest.sbtest1 SET c='%s' WHERE id=%d", digits(rng, 10), id(rng)),
 			fmt.Sprintf("DELETE FROM sbtest.sbtest1 WHERE id=%d", del),
 			fmt.Sprintf("INSERT INTO sbtest.sbtest1 (id, k, c, pad) VALUES (%d, %d, '%s', '%s')", del, rng.IntN(tableRows)+1,
-				digits(rng, 11), digits(rng, 5)),
+				digits(rng, 10), digits(rng, 5)),
 			"COMMIT",
 		}
 		for _, q := range stmts {
