@@ -64,6 +64,7 @@ type tableEntry struct {
 	key   string // appendTableMapKey
 	table *txn.Table
 	raw   []byte // the table map event as read
+	ev    *replication.TableMapEvent
 }
 
 func newAssembler() *assembler {
@@ -362,9 +363,15 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
-	a.keyBuf = appendTableMapKey(a.keyBuf[:0], e)
-	if old, ok := a.tables[e.TableID]; ok && old.key == string(a.keyBuf) {
+	old, ok := a.tables[e.TableID]
+	if ok && old.ev == e { // the guard's repeat of the table map before
 		old.raw = raw
+		a.tables[e.TableID] = old
+		return nil
+	}
+	a.keyBuf = appendTableMapKey(a.keyBuf[:0], e)
+	if ok && old.key == string(a.keyBuf) {
+		old.raw, old.ev = raw, e
 		a.tables[e.TableID] = old
 		return nil
 	}
@@ -376,7 +383,7 @@ func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw}
+	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw, ev: e}
 	return nil
 }
 
