@@ -65,6 +65,7 @@ type tableEntry struct {
 	table *txn.Table
 	raw   []byte // the table map event as read
 	ev    *replication.TableMapEvent
+	full  []bool // every column present, shared by full row images
 }
 
 func newAssembler() *assembler {
@@ -383,7 +384,11 @@ func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw, ev: e}
+	full := make([]bool, len(t.Types))
+	for i := range full {
+		full[i] = true
+	}
+	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw, ev: e, full: full}
 	return nil
 }
 
@@ -517,10 +522,10 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	}
 	// The rows of one event share their column bitmaps, and are
 	// allocated together.
-	cols1 := presentColumns(e.ColumnBitmap1, n)
+	cols1 := ent.presentColumns(e.ColumnBitmap1, n)
 	var cols2 []bool
 	if kind == txn.Update {
-		cols2 = presentColumns(e.ColumnBitmap2, n)
+		cols2 = ent.presentColumns(e.ColumnBitmap2, n)
 	}
 	rcs := make([]txn.RowChange, len(e.Rows)/step)
 	a.cur.Changes = slices.Grow(a.cur.Changes, len(rcs))
@@ -550,8 +555,12 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	return nil
 }
 
-// presentColumns is a column bitmap as a slot per column.
-func presentColumns(bitmap []byte, n int) []bool {
+// presentColumns is a column bitmap of the table's n columns as a slot
+// per column; the full one (binlog_row_image=FULL) is the table's own.
+func (t tableEntry) presentColumns(bitmap []byte, n int) []bool {
+	if len(t.full) == n && bitsSet(bitmap, n) == n {
+		return t.full
+	}
 	present := make([]bool, n)
 	for c := range n {
 		present[c] = c/8 < len(bitmap) && bitmap[c/8]&(1<<(c%8)) != 0

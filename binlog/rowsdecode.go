@@ -79,16 +79,21 @@ var errRowPastEnd = errors.New("a row image runs past the event's end")
 // caller checked fastRows.
 func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool) error {
 	n := int(e.ColumnCount)
-	e.Rows = e.Rows[:0]
+	images := 1
+	if update {
+		images = 2
+	}
+	e.Rows = make([][]any, 0, images) // most events hold one row
 	for pos < len(data) {
-		row, next, err := decodeImage(e.Table, n, e.ColumnBitmap1, data, pos)
-		if err != nil {
-			return err
-		}
-		e.Rows = append(e.Rows, row)
-		pos = next
-		if update {
-			if row, pos, err = decodeImage(e.Table, n, e.ColumnBitmap2, data, pos); err != nil {
+		vals := make([]any, images*n) // the row's images, in one allocation
+		var err error
+		for i := range images {
+			bitmap := e.ColumnBitmap1
+			if i == 1 {
+				bitmap = e.ColumnBitmap2
+			}
+			row := vals[i*n : (i+1)*n : (i+1)*n]
+			if pos, err = decodeImage(e.Table, row, bitmap, data, pos); err != nil {
 				return err
 			}
 			e.Rows = append(e.Rows, row)
@@ -98,15 +103,15 @@ func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool)
 }
 
 // decodeImage decodes the row image at data[pos:] with column bitmap
-// bitmap and returns it and the position after it.
-func decodeImage(tm *replication.TableMapEvent, n int, bitmap, data []byte, pos int) ([]any, int, error) {
+// bitmap into row and returns the position after it.
+func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, pos int) (int, error) {
+	n := len(row)
 	nulls := (bitsSet(bitmap, n) + 7) / 8
 	if nulls > len(data)-pos {
-		return nil, 0, errRowPastEnd
+		return 0, errRowPastEnd
 	}
 	nullBitmap := data[pos : pos+nulls]
 	pos += nulls
-	row := make([]any, n)
 	ni := 0 // index in nullBitmap: one bit per present column
 	for c := range n {
 		if bitmap[c>>3]&(1<<(c&7)) == 0 {
@@ -119,12 +124,12 @@ func decodeImage(tm *replication.TableMapEvent, n int, bitmap, data []byte, pos 
 		}
 		v, size, err := decodeValue(tm.ColumnType[c], tm.ColumnMeta[c], data[pos:])
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		row[c] = v
 		pos += size
 	}
-	return row, pos, nil
+	return pos, nil
 }
 
 // decodeValue decodes one value of a fastType column at the start of b.
