@@ -39,7 +39,8 @@ func Keys(tx *txn.Txn, cat txn.Catalog) (locks []Lock, barrier Reason) {
 	if r := txBarrier(tx); r != ReasonNone {
 		return nil, r
 	}
-	var ks keySet
+	// A table key and a row key or two per change, before duplicates.
+	ks := keySet{locks: make([]Lock, 0, min(2+2*len(tx.Changes), 256))}
 	var last *txn.Table // the table of the change before, and its definition
 	var def *txn.TableDef
 	for _, c := range tx.Changes {
