@@ -64,17 +64,7 @@ func BenchmarkRender(b *testing.B) {
 // transactions grouped into commit units (prepl's defaults), each unit's
 // writeset tracked, its compaction planned and its SQL rendered.
 func BenchmarkPipeline(b *testing.B) {
-	for _, w := range benchlog.Workloads {
-		b.Run(string(w), func(b *testing.B) {
-			path := benchlog.File(b, w)
-			txns, rows := pipeline(b, path)
-			m := benchlog.Start(b)
-			for range b.N {
-				pipeline(b, path)
-			}
-			m.Report(txns, rows)
-		})
-	}
+	benchlog.PerFile(b, pipeline)
 }
 
 func pipeline(b *testing.B, path string) (txns, rows int) {

@@ -231,6 +231,22 @@ func run(ctx context.Context, db *sql.DB, rng *rand.Rand, w Workload) error {
 	return nil
 }
 
+// PerFile runs a benchmark of each workload's binlog file: one op is
+// run(path), which returns the transactions and row changes it handled.
+func PerFile(b *testing.B, run func(b *testing.B, path string) (txns, rows int)) {
+	for _, w := range Workloads {
+		b.Run(string(w), func(b *testing.B) {
+			path := File(b, w)
+			txns, rows := run(b, path)
+			m := Start(b)
+			for range b.N {
+				run(b, path)
+			}
+			m.Report(txns, rows)
+		})
+	}
+}
+
 // Meter counts a benchmark's time and allocations per transaction and
 // per row, beside go test's per-op figures: start it after the set-up,
 // Report after the loop.
@@ -268,23 +284,31 @@ func (m *Meter) Report(txns, rows int) {
 // Txns returns w's transactions, decoded, and their row changes.
 func Txns(tb testing.TB, w Workload) ([]*txn.Txn, int) {
 	tb.Helper()
-	r, err := binlog.OpenFiles([]string{File(tb, w)}, binlog.FileOptions{})
+	var txs []*txn.Txn
+	_, rows := Read(tb, File(tb, w), func(tx *txn.Txn) { txs = append(txs, tx) })
+	return txs, rows
+}
+
+// Read decodes the binlog file path as `prepl replay` does, hands each
+// transaction to f, and counts transactions and row changes.
+func Read(tb testing.TB, path string, f func(*txn.Txn)) (txns, rows int) {
+	tb.Helper()
+	r, err := binlog.OpenFiles([]string{path}, binlog.FileOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer r.Close()
-	var txs []*txn.Txn
-	rows := 0
 	for {
 		tx, err := r.Next(context.Background())
 		if errors.Is(err, io.EOF) {
-			return txs, rows
+			return txns, rows
 		}
 		if err != nil {
 			tb.Fatal(err)
 		}
-		txs = append(txs, tx)
+		txns++
 		rows += tx.Rows()
+		f(tx)
 	}
 }
 
