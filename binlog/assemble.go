@@ -392,9 +392,9 @@ func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	return nil
 }
 
-// appendTableMapKey appends what a table map says of its table: equal keys mean the
-// same *txn.Table can be reused. (The raw event cannot serve: its checksum
-// covers the header, which differs for every event.)
+// appendTableMapKey appends what a table map says of its table: equal
+// keys mean the same *txn.Table can be reused. (The raw event cannot
+// serve: its checksum covers the header, which differs for every event.)
 //
 // Built by hand, each field prefixed with its length: it runs for every
 // table map event, and fmt made it a seventh of prepl's CPU on a busy
