@@ -55,7 +55,8 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 		unitTxns = 1 // one target transaction per source transaction
 	}
 	s, err := sequencer.New(sequencer.Config{Mode: cfg.Mode, Workers: cfg.Workers, Retries: cfg.Retries,
-		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables()},
+		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables(),
+		Adapt: !cfg.FixedWorkers, WaitsVisible: cfg.Workers > 1, HeadStallAfter: headStallFallback},
 		sequencer.Origin{Floor: position.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos},
 			Slots: res.Slots})
 	if err != nil {
@@ -93,8 +94,9 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		}
 		e.workers = append(e.workers, w)
 	}
+	var mon *monitor
 	if e.cfg.Workers > 1 {
-		mon := startMonitor(wctx, e.tgt, e.cfg.Log)
+		mon = startMonitor(wctx, e.tgt, e.cfg.Log)
 		e.waitCh = mon.waits
 		defer mon.stop()
 	}
@@ -134,6 +136,10 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 
+	var monOff <-chan struct{}
+	if mon != nil {
+		monOff = mon.off
+	}
 	var srcErr error
 	stopping := false
 	for {
@@ -189,6 +195,11 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			e.cfg.Live.store(e.snapshot())
 		case ws := <-e.waitCh:
 			e.lockWaits(ws)
+		case <-monOff:
+			monOff = nil
+			e.seq.LockWaitsUnseen()
+			e.cfg.Log.Info("the target does not report lock waits: a later unit yields when the next to commit has run "+
+				headStallFallback.String(), "fallback", headStallFallback)
 		case <-progress:
 			s := e.snapshot()
 			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "transactions_per_second", s.Rate(),
@@ -340,7 +351,10 @@ func (e *engine) lockWaits(ws []ConnWait) {
 	for _, cw := range ws {
 		r, ok1 := byConn[cw.Requester]
 		b, ok2 := byConn[cw.Blocker]
-		if ok1 && ok2 {
+		switch {
+		case ok1 && cw.Blocker == 0:
+			out = append(out, sequencer.LockWait{Requester: r, Blocker: sequencer.BlockerUnknown})
+		case ok1 && ok2:
 			out = append(out, sequencer.LockWait{Requester: r, Blocker: b})
 		}
 	}
@@ -358,6 +372,7 @@ func (e *engine) snapshot() Stats {
 	s.Last = q.Last
 	s.InFlight, s.QueueBytes, s.WindowBytes = q.InFlight, q.QueueBytes, e.seq.Config().WindowBytes
 	s.Units, s.UnitHist, s.Errors, s.LastError = q.Units, q.UnitHist, q.Errors, q.LastError
+	s.Concurrency, s.Yields = q.Concurrency, q.Yields
 	s.Lag = lag(e.seq.Oldest(), e.silent, time.Now())
 	s.Workers = make([]WorkerStat, len(e.workers))
 	for i, w := range e.workers {

@@ -12,15 +12,21 @@ import (
 // one is in-order blocked on the earlier one's commit.
 type monitor struct {
 	waits  chan []ConnWait
+	off    chan struct{} // closed when the target cannot report lock waits
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 const lockWaitEvery = 50 * time.Millisecond
 
+// headStallFallback: when the target cannot report lock waits, later
+// prepared units yield once the next to commit has run this long (it may
+// wait for their locks). With lock waits seen, nothing yields on a timer.
+const headStallFallback = 3 * time.Second
+
 func startMonitor(ctx context.Context, tgt Target, log *slog.Logger) *monitor {
 	ctx, cancel := context.WithCancel(ctx)
-	m := &monitor{waits: make(chan []ConnWait, 1), cancel: cancel, done: make(chan struct{})}
+	m := &monitor{waits: make(chan []ConnWait, 1), off: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
 		t := time.NewTicker(lockWaitEvery)
@@ -34,6 +40,7 @@ func startMonitor(ctx context.Context, tgt Target, log *slog.Logger) *monitor {
 			ws, err := tgt.LockWaits(ctx)
 			if errors.Is(err, ErrNoLockWaits) {
 				log.Debug("lock wait monitor off: fall back on the lock wait timeout and retries", "err", err)
+				close(m.off)
 				return
 			}
 			if len(ws) == 0 {

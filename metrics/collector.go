@@ -15,43 +15,45 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 
 // Every metric prepl exports, besides the Go and process collectors.
 var (
-	descInfo       = desc("info", "The run: version, command, mode, channel, source and target (always 1).", "version", "command", "mode", "channel", "source", "target")
-	descWorkers    = desc("workers", "Worker connections to the target, by state (idle, applying, waiting-commit, committing, reconnecting).", "state")
-	descCaughtUp   = desc("caught_up", "1 when everything the source had written (at the last check) is applied, else 0.")
-	descApplied    = desc("transactions_applied_total", "Source transactions applied (committed on the target) by this process.")
-	descSkipped    = desc("transactions_skipped_total", "Source transactions read and not applied: filtered out or already applied.")
-	descRead       = desc("transactions_read_total", "Source transactions read.")
-	descRows       = desc("rows_applied_total", "Row changes applied.")
-	descBytes      = desc("bytes_applied_total", "Binlog bytes of the transactions applied.")
-	descLag        = desc("lag_seconds", "Now minus the source commit time of the oldest transaction read and not yet applied, or the time since the source was last heard from when it is overdue (unreachable, silent); 0 when caught up.")
-	descBehind     = desc("source_behind_bytes", "Bytes the source has written past prepl's read position (absent when unknown).")
-	descInFlight   = desc("in_flight_transactions", "Transactions read and not yet committed.")
-	descQueue      = desc("queue_bytes", "Binlog bytes read and not yet committed.")
-	descWindow     = desc("window_bytes", "The read-ahead window (--window): queue_bytes stays at or below it.")
-	descReadPos    = desc("read_position_bytes", "Offset in its binlog file of the end of the last transaction read.", "file")
-	descAppliedPos = desc("applied_position_bytes", "Offset in its binlog file of the end of the last transaction applied.", "file")
-	descReadFile   = desc("read_file_number", "Numeric suffix of the binlog file of the last transaction read.")
-	descAppFile    = desc("applied_file_number", "Numeric suffix of the binlog file of the last transaction applied.")
-	descAppliedTS  = desc("applied_source_timestamp_seconds", "Source commit time (Unix) of the last transaction applied.")
-	descBusy       = desc("worker_busy_seconds_total", "Time a worker spent applying and committing.", "worker")
-	descUnits      = desc("commit_unit_transactions", "Target commits of row transactions, by how many source transactions each held.")
-	descRetries    = desc("retries_total", "Transactions rolled back and run again (conflicts, deadlocks, lock wait timeouts, reconnects).")
-	descSerialized = desc("serialized_total", "Times a transaction had to wait for an earlier one, by reason.", "reason")
-	descReconnects = desc("reconnects_total", "Reconnections, by peer (source, target).", "peer")
-	descErrors     = desc("errors_total", "Failed attempts, by class (conflict, retry, connection, fatal).", "class")
-	descCompacted  = desc("compacted_rows_total", "Source row changes that compaction of commit units made unnecessary.")
-	descFallbacks  = desc("compact_fallbacks_total", "Commit units re-applied in source order after a compacted statement surprised.")
-	descSkipReq    = desc("transactions_skip_requested_total", "Source transactions left out because prepl skip asked (also in transactions_skipped_total).")
-	descPaused     = desc("paused", "1 while paused (POST /pause, SIGUSR1): nothing new is started until resumed.")
-	descPausedSec  = desc("paused_seconds_total", "Time spent paused.")
-	descThrottled  = desc("throttled", "1 while throttling holds new work, by reason (max-load, replica-lag, flag-file).", "reason")
-	descThrotSec   = desc("throttled_seconds_total", "Time spent throttled, by reason (max-load, replica-lag, flag-file).", "reason")
+	descInfo        = desc("info", "The run: version, command, mode, channel, source and target (always 1).", "version", "command", "mode", "channel", "source", "target")
+	descWorkers     = desc("workers", "Worker connections to the target, by state (idle, applying, waiting-commit, committing, reconnecting).", "state")
+	descCaughtUp    = desc("caught_up", "1 when everything the source had written (at the last check) is applied, else 0.")
+	descApplied     = desc("transactions_applied_total", "Source transactions applied (committed on the target) by this process.")
+	descSkipped     = desc("transactions_skipped_total", "Source transactions read and not applied: filtered out or already applied.")
+	descRead        = desc("transactions_read_total", "Source transactions read.")
+	descRows        = desc("rows_applied_total", "Row changes applied.")
+	descBytes       = desc("bytes_applied_total", "Binlog bytes of the transactions applied.")
+	descLag         = desc("lag_seconds", "Now minus the source commit time of the oldest transaction read and not yet applied, or the time since the source was last heard from when it is overdue (unreachable, silent); 0 when caught up.")
+	descBehind      = desc("source_behind_bytes", "Bytes the source has written past prepl's read position (absent when unknown).")
+	descInFlight    = desc("in_flight_transactions", "Transactions read and not yet committed.")
+	descQueue       = desc("queue_bytes", "Binlog bytes read and not yet committed.")
+	descWindow      = desc("window_bytes", "The read-ahead window (--window): queue_bytes stays at or below it.")
+	descReadPos     = desc("read_position_bytes", "Offset in its binlog file of the end of the last transaction read.", "file")
+	descAppliedPos  = desc("applied_position_bytes", "Offset in its binlog file of the end of the last transaction applied.", "file")
+	descReadFile    = desc("read_file_number", "Numeric suffix of the binlog file of the last transaction read.")
+	descAppFile     = desc("applied_file_number", "Numeric suffix of the binlog file of the last transaction applied.")
+	descAppliedTS   = desc("applied_source_timestamp_seconds", "Source commit time (Unix) of the last transaction applied.")
+	descBusy        = desc("worker_busy_seconds_total", "Time a worker spent applying and committing.", "worker")
+	descUnits       = desc("commit_unit_transactions", "Target commits of row transactions, by how many source transactions each held.")
+	descRetries     = desc("retries_total", "Transactions rolled back and run again (conflicts, deadlocks, lock wait timeouts, reconnects).")
+	descSerialized  = desc("serialized_total", "Times a transaction had to wait for an earlier one, by reason.", "reason")
+	descReconnects  = desc("reconnects_total", "Reconnections, by peer (source, target).", "peer")
+	descErrors      = desc("errors_total", "Failed attempts, by class (conflict, retry, connection, fatal).", "class")
+	descCompacted   = desc("compacted_rows_total", "Source row changes that compaction of commit units made unnecessary.")
+	descFallbacks   = desc("compact_fallbacks_total", "Commit units re-applied in source order after a compacted statement surprised.")
+	descSkipReq     = desc("transactions_skip_requested_total", "Source transactions left out because prepl skip asked (also in transactions_skipped_total).")
+	descPaused      = desc("paused", "1 while paused (POST /pause, SIGUSR1): nothing new is started until resumed.")
+	descPausedSec   = desc("paused_seconds_total", "Time spent paused.")
+	descThrottled   = desc("throttled", "1 while throttling holds new work, by reason (max-load, replica-lag, flag-file).", "reason")
+	descThrotSec    = desc("throttled_seconds_total", "Time spent throttled, by reason (max-load, replica-lag, flag-file).", "reason")
+	descConcurrency = desc("concurrency", "Units the engine lets run in flight now: at most --workers, chosen from the throughput it measures (--fixed-workers: --workers).")
+	descYields      = desc("yields_total", "Units rolled back or interrupted for an earlier one, by cause (lock-wait: an earlier unit waits for its lock; lock-wait-unseen: the next to commit waits, holder not named; head-stall: lock waits cannot be seen and the next to commit ran long).", "cause")
 )
 
 var allDescs = []*prometheus.Desc{descInfo, descWorkers, descCaughtUp, descApplied, descSkipped, descRead, descRows,
 	descBytes, descLag, descBehind, descInFlight, descQueue, descWindow, descReadPos, descAppliedPos, descReadFile,
 	descAppFile, descAppliedTS, descBusy, descUnits, descRetries, descSerialized, descReconnects, descErrors,
-	descCompacted, descFallbacks, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec}
+	descCompacted, descFallbacks, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec, descConcurrency, descYields}
 
 // collector reads the latest snapshot on every scrape.
 type collector struct{ m *Monitor }
@@ -89,6 +91,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descReconnects, s.Reconnects, "target")
 	gauge(descLag, s.Lag.Seconds())
 	gauge(descInFlight, float64(s.InFlight))
+	gauge(descConcurrency, float64(s.Concurrency))
+	for _, cause := range []string{"lock-wait", "lock-wait-unseen", "head-stall"} {
+		counter(descYields, s.Yields[cause], cause)
+	}
 	gauge(descQueue, float64(s.QueueBytes))
 	gauge(descWindow, float64(s.WindowBytes))
 	if s.ReadPos.File != "" {

@@ -33,6 +33,7 @@ type Status struct {
 	Applied        Position   `json:"applied"`
 	SourceEnd      *SourceEnd `json:"source_end,omitempty"`
 	InFlight       int        `json:"in_flight"`
+	Concurrency    int        `json:"concurrency"` // units allowed in flight now (at most Info.Workers)
 	QueueBytes     int        `json:"queue_bytes"`
 	WindowBytes    int        `json:"window_bytes"`
 	Rates          Rates      `json:"rates"`
@@ -43,6 +44,7 @@ type Status struct {
 	Reconnects   map[string]uint64 `json:"reconnects"`
 	Serialized   map[string]uint64 `json:"serialized"`
 	Errors       map[string]uint64 `json:"errors"`
+	Yields       map[string]uint64 `json:"yields"`
 	LastError    string            `json:"last_error"`
 	CommitUnits  uint64            `json:"commit_units"`
 	WorkerStates []Worker          `json:"worker_states"` // one per worker (Info.Workers is how many)
@@ -114,6 +116,11 @@ func (m *Monitor) Status() Status {
 	st.Applied = Position{File: s.Last.File, Pos: s.Last.Pos, LastGTID: s.Last.LastGTID, SourceTime: timePtr(s.Last),
 		GTIDPosition: s.Last.GTIDPos, ByDomain: byDomain(s.Last.GTIDPos), Total: s.Last.Applied}
 	st.InFlight, st.QueueBytes, st.WindowBytes = s.InFlight, s.QueueBytes, s.WindowBytes
+	st.Concurrency = s.Concurrency
+	st.Yields = map[string]uint64{}
+	for c, n := range s.Yields {
+		st.Yields[c] = n
+	}
 	st.Transactions = Counts{Applied: s.Txns, Skipped: s.Skipped, Read: s.Read, Retries: s.Retries, SkipRequested: x.SkipRequested}
 	st.Rows, st.Bytes = s.Rows, s.Bytes
 	st.Reconnects["target"] = s.Reconnects

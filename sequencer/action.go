@@ -111,6 +111,11 @@ type Stats struct {
 	Last              position.Checkpoint      // last committed position
 	InFlight          int                      // units admitted and not committed
 	QueueBytes        int                      // bytes of InFlight against the window
+	// Concurrency is the number of units that may be in flight now (see
+	// Config.Adapt); Yields count later units rolled back or killed for
+	// an earlier one, by cause (YieldLockWait, ...).
+	Concurrency int
+	Yields      map[string]uint64
 }
 
 // Stats returns a snapshot; maps and slices are the caller's.
@@ -126,6 +131,11 @@ func (s *Sequencer) Stats() Stats {
 		st.Serialized[r] += n
 	}
 	st.Last, st.InFlight, st.QueueBytes = s.lastPos, len(s.units), s.inflight
+	st.Concurrency = s.limit
+	st.Yields = make(map[string]uint64, len(s.yields))
+	for k, v := range s.yields {
+		st.Yields[k] = v
+	}
 	return st
 }
 
