@@ -128,6 +128,7 @@ type Stats struct {
 	Rows       uint64
 	Bytes      uint64
 	Retries    uint64
+	RetriesBy  map[string]uint64        // Retries by cause (sequencer.RetryYield, ...)
 	Serialized map[depend.Reason]uint64 // how often a transaction waited, by reason
 	Elapsed    time.Duration
 	Last       position.Checkpoint // last committed position

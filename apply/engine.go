@@ -88,7 +88,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	e.render = newRenderer(wctx, e.tgt, 2*e.cfg.Workers+2, 64*e.cfg.Workers+16)
 	e.shared.render = e.render
 	for i := 0; i < e.cfg.Workers; i++ {
-		w, err := newWorker(wctx, i+1, e.shared)
+		w, err := newWorker(wctx, i+1, e.shared, i == 0 || e.cfg.FixedWorkers)
 		if err != nil {
 			return Stats{}, err
 		}
@@ -150,6 +150,9 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		e.seq.Tick(now, len(reads) > 0 && !held)
 		if err := e.perform(wctx); err != nil {
 			return e.fail(err)
+		}
+		if mon != nil {
+			mon.busy.Store(e.seq.Busy() > 1)
 		}
 		if e.seq.Done() {
 			break
@@ -345,7 +348,9 @@ func (e *engine) handle(ev event) error {
 func (e *engine) lockWaits(ws []ConnWait) {
 	byConn := map[uint64]int{}
 	for i, w := range e.workers {
-		byConn[w.connID.Load()] = i
+		if id := w.connID.Load(); id != 0 { // 0: not connected yet
+			byConn[id] = i
+		}
 	}
 	var out []sequencer.LockWait
 	for _, cw := range ws {
@@ -372,7 +377,7 @@ func (e *engine) snapshot() Stats {
 	s.Last = q.Last
 	s.InFlight, s.QueueBytes, s.WindowBytes = q.InFlight, q.QueueBytes, e.seq.Config().WindowBytes
 	s.Units, s.UnitHist, s.Errors, s.LastError = q.Units, q.UnitHist, q.Errors, q.LastError
-	s.Concurrency, s.Yields = q.Concurrency, q.Yields
+	s.Concurrency, s.Yields, s.RetriesBy = q.Concurrency, q.Yields, q.RetriesBy
 	s.Lag = lag(e.seq.Oldest(), e.silent, time.Now())
 	s.Workers = make([]WorkerStat, len(e.workers))
 	for i, w := range e.workers {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,6 +12,9 @@ import (
 // later one would otherwise last until the lock wait timeout: the later
 // one is in-order blocked on the earlier one's commit.
 type monitor struct {
+	// busy: two units or more are on workers, so one may wait for
+	// another's lock; the target is not asked otherwise.
+	busy   atomic.Bool
 	waits  chan []ConnWait
 	off    chan struct{} // closed when the target cannot report lock waits
 	cancel context.CancelFunc
@@ -37,11 +41,20 @@ func startMonitor(ctx context.Context, tgt Target, log *slog.Logger) *monitor {
 				return
 			case <-t.C:
 			}
+			if !m.busy.Load() {
+				continue
+			}
 			ws, err := tgt.LockWaits(ctx)
 			if errors.Is(err, ErrNoLockWaits) {
 				log.Debug("lock wait monitor off: fall back on the lock wait timeout and retries", "err", err)
 				close(m.off)
 				return
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Debug("lock waits: this poll failed, the next may not", "err", err)
+				}
+				continue
 			}
 			if len(ws) == 0 {
 				continue

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -44,7 +45,8 @@ type Status struct {
 	Reconnects   map[string]uint64 `json:"reconnects"`
 	Serialized   map[string]uint64 `json:"serialized"`
 	Errors       map[string]uint64 `json:"errors"`
-	Yields       map[string]uint64 `json:"yields"`
+	Yields       map[string]uint64 `json:"yields"`     // units rolled back for an earlier one, by cause
+	RetriesBy    map[string]uint64 `json:"retries_by"` // transactions.retries by cause
 	LastError    string            `json:"last_error"`
 	CommitUnits  uint64            `json:"commit_units"`
 	WorkerStates []Worker          `json:"worker_states"` // one per worker (Info.Workers is how many)
@@ -117,10 +119,7 @@ func (m *Monitor) Status() Status {
 		GTIDPosition: s.Last.GTIDPos, ByDomain: byDomain(s.Last.GTIDPos), Total: s.Last.Applied}
 	st.InFlight, st.QueueBytes, st.WindowBytes = s.InFlight, s.QueueBytes, s.WindowBytes
 	st.Concurrency = s.Concurrency
-	st.Yields = map[string]uint64{}
-	for c, n := range s.Yields {
-		st.Yields[c] = n
-	}
+	st.Yields, st.RetriesBy = maps.Clone(s.Yields), maps.Clone(s.RetriesBy)
 	st.Transactions = Counts{Applied: s.Txns, Skipped: s.Skipped, Read: s.Read, Retries: s.Retries, SkipRequested: x.SkipRequested}
 	st.Rows, st.Bytes = s.Rows, s.Bytes
 	st.Reconnects["target"] = s.Reconnects

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/prepl/prepl/apply"
@@ -56,14 +57,15 @@ WHERE r.trx_state = 'LOCK WAIT'`
 
 // LockWaits reads InnoDB's lock waits. An applier outside the server
 // cannot see the waits of its own connections any other way. MySQL 8 has
-// no INNODB_LOCK_WAITS: apply.ErrNoLockWaits.
+// no INNODB_LOCK_WAITS: apply.ErrNoLockWaits. Any other error (a busy
+// server, a lost connection) is only this poll's.
 func (t *Target) LockWaits(ctx context.Context) ([]apply.ConnWait, error) {
 	rows, err := t.DB.QueryContext(ctx, lockWaitsSQL)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if c := ErrorCode(err); c == 1109 || c == 1146 { // unknown table
+			return nil, fmt.Errorf("%w: %w", apply.ErrNoLockWaits, err)
 		}
-		return nil, apply.ErrNoLockWaits
+		return nil, err
 	}
 	defer rows.Close()
 	var ws []apply.ConnWait

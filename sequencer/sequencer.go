@@ -254,6 +254,7 @@ func New(cfg Config, st Origin) (*Sequencer, error) {
 	s.lastPos = position.Checkpoint{Slot: SlotMain, GTIDPos: st.Floor.GTIDPos, File: st.Floor.File, Pos: st.Floor.Pos}
 	s.stats.UnitHist = make([]uint64, len(UnitBuckets)+1)
 	s.stats.Errors = map[string]uint64{}
+	s.stats.RetriesBy = map[string]uint64{}
 	return s, nil
 }
 
@@ -324,8 +325,7 @@ func (s *Sequencer) committedAt() {
 
 // free is how many more units may start on workers under the limit.
 func (s *Sequencer) free() int {
-	busy := s.cfg.Workers - len(s.idle)
-	return max(0, min(len(s.idle), s.limit-busy))
+	return max(0, min(len(s.idle), s.limit-s.Busy()))
 }
 
 // Concurrency is the number of units that may be in flight now: Workers,
@@ -379,6 +379,9 @@ func (s *Sequencer) Stop() {
 func (s *Sequencer) Done() bool {
 	return !s.reading && s.f.empty() && s.loadingUnit == nil && len(s.units) == 0
 }
+
+// Busy is the number of workers that hold a unit.
+func (s *Sequencer) Busy() int { return s.cfg.Workers - len(s.idle) }
 
 // InFlight is the number of units admitted and not committed.
 func (s *Sequencer) InFlight() int { return len(s.units) }
@@ -772,8 +775,29 @@ func (s *Sequencer) Failed(seq uint64, f Failure) error {
 		}
 	}
 	s.stats.Retries++
+	s.stats.RetriesBy[retryCause(conflict, u.aborted || f.Yielded, f.Class)]++
 	u.st = retryWait
 	return nil
+}
+
+// Causes of retries (Stats.RetriesBy).
+const (
+	RetryYield      = "yield"      // rolled back for an earlier unit (Stats.Yields says why)
+	RetryConflict   = "conflict"   // failed ahead of its turn: speculative work, or a deadlock between units in flight
+	RetryDeadlock   = "deadlock"   // the next to commit, alone: a deadlock or lock wait timeout with another session
+	RetryConnection = "connection" // the connection broke and was opened again
+)
+
+func retryCause(conflict, yielded bool, c Class) string {
+	switch {
+	case yielded:
+		return RetryYield
+	case conflict:
+		return RetryConflict
+	case c == Connection:
+		return RetryConnection
+	}
+	return RetryDeadlock
 }
 
 // countError counts a failed attempt by class for Stats.Errors.
@@ -823,6 +847,12 @@ const (
 // LockWaits resolves waits the target reports: when an earlier unit
 // waits for a lock a later one holds, the later one yields (MariaDB's
 // rule): a prepared one is rolled back, a running one's statement killed.
+// A kill that comes between two of a unit's statements is lost (the
+// target forgets it when the next one starts), so a unit asked to yield
+// that still runs is killed again while the wait lasts, and so is one
+// that was asked to yield and now waits for a lock itself (it may wait
+// for an earlier prepared unit, which waits for the next to commit,
+// which waits for it: a cycle the target does not see).
 func (s *Sequencer) LockWaits(ws []LockWait) {
 	on := func(w int) *Unit {
 		if w < 0 || w >= len(s.held) {
@@ -830,9 +860,20 @@ func (s *Sequencer) LockWaits(ws []LockWait) {
 		}
 		return s.held[w]
 	}
+	killed := map[*Unit]bool{}
+	kill := func(u *Unit) {
+		if !killed[u] {
+			killed[u] = true
+			s.actions = append(s.actions, Action{Kind: Kill, Unit: u, Worker: u.worker})
+		}
+	}
 	for _, lw := range ws {
 		req, blk := on(lw.Requester), on(lw.Blocker)
-		if lw.Blocker == BlockerUnknown && req != nil && s.isHead(req) {
+		switch {
+		case req == nil:
+		case req.aborted && req.st == running:
+			kill(req)
+		case lw.Blocker == BlockerUnknown && s.isHead(req):
 			// The next to commit waits and the target does not name the
 			// holder: the later prepared units may hold it (an INSERT on
 			// a gap another unit locked); they yield. A head that runs
@@ -844,18 +885,21 @@ func (s *Sequencer) LockWaits(ws []LockWait) {
 					s.actions = append(s.actions, Action{Kind: Abort, Unit: u, Worker: u.worker})
 				}
 			}
-			continue
-		}
-		if req == nil || blk == nil || blk.aborted || blk.Seq() < req.Seq() || blk.st == committing {
-			continue
-		}
-		blk.aborted = true
-		s.yields[YieldLockWait]++
-		switch blk.st {
-		case prepared:
+		case blk == nil || blk.Seq() < req.Seq() || blk.st == committing:
+			// A later unit waits for an earlier one: the commit order at
+			// work. Or the holder is not prepl's.
+		case blk.aborted:
+			if blk.st == running {
+				kill(blk)
+			}
+		case blk.st == prepared:
+			blk.aborted = true
+			s.yields[YieldLockWait]++
 			s.actions = append(s.actions, Action{Kind: Abort, Unit: blk, Worker: blk.worker})
-		case running:
-			s.actions = append(s.actions, Action{Kind: Kill, Unit: blk, Worker: blk.worker})
+		case blk.st == running:
+			blk.aborted = true
+			s.yields[YieldLockWait]++
+			kill(blk)
 		}
 	}
 }
