@@ -20,6 +20,9 @@ type Sample struct {
 	// Conflicts are the attempts rolled back for speculative work
 	// (yields, deadlocks between units in flight): work done twice.
 	Conflicts uint64
+	// Waited are the units committed that had waited for the lock of an
+	// earlier unit in flight: they held a slot they could not use.
+	Waited uint64
 	// Starved: the input ran dry for most of the interval (a live stream
 	// caught up, or a reader slower than the target): throughput measured
 	// the source, not the limit, so the sample is not compared.
@@ -44,6 +47,7 @@ func (s Sample) Rate() float64 {
 // that loses doubles the hold before the next one in that direction, up
 // to MaxHold intervals, so a settled run probes rarely and a changed
 // workload is still found. Many conflicts (as many rollbacks as commits)
+// or lock waits (most units committed waited for an earlier one's lock)
 // step down at once.
 type Controller struct {
 	Max      int
@@ -94,8 +98,9 @@ func (c *Controller) Observe(s Sample) int {
 	}
 	r := s.Rate()
 	at := c.Limit()
-	if at > 1 && s.Conflicts >= max(1, s.Units) {
-		// As many units rolled back as committed: fewer in flight, now.
+	if at > 1 && (s.Conflicts >= max(1, s.Units) || 2*s.Waited > s.Units) {
+		// As many units rolled back as committed, or most waited for
+		// the locks of earlier ones: fewer in flight, now.
 		c.set(max(1, at/2))
 		c.holdUp = min(c.MaxHold, 2*c.holdUp)
 		return c.Limit()

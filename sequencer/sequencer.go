@@ -282,6 +282,7 @@ func (s *Sequencer) Tick(now time.Time, backlog bool) {
 type sampler struct {
 	start                  time.Time
 	txns, units, conflicts uint64
+	waited                 uint64 // units committed that waited for an earlier one's lock
 	ticks, starved         int
 	lastCommit             time.Time // of the interval, zero before its first
 	lastTxns, lastUnits    uint64    // stats.Txns, stats.Units after it
@@ -310,16 +311,20 @@ func (s *Sequencer) adapt() {
 	default:
 		return
 	}
-	smp := Sample{Elapsed: m.lastCommit.Sub(m.start), Txns: m.lastTxns - m.txns, Units: m.lastUnits - m.units, Conflicts: conflicts}
+	smp := Sample{Elapsed: m.lastCommit.Sub(m.start), Txns: m.lastTxns - m.txns, Units: m.lastUnits - m.units,
+		Conflicts: conflicts, Waited: m.waited}
 	smp.Starved = smp.Txns == 0 || 2*m.starved > m.ticks
 	s.limit = s.ctl.Observe(smp)
 	*m = sampler{start: m.lastCommit, txns: m.lastTxns, units: m.lastUnits, conflicts: s.stats.Errors["conflict"]}
 }
 
-// committedAt notes a commit for the sampler.
-func (s *Sequencer) committedAt() {
-	if s.ctl != nil && !s.smp.start.IsZero() {
-		s.smp.lastCommit, s.smp.lastTxns, s.smp.lastUnits = s.now, s.stats.Txns, s.stats.Units
+// committedAt notes u's commit for the sampler.
+func (s *Sequencer) committedAt(u *Unit) {
+	if m := &s.smp; s.ctl != nil && !m.start.IsZero() {
+		if u.lockWaited {
+			m.waited++
+		}
+		m.lastCommit, m.lastTxns, m.lastUnits = s.now, s.stats.Txns, s.stats.Units
 	}
 }
 
@@ -698,7 +703,7 @@ func (s *Sequencer) Committed(seq uint64) {
 		s.stats.Units++
 		s.stats.UnitHist[unitBucket(u.nApplied)]++
 	}
-	s.committedAt()
+	s.committedAt(u)
 }
 
 // Class is how a failed attempt is treated.
@@ -885,9 +890,12 @@ func (s *Sequencer) LockWaits(ws []LockWait) {
 					s.actions = append(s.actions, Action{Kind: Abort, Unit: u, Worker: u.worker})
 				}
 			}
-		case blk == nil || blk.Seq() < req.Seq() || blk.st == committing:
+		case blk != nil && blk.Seq() < req.Seq():
 			// A later unit waits for an earlier one: the commit order at
-			// work. Or the holder is not prepl's.
+			// work, but it holds a slot it cannot use (Sample.Waited).
+			req.lockWaited = true
+		case blk == nil || blk.st == committing:
+			// The holder is not prepl's, or commits now.
 		case blk.aborted:
 			if blk.st == running {
 				kill(blk)

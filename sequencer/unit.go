@@ -30,6 +30,7 @@ type Unit struct {
 	worker     int // while running, prepared or committing
 	retries    int
 	aborted    bool // asked to yield: its failure is a conflict
+	lockWaited bool // waited for an earlier unit's lock (the target said so)
 	reason     depend.Reason
 	started    time.Time // when its current attempt started
 	committed  bool

@@ -13,13 +13,16 @@ import (
 // work × members, stretched when more units run than the target has
 // cores and by contention per other unit running, then commits for
 // commit (an fsync); every conflictEvery-th unit started ahead of its
-// turn fails at the end of its execution (work done twice). The script's clock, sequencer
+// turn fails at the end of its execution (work done twice), and the
+// target reports every waitEvery-th waiting for a lock of the oldest
+// unit on a worker (the wait itself is not simulated). The script's clock, sequencer
 // and units go on from where the last run left them.
 type workload struct {
 	work, commit  time.Duration
 	cores         int
 	contention    float64 // extra execution time per other unit running
 	conflictEvery int
+	waitEvery     int
 }
 
 func parseWorkload(args map[string]string) workload {
@@ -41,6 +44,9 @@ func parseWorkload(args map[string]string) workload {
 	}
 	if v, ok := args["conflict-every"]; ok {
 		w.conflictEvery, _ = strconv.Atoi(v)
+	}
+	if v, ok := args["wait-every"]; ok {
+		w.waitEvery, _ = strconv.Atoi(v)
 	}
 	return w
 }
@@ -71,6 +77,7 @@ func (sc *script) run(d time.Duration, w workload) string {
 			s.Read(scriptTxn(sc.next, sc.next, "", false, 100), false)
 		}
 		s.Tick(sc.now, true)
+		var waits []int // workers whose unit the target shows waiting
 		for acts := s.Ready(); len(acts) > 0; acts = s.Ready() {
 			for _, a := range acts {
 				switch a.Kind {
@@ -84,6 +91,9 @@ func (sc *script) run(d time.Duration, w workload) string {
 					if !a.CommitNow && !failedOnce[a.Unit.Seq()] {
 						sc.ahead++
 						su.fail = w.conflictEvery > 0 && sc.ahead%w.conflictEvery == 0
+						if w.waitEvery > 0 && sc.ahead%w.waitEvery == 0 {
+							waits = append(waits, a.Worker)
+						}
 					}
 					onWorker[a.Worker] = su
 				case Commit:
@@ -94,6 +104,17 @@ func (sc *script) run(d time.Duration, w workload) string {
 						sc.t.Fatal(err)
 					}
 				}
+			}
+		}
+		for _, wk := range waits {
+			oldest := -1
+			for o, su := range onWorker {
+				if oldest < 0 || su.u.Seq() < onWorker[oldest].u.Seq() {
+					oldest = o
+				}
+			}
+			if oldest != wk {
+				s.LockWaits([]LockWait{{Requester: wk, Blocker: oldest}})
 			}
 		}
 		if l := strconv.Itoa(s.settled()); l != trace[len(trace)-1] {
