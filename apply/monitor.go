@@ -21,7 +21,12 @@ type monitor struct {
 	done   chan struct{}
 }
 
-const lockWaitEvery = 50 * time.Millisecond
+// LockWaitEvery is how often the monitor asks the target. InnoDB answers
+// INNODB_TRX and INNODB_LOCK_WAITS from a cache that it refreshes only
+// when nobody has read it for 100 ms (so that a SELECT joining them reads
+// one version): polled more often than that, it never refreshes, and the
+// engine would act on waits long gone and miss the ones that stall it.
+const LockWaitEvery = 200 * time.Millisecond
 
 // headStallFallback: when the target cannot report lock waits, later
 // prepared units yield once the next to commit has run this long (it may
@@ -33,7 +38,7 @@ func startMonitor(ctx context.Context, tgt Target, log *slog.Logger) *monitor {
 	m := &monitor{waits: make(chan []ConnWait, 1), off: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
-		t := time.NewTicker(lockWaitEvery)
+		t := time.NewTicker(LockWaitEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -46,8 +51,8 @@ func startMonitor(ctx context.Context, tgt Target, log *slog.Logger) *monitor {
 			}
 			ws, err := tgt.LockWaits(ctx)
 			if errors.Is(err, ErrNoLockWaits) {
-				log.Debug("lock wait monitor off: fall back on the lock wait timeout and retries", "err", err)
-				close(m.off)
+				log.Debug("lock wait monitor off", "err", err)
+				close(m.off) // the engine falls back on headStallFallback
 				return
 			}
 			if err != nil {

@@ -96,8 +96,14 @@ func TestSlowHeadNoChurn(t *testing.T) {
 		t.Errorf("%d ROLLBACKs on the target while the head waited, want 0", n)
 	}
 	st := r.status(t)
-	if n := st.Yields["lock-wait"] + st.Yields["lock-wait-unseen"] + st.Yields["head-stall"]; n != 0 {
-		t.Errorf("yields %v, errors %v while the head waited for a lock held outside prepl, want none\n%s", st.Yields, st.Errors, r.output())
+	if len(st.Yields) != 0 || st.RetriesBy["yield"] != 0 {
+		t.Errorf("yields %v, retries %v while the head waited for a lock held outside prepl, want none\n%s", st.Yields, st.RetriesBy, r.output())
+	}
+	m := scrape(t, r.addr)
+	for _, cause := range []string{"lock-wait", "lock-wait-unseen", "head-stall"} {
+		if n, ok := m[`prepl_yields_total{cause="`+cause+`"}`]; !ok || n != 0 {
+			t.Errorf("prepl_yields_total{cause=%q} = %v (exported: %v), want 0", cause, n, ok)
+		}
 	}
 	if _, err := lock.ExecContext(t.Context(), "COMMIT"); err != nil {
 		t.Fatal(err)
