@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -46,9 +48,17 @@ func TestSlowHeadNoChurn(t *testing.T) {
 
 	r := startPrepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--start-gtid", start, "--stop-at-end",
 		"--workers", "4", "--fixed-workers", "--commit-unit", "1", "--progress", "0")
+	// INNODB_TRX is read at the pace of prepl's own monitor: read every
+	// 20 ms, InnoDB would never refresh it (see apply.LockWaitEvery).
+	var lastRead time.Time
+	innodbTRX := func(q string, dest ...any) error {
+		time.Sleep(apply.LockWaitEvery - time.Since(lastRead))
+		defer func() { lastRead = time.Now() }()
+		return tdb.QueryRow(q).Scan(dest...)
+	}
 	waiting := func() int {
 		var n int
-		if err := tdb.QueryRow(`SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'`).Scan(&n); err != nil {
+		if err := innodbTRX(`SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'`, &n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -79,8 +89,8 @@ func TestSlowHeadNoChurn(t *testing.T) {
 	waitFor(t, "three seconds of one lock wait of the head", func() bool {
 		var id string
 		var secs int64
-		err := tdb.QueryRow(`SELECT trx_id, TIMESTAMPDIFF(SECOND, trx_wait_started, NOW()) FROM information_schema.INNODB_TRX
-			WHERE trx_state = 'LOCK WAIT' ORDER BY trx_wait_started LIMIT 1`).Scan(&id, &secs)
+		err := innodbTRX(`SELECT trx_id, TIMESTAMPDIFF(SECOND, trx_wait_started, NOW()) FROM information_schema.INNODB_TRX
+			WHERE trx_state = 'LOCK WAIT' ORDER BY trx_wait_started LIMIT 1`, &id, &secs)
 		if err == sql.ErrNoRows {
 			return false
 		} else if err != nil {
