@@ -142,6 +142,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	}
 	var srcErr error
 	stopping := false
+	concurrency := e.seq.Concurrency()
 	for {
 		now := time.Now()
 		// A held gate (pause, throttling) feeds nothing new: what was
@@ -153,6 +154,10 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		}
 		if mon != nil {
 			mon.busy.Store(e.seq.Busy() > 1)
+		}
+		if c := e.seq.Concurrency(); c != concurrency {
+			e.cfg.Log.Debug("units in flight", "from", concurrency, "to", c, "applied", e.seq.Stats().Txns)
+			concurrency = c
 		}
 		if e.seq.Done() {
 			break
