@@ -50,9 +50,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.target, "target", "", "target server URL: mysql://USER@HOST:PORT[?ssl-mode=MODE&ssl-ca=FILE&ssl-cert=FILE&ssl-key=FILE]\n"+
 		"or mysql://USER@localhost?socket=/path (required); the password from --target-password-file, PREPL_TARGET_PASSWORD,\n"+
 		"--defaults-file or MYSQL_PWD rather than in the URL, where ps and shell history show it")
-	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target, a ceiling: the units in flight adapt between 1 and it to what\n"+
-		"measures fastest (prepl_concurrency, /status concurrency); 0 applies serially on one connection")
-	fs.BoolVar(&f.fixedWork, "fixed-workers", false, "keep --workers units in flight instead of adapting")
+	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target, a ceiling: prepl runs between 1 and this many units at once,\n"+
+		"as many as it measures fastest (prepl_concurrency, prepl status); 0 applies serially on one connection")
+	fs.BoolVar(&f.fixedWork, "fixed-workers", false, "run --workers units at once all along instead of measuring how many are fastest")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
 		"optimistic/aggressive: run ahead, roll back and retry on conflict;\n"+
