@@ -593,7 +593,7 @@ func (s *Sequencer) dispatch() {
 		w := s.idle[len(s.idle)-1]
 		s.idle = s.idle[:len(s.idle)-1]
 		s.hold(w, u)
-		u.st, u.aborted, u.started = running, false, s.now
+		u.st, u.aborted, u.started, u.unseenWait = running, false, s.now, time.Time{}
 		a := Action{Kind: Start, Unit: u, Worker: w, Pos: u.Pos, Before: u.Before}
 		a.Before.Floor = s.floor
 		if s.isHead(u) {
@@ -865,7 +865,7 @@ func (s *Sequencer) LockWaits(ws []LockWait) {
 		}
 		return s.held[w]
 	}
-	killed := map[*Unit]bool{}
+	killed, unseen := map[*Unit]bool{}, map[*Unit]bool{}
 	kill := func(u *Unit) {
 		if !killed[u] {
 			killed[u] = true
@@ -881,10 +881,16 @@ func (s *Sequencer) LockWaits(ws []LockWait) {
 		case lw.Blocker == BlockerUnknown && s.isHead(req):
 			// The next to commit waits and the target does not name the
 			// holder: the later prepared units may hold it (an INSERT on
-			// a gap another unit locked); they yield. A head that runs
-			// long without waiting makes nobody yield.
+			// a gap another unit locked); they yield, but only those that
+			// started before the wait was first seen: a unit started
+			// since cannot hold a lock the head already waited for. A
+			// head that runs long without waiting makes nobody yield.
+			if req.unseenWait.IsZero() {
+				req.unseenWait = s.now
+			}
+			unseen[req] = true
 			for _, u := range s.held {
-				if u != nil && u.Seq() > req.Seq() && u.st == prepared && !u.aborted {
+				if u != nil && u.Seq() > req.Seq() && u.st == prepared && !u.aborted && !u.started.After(req.unseenWait) {
 					u.aborted = true
 					s.yields[YieldLockWaitUnseen]++
 					s.actions = append(s.actions, Action{Kind: Abort, Unit: u, Worker: u.worker})
@@ -908,6 +914,11 @@ func (s *Sequencer) LockWaits(ws []LockWait) {
 			blk.aborted = true
 			s.yields[YieldLockWait]++
 			kill(blk)
+		}
+	}
+	for _, u := range s.held {
+		if u != nil && !unseen[u] {
+			u.unseenWait = time.Time{} // not waiting (so) any more
 		}
 	}
 }
