@@ -363,7 +363,7 @@ func intColumn(c *postgres.Column) bool {
 	return err == nil && k == postgres.KindInt
 }
 
-// copyPart copies part p of t chunk by chunk in primary key order, each
+// copyPart copies part p of t chunk by chunk in primary key order (keyExpr), each
 // chunk committed on the target with the key it reached; a table without
 // a primary key (or NOT NULL unique key) is one chunk.
 func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, done *atomic.Int64) error {
@@ -372,10 +372,7 @@ func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, do
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
 	}
-	var keySel []string
-	for _, k := range t.key {
-		keySel = append(keySel, quoteMy(k))
-	}
+	keySel := keyExprs(t, false)
 	from := " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
 	for {
 		q := "SELECT " + strings.Join(append(sel, keySel...), ", ") + from

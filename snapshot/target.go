@@ -47,8 +47,15 @@ type Part struct {
 	Done bool
 }
 
+// encodeKey writes a key for a progress row: JSON of base64 values, as
+// a binary key's bytes are not UTF-8, which a JSON string would turn into
+// U+FFFD (and a resumed copy would start from another key).
 func encodeKey(k []string) string {
-	b, _ := json.Marshal(k)
+	var bs [][]byte // nil stays nil: no key (yet)
+	for _, v := range k {
+		bs = append(bs, []byte(v))
+	}
+	b, _ := json.Marshal(bs)
 	return string(b)
 }
 
@@ -56,8 +63,14 @@ func decodeKey(s string) []string {
 	if s == "" {
 		return nil
 	}
-	var k []string
-	json.Unmarshal([]byte(s), &k)
+	var bs [][]byte
+	if json.Unmarshal([]byte(s), &bs) != nil || bs == nil {
+		return nil
+	}
+	k := make([]string, len(bs))
+	for i, b := range bs {
+		k[i] = string(b)
+	}
 	return k
 }
 
