@@ -38,6 +38,10 @@ const (
 type Config struct {
 	Mode    depend.Mode
 	Workers int // 0 or 1: one connection
+	// FixedWorkers keeps Workers units in flight; by default Workers is a
+	// ceiling and the engine finds how many are fastest (see
+	// sequencer.Controller), starting from one.
+	FixedWorkers bool
 	// Retries bounds how often one transaction is retried after a
 	// deadlock or lock wait timeout while it is the oldest (like
 	// slave_transaction_retries); conflicts of speculative work do not count.
@@ -124,6 +128,7 @@ type Stats struct {
 	Rows       uint64
 	Bytes      uint64
 	Retries    uint64
+	RetriesBy  map[string]uint64        // Retries by cause (sequencer.RetryYield, ...)
 	Serialized map[depend.Reason]uint64 // how often a transaction waited, by reason
 	Elapsed    time.Duration
 	Last       position.Checkpoint // last committed position
@@ -141,7 +146,12 @@ type Stats struct {
 	Workers                 []WorkerStat
 	Reconnects              uint64
 	Errors                  map[string]uint64 // failed attempts by class: conflict, retry, connection, fatal
-	LastError               string
+	// Concurrency is how many units may be in flight now (at most
+	// Workers); Yields count units rolled back or killed for an earlier
+	// one, by cause (sequencer.YieldLockWait, ...).
+	Concurrency int
+	Yields      map[string]uint64
+	LastError   string
 }
 
 // Reasons of Stats.Serialized besides the tracker's: a unit larger than

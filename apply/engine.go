@@ -55,7 +55,8 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 		unitTxns = 1 // one target transaction per source transaction
 	}
 	s, err := sequencer.New(sequencer.Config{Mode: cfg.Mode, Workers: cfg.Workers, Retries: cfg.Retries,
-		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables()},
+		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables(),
+		Adapt: !cfg.FixedWorkers, WaitsVisible: cfg.Workers > 1, HeadStallAfter: headStallFallback},
 		sequencer.Origin{Floor: position.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos},
 			Slots: res.Slots})
 	if err != nil {
@@ -87,14 +88,15 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	e.render = newRenderer(wctx, e.tgt, 2*e.cfg.Workers+2, 64*e.cfg.Workers+16)
 	e.shared.render = e.render
 	for i := 0; i < e.cfg.Workers; i++ {
-		w, err := newWorker(wctx, i+1, e.shared)
+		w, err := newWorker(wctx, i+1, e.shared, i == 0 || e.cfg.FixedWorkers)
 		if err != nil {
 			return Stats{}, err
 		}
 		e.workers = append(e.workers, w)
 	}
+	var mon *monitor
 	if e.cfg.Workers > 1 {
-		mon := startMonitor(wctx, e.tgt, e.cfg.Log)
+		mon = startMonitor(wctx, e.tgt, e.cfg.Log)
 		e.waitCh = mon.waits
 		defer mon.stop()
 	}
@@ -134,8 +136,13 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 
+	var monOff <-chan struct{}
+	if mon != nil {
+		monOff = mon.off
+	}
 	var srcErr error
 	stopping := false
+	concurrency := e.seq.Concurrency()
 	for {
 		now := time.Now()
 		// A held gate (pause, throttling) feeds nothing new: what was
@@ -144,6 +151,13 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		e.seq.Tick(now, len(reads) > 0 && !held)
 		if err := e.perform(wctx); err != nil {
 			return e.fail(err)
+		}
+		if mon != nil {
+			mon.busy.Store(e.seq.Busy() > 1)
+		}
+		if c := e.seq.Concurrency(); c != concurrency {
+			e.cfg.Log.Debug("units in flight", "from", concurrency, "to", c, "applied", e.seq.Stats().Txns)
+			concurrency = c
 		}
 		if e.seq.Done() {
 			break
@@ -189,6 +203,11 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			e.cfg.Live.store(e.snapshot())
 		case ws := <-e.waitCh:
 			e.lockWaits(ws)
+		case <-monOff:
+			monOff = nil
+			e.seq.LockWaitsUnseen()
+			e.cfg.Log.Info("the target does not report lock waits: a later unit yields when the next to commit has run "+
+				headStallFallback.String(), "fallback", headStallFallback)
 		case <-progress:
 			s := e.snapshot()
 			e.cfg.Log.Info("progress", "applied", s.Txns, "rows", s.Rows, "transactions_per_second", s.Rate(),
@@ -338,13 +357,18 @@ func (e *engine) handle(ev event) error {
 func (e *engine) lockWaits(ws []ConnWait) {
 	byConn := map[uint64]int{}
 	for i, w := range e.workers {
-		byConn[w.connID.Load()] = i
+		if id := w.connID.Load(); id != 0 { // 0: not connected yet
+			byConn[id] = i
+		}
 	}
 	var out []sequencer.LockWait
 	for _, cw := range ws {
 		r, ok1 := byConn[cw.Requester]
 		b, ok2 := byConn[cw.Blocker]
-		if ok1 && ok2 {
+		switch {
+		case ok1 && cw.Blocker == 0:
+			out = append(out, sequencer.LockWait{Requester: r, Blocker: sequencer.BlockerUnknown})
+		case ok1 && ok2:
 			out = append(out, sequencer.LockWait{Requester: r, Blocker: b})
 		}
 	}
@@ -362,6 +386,7 @@ func (e *engine) snapshot() Stats {
 	s.Last = q.Last
 	s.InFlight, s.QueueBytes, s.WindowBytes = q.InFlight, q.QueueBytes, e.seq.Config().WindowBytes
 	s.Units, s.UnitHist, s.Errors, s.LastError = q.Units, q.UnitHist, q.Errors, q.LastError
+	s.Concurrency, s.Yields, s.RetriesBy = q.Concurrency, q.Yields, q.RetriesBy
 	s.Lag = lag(e.seq.Oldest(), e.silent, time.Now())
 	s.Workers = make([]WorkerStat, len(e.workers))
 	for i, w := range e.workers {

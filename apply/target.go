@@ -37,7 +37,8 @@ type Target interface {
 	// Classify tells how the engine treats an error of the target.
 	Classify(err error) Class
 	// LockWaits lists the connections that wait for a lock another one
-	// holds; ErrNoLockWaits when the target cannot tell.
+	// holds, Blocker 0 when the target does not name the holder;
+	// ErrNoLockWaits when the target cannot tell.
 	LockWaits(ctx context.Context) ([]ConnWait, error)
 	// Kill interrupts the statement connection id runs.
 	Kill(ctx context.Context, id uint64) error
@@ -66,7 +67,8 @@ type Batch interface {
 	Saved() int
 }
 
-// ConnWait: connection Requester waits for a lock that Blocker holds.
+// ConnWait: connection Requester waits for a lock that Blocker holds (0:
+// a holder the target does not name).
 type ConnWait struct{ Requester, Blocker uint64 }
 
 // Class is how the engine treats a target error (see sequencer.Class).

@@ -75,21 +75,34 @@ func (w *worker) stat() WorkerStat {
 	return WorkerStat{ID: w.id, State: st, Txn: cur, Busy: time.Duration(w.busy.Load())}
 }
 
-func newWorker(ctx context.Context, id int, sh *shared) (*worker, error) {
-	var c Conn
-	err := sh.tgt.Retry(ctx, "open a worker connection", func() (err error) {
-		c, err = sh.tgt.Conn(ctx)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	w := &worker{id: id, sh: sh, conn: c, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{}),
+// newWorker starts a worker; with open it connects now, else when it
+// gets its first unit: --workers is a ceiling, and the units in flight
+// may never need more than a few connections.
+func newWorker(ctx context.Context, id int, sh *shared, open bool) (*worker, error) {
+	w := &worker{id: id, sh: sh, jobs: make(chan job), ctl: make(chan ctlMsg, 64), ctx: ctx, quit: make(chan struct{}),
 		done: make(chan struct{})}
-	w.connID.Store(c.ID())
+	if open {
+		if err := w.open(); err != nil {
+			return nil, err
+		}
+	}
 	w.setState("idle", "")
 	go w.loop()
 	return w, nil
+}
+
+func (w *worker) open() error {
+	var c Conn
+	err := w.sh.tgt.Retry(w.ctx, "open a worker connection", func() (err error) {
+		c, err = w.sh.tgt.Conn(w.ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.conn = c
+	w.connID.Store(c.ID())
+	return nil
 }
 
 func (w *worker) loop() {
@@ -98,6 +111,13 @@ func (w *worker) loop() {
 		select {
 		case j := <-w.jobs:
 			w.setState("applying", j.txID())
+			if w.conn == nil {
+				if err := w.open(); err != nil {
+					w.send(event{kind: evFailed, seq: j.seq(), err: fatalErr{err}})
+					w.setState("idle", "")
+					continue
+				}
+			}
 			w.run(j)
 			w.setState("idle", "")
 		case <-w.quit:
@@ -396,7 +416,9 @@ func (e *engine) closeWorkers() {
 	}
 	for _, w := range e.workers {
 		<-w.done
-		w.conn.Close()
+		if w.conn != nil {
+			w.conn.Close()
+		}
 	}
 	e.workers = nil
 	if e.render != nil {

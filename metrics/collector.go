@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/sequencer"
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -35,7 +36,7 @@ var (
 	descAppliedTS  = desc("applied_source_timestamp_seconds", "Source commit time (Unix) of the last transaction applied.")
 	descBusy       = desc("worker_busy_seconds_total", "Time a worker spent applying and committing.", "worker")
 	descUnits      = desc("commit_unit_transactions", "Target commits of row transactions, by how many source transactions each held.")
-	descRetries    = desc("retries_total", "Transactions rolled back and run again (conflicts, deadlocks, lock wait timeouts, reconnects).")
+	descRetries    = desc("retries_total", "Units rolled back and run again, by cause (yield: for an earlier unit, see yields_total; conflict: failed ahead of its turn; deadlock: a deadlock or lock wait timeout of the next to commit; connection: after a reconnect).", "cause")
 	descSerialized = desc("serialized_total", "Times a transaction had to wait for an earlier one, by reason.", "reason")
 	descReconnects = desc("reconnects_total", "Reconnections, by peer (source, target).", "peer")
 	descErrors     = desc("errors_total", "Failed attempts, by class (conflict, retry, connection, fatal).", "class")
@@ -46,12 +47,14 @@ var (
 	descPausedSec  = desc("paused_seconds_total", "Time spent paused.")
 	descThrottled  = desc("throttled", "1 while throttling holds new work, by reason (max-load, replica-lag, flag-file).", "reason")
 	descThrotSec   = desc("throttled_seconds_total", "Time spent throttled, by reason (max-load, replica-lag, flag-file).", "reason")
+	descConcur     = desc("concurrency", "Units the engine lets run in flight now: at most --workers, chosen from the throughput it measures (--fixed-workers: --workers).")
+	descYields     = desc("yields_total", "Units rolled back or interrupted for an earlier one, by cause (lock-wait: an earlier unit waits for its lock; lock-wait-unseen: the next to commit waits, holder not named; head-stall: lock waits cannot be seen and the next to commit ran long).", "cause")
 )
 
 var allDescs = []*prometheus.Desc{descInfo, descWorkers, descCaughtUp, descApplied, descSkipped, descRead, descRows,
 	descBytes, descLag, descBehind, descInFlight, descQueue, descWindow, descReadPos, descAppliedPos, descReadFile,
 	descAppFile, descAppliedTS, descBusy, descUnits, descRetries, descSerialized, descReconnects, descErrors,
-	descCompacted, descFallbacks, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec}
+	descCompacted, descFallbacks, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec, descConcur, descYields}
 
 // collector reads the latest snapshot on every scrape.
 type collector struct{ m *Monitor }
@@ -83,12 +86,18 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descRead, s.Read)
 	counter(descRows, s.Rows)
 	counter(descBytes, s.Bytes)
-	counter(descRetries, s.Retries)
+	for _, cause := range []string{sequencer.RetryYield, sequencer.RetryConflict, sequencer.RetryDeadlock, sequencer.RetryConnection} {
+		counter(descRetries, s.RetriesBy[cause], cause)
+	}
 	counter(descCompacted, s.CompactedRows)
 	counter(descFallbacks, s.CompactFallbacks)
 	counter(descReconnects, s.Reconnects, "target")
 	gauge(descLag, s.Lag.Seconds())
 	gauge(descInFlight, float64(s.InFlight))
+	gauge(descConcur, float64(s.Concurrency))
+	for _, cause := range []string{sequencer.YieldLockWait, sequencer.YieldLockWaitUnseen, sequencer.YieldHeadStall} {
+		counter(descYields, s.Yields[cause], cause)
+	}
 	gauge(descQueue, float64(s.QueueBytes))
 	gauge(descWindow, float64(s.WindowBytes))
 	if s.ReadPos.File != "" {

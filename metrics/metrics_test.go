@@ -21,6 +21,7 @@ func sampleStats() apply.Stats {
 	hist[0], hist[2], hist[len(hist)-1] = 5, 2, 1
 	return apply.Stats{
 		Txns: 120, Skipped: 3, Rows: 400, Bytes: 9000, Retries: 7, Read: 125,
+		RetriesBy: map[string]uint64{"yield": 5, "deadlock": 2}, Yields: map[string]uint64{"lock-wait": 5}, Concurrency: 3,
 		Serialized: map[depend.Reason]uint64{depend.ReasonDDL: 2, depend.ReasonKeyConflict: 9, depend.ReasonNone: 100},
 		Elapsed:    10 * time.Second,
 		Last:       position.Checkpoint{File: "mariadb-bin.000007", Pos: 4000, LastGTID: "0-1-120", GTIDPos: "0-1-120,1-1-5", SourceTS: ts, Applied: 1120},
@@ -112,7 +113,12 @@ func TestCollector(t *testing.T) {
 		{"prepl_workers", []string{"state", "applying"}, 1},
 		{"prepl_workers", []string{"state", "idle"}, 1},
 		{"prepl_workers", []string{"state", "reconnecting"}, 0},
-		{"prepl_retries_total", nil, 7},
+		{"prepl_retries_total", []string{"cause", "yield"}, 5},
+		{"prepl_retries_total", []string{"cause", "deadlock"}, 2},
+		{"prepl_retries_total", []string{"cause", "connection"}, 0},
+		{"prepl_yields_total", []string{"cause", "lock-wait"}, 5},
+		{"prepl_yields_total", []string{"cause", "head-stall"}, 0},
+		{"prepl_concurrency", nil, 3},
 		{"prepl_serialized_total", []string{"reason", "ddl"}, 2},
 		{"prepl_serialized_total", []string{"reason", string(depend.ReasonKeyConflict)}, 9},
 		{"prepl_reconnects_total", []string{"peer", "target"}, 1},

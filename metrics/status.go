@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -33,6 +34,7 @@ type Status struct {
 	Applied        Position   `json:"applied"`
 	SourceEnd      *SourceEnd `json:"source_end,omitempty"`
 	InFlight       int        `json:"in_flight"`
+	Concurrency    int        `json:"concurrency"` // units allowed in flight now (at most Info.Workers)
 	QueueBytes     int        `json:"queue_bytes"`
 	WindowBytes    int        `json:"window_bytes"`
 	Rates          Rates      `json:"rates"`
@@ -43,6 +45,8 @@ type Status struct {
 	Reconnects   map[string]uint64 `json:"reconnects"`
 	Serialized   map[string]uint64 `json:"serialized"`
 	Errors       map[string]uint64 `json:"errors"`
+	Yields       map[string]uint64 `json:"yields"`     // units rolled back for an earlier one, by cause
+	RetriesBy    map[string]uint64 `json:"retries_by"` // transactions.retries by cause
 	LastError    string            `json:"last_error"`
 	CommitUnits  uint64            `json:"commit_units"`
 	WorkerStates []Worker          `json:"worker_states"` // one per worker (Info.Workers is how many)
@@ -114,6 +118,8 @@ func (m *Monitor) Status() Status {
 	st.Applied = Position{File: s.Last.File, Pos: s.Last.Pos, LastGTID: s.Last.LastGTID, SourceTime: timePtr(s.Last),
 		GTIDPosition: s.Last.GTIDPos, ByDomain: byDomain(s.Last.GTIDPos), Total: s.Last.Applied}
 	st.InFlight, st.QueueBytes, st.WindowBytes = s.InFlight, s.QueueBytes, s.WindowBytes
+	st.Concurrency = s.Concurrency
+	st.Yields, st.RetriesBy = maps.Clone(s.Yields), maps.Clone(s.RetriesBy)
 	st.Transactions = Counts{Applied: s.Txns, Skipped: s.Skipped, Read: s.Read, Retries: s.Retries, SkipRequested: x.SkipRequested}
 	st.Rows, st.Bytes = s.Rows, s.Bytes
 	st.Reconnects["target"] = s.Reconnects

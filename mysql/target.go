@@ -233,9 +233,13 @@ func Classify(err error) Class {
 	var me *gomysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case 1213, 1205, 1020, 1614: // deadlock, lock wait timeout, record changed, XA deadlock
+		// 1317, a statement interrupted (KILL QUERY: a later unit yielding
+		// to an earlier one), leaves the connection usable: roll back on
+		// it and retry, no reconnect; a shutdown behind it shows on the
+		// next statement.
+		case 1213, 1205, 1020, 1614, 1317: // deadlock, lock wait timeout, record changed, XA deadlock, query interrupted
 			return Retry
-		case 1927, 2006, 2013, 1053, 1317: // connection killed, server gone, lost, shutdown, query interrupted
+		case 1927, 2006, 2013, 1053: // connection killed, server gone, lost, shutdown
 			return Connection
 		}
 		return Fatal

@@ -2,6 +2,7 @@ package sequencer
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/prepl/prepl/depend"
@@ -103,6 +104,7 @@ func PrefixCheckpoint(before position.Checkpoint, slot string, members []*txn.Tx
 type Stats struct {
 	Txns, Rows, Bytes uint64 // committed
 	Retries           uint64
+	RetriesBy         map[string]uint64 // Retries by cause (RetryYield, ...)
 	Units             uint64            // target commits of row units
 	UnitHist          []uint64          // units by members, bounds UnitBuckets (+1 overflow)
 	Errors            map[string]uint64 // failed attempts: conflict, retry, connection, fatal
@@ -111,21 +113,26 @@ type Stats struct {
 	Last              position.Checkpoint      // last committed position
 	InFlight          int                      // units admitted and not committed
 	QueueBytes        int                      // bytes of InFlight against the window
+	// Concurrency is the number of units that may be in flight now (see
+	// Config.Adapt); Yields count later units rolled back or killed for
+	// an earlier one, by cause (YieldLockWait, ...).
+	Concurrency int
+	Yields      map[string]uint64
 }
 
 // Stats returns a snapshot; maps and slices are the caller's.
 func (s *Sequencer) Stats() Stats {
 	st := s.stats
 	st.UnitHist = append([]uint64(nil), s.stats.UnitHist...)
-	st.Errors = make(map[string]uint64, len(s.stats.Errors))
-	for k, v := range s.stats.Errors {
-		st.Errors[k] = v
-	}
+	st.Errors = maps.Clone(s.stats.Errors)
+	st.RetriesBy = maps.Clone(s.stats.RetriesBy)
 	st.Serialized = s.tracker.Stats()
 	for r, n := range s.waits {
 		st.Serialized[r] += n
 	}
 	st.Last, st.InFlight, st.QueueBytes = s.lastPos, len(s.units), s.inflight
+	st.Concurrency = s.limit
+	st.Yields = maps.Clone(s.yields)
 	return st
 }
 

@@ -13,12 +13,14 @@ import (
 
 // TestAnyEventOrder drives sequencers with random streams and a random
 // order of every event the actions allow (prepared, committed, failed
-// with a retryable class, yields, lock waits, time passing), and checks
+// with a retryable class, yields, lock waits, time passing; with and
+// without the controller choosing how many units run), and checks
 // the two promises: units commit in source order (per commit-order key),
 // and no checkpoint's floor covers a transaction that has not committed.
 // At the end everything not skipped has committed exactly once.
 func TestAnyEventOrder(t *testing.T) {
 	modes := []depend.Mode{depend.Serial, depend.CommitOrder, depend.Writeset, depend.Optimistic, depend.Schema}
+	changes := 0 // limits the controller chose beyond the first, over all runs
 	for i := 0; i < 600; i++ {
 		seed := uint64(i)
 		r := rand.New(rand.NewPCG(seed, 1))
@@ -26,9 +28,14 @@ func TestAnyEventOrder(t *testing.T) {
 		workers, unit := 1+r.IntN(4), 1+r.IntN(4)
 		n := 1 + r.IntN(40)
 		name := fmt.Sprintf("seed=%d/%s/w%d/u%d/n%d", seed, mode, workers, unit, n)
-		if err := randomRun(r, mode, workers, unit, n); err != nil {
+		c, err := randomRun(r, mode, workers, unit, n)
+		changes += c
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+	}
+	if changes == 0 {
+		t.Error("the controller never changed the limit: the runs with Adapt did not test it")
 	}
 }
 
@@ -39,11 +46,13 @@ type inFlight struct {
 	abort     bool // Abort given or statement killed: it must fail
 }
 
-func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) error {
+func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) (limitChanges int, err error) {
+	// Half the runs adapt the number of units in flight (the controller
+	// moves it with the commits' pace), half see the target's lock waits.
 	s, err := New(Config{Mode: mode, Workers: workers, UnitTxns: unit, Retries: 1 << 20, WindowBytes: 100 * (1 + r.IntN(8)),
-		Catalog: scriptCatalog}, Origin{})
+		Catalog: scriptCatalog, Adapt: r.IntN(2) == 0, WaitsVisible: r.IntN(2) == 0, AdaptEvery: 5 * time.Millisecond}, Origin{})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	next := 1
@@ -51,10 +60,11 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) error {
 	committed := map[int]bool{}
 	lastByKey := map[string]int{}
 	running := map[int]*inFlight{} // by worker
+	limits := map[int]bool{}
 	ended := false
 	for step := 0; ; step++ {
 		if step > 200000 {
-			return fmt.Errorf("no progress after %d steps", step)
+			return 0, fmt.Errorf("no progress after %d steps", step)
 		}
 		if !ended && s.WantsInput() && r.IntN(3) > 0 {
 			if next > n {
@@ -78,22 +88,26 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) error {
 					s.Admitted(a.Unit.Seq())
 				case Start:
 					if running[a.Worker] != nil {
-						return fmt.Errorf("start %s on busy worker %d", a.Unit, a.Worker)
+						return 0, fmt.Errorf("start %s on busy worker %d", a.Unit, a.Worker)
 					}
 					running[a.Worker] = &inFlight{u: a.Unit, commitNow: a.CommitNow}
+					if !a.CommitNow && len(running) > s.Concurrency() {
+						return 0, fmt.Errorf("start %s ahead of its turn with %d units on workers, limit %d", a.Unit, len(running), s.Concurrency())
+					}
+					limits[s.Concurrency()] = true
 					if a.CommitNow {
 						if err := checkFloor(a, committed, skipped); err != nil {
-							return err
+							return 0, err
 						}
 					}
 				case Commit:
 					f := running[a.Worker]
 					if f == nil || f.u != a.Unit || !f.prepared {
-						return fmt.Errorf("commit %s on worker %d that does not hold it prepared", a.Unit, a.Worker)
+						return 0, fmt.Errorf("commit %s on worker %d that does not hold it prepared", a.Unit, a.Worker)
 					}
 					f.commitNow = true
 					if err := checkFloor(a, committed, skipped); err != nil {
-						return err
+						return 0, err
 					}
 				case Abort, Kill:
 					if f := running[a.Worker]; f != nil && f.u == a.Unit {
@@ -108,13 +122,20 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) error {
 		if len(running) == 0 {
 			continue
 		}
-		if r.IntN(8) == 0 && len(running) > 1 { // a random lock wait
+		if r.IntN(8) == 0 && len(running) > 1 { // a random lock wait, its holder named or not
 			var ws []int
 			for w := range running {
 				ws = append(ws, w)
 			}
-			s.LockWaits([]LockWait{{Requester: ws[r.IntN(len(ws))], Blocker: ws[r.IntN(len(ws))]}})
+			blk := ws[r.IntN(len(ws))]
+			if r.IntN(4) == 0 {
+				blk = BlockerUnknown
+			}
+			s.LockWaits([]LockWait{{Requester: ws[r.IntN(len(ws))], Blocker: blk}})
 			continue
+		}
+		if r.IntN(200) == 0 {
+			s.LockWaitsUnseen()
 		}
 		// One event of one worker.
 		var w int
@@ -132,23 +153,23 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) error {
 		case f.abort && (f.prepared || r.IntN(2) == 0):
 			delete(running, w)
 			if err := s.Failed(seq, Failure{Class: Retry, Yielded: f.prepared}); err != nil {
-				return err
+				return 0, err
 			}
 		case r.IntN(6) == 0 && !(f.prepared && !f.commitNow):
 			delete(running, w)
 			if err := s.Failed(seq, Failure{Class: []Class{Retry, Connection}[r.IntN(2)]}); err != nil {
-				return err
+				return 0, err
 			}
 		case f.commitNow:
 			delete(running, w)
 			key := depend.OrderKey(mode, f.u.Txn)
 			first := int(f.u.Members[0].SeqNo)
 			if first <= lastByKey[key] {
-				return fmt.Errorf("unit %s committed after %d of the same key %q", f.u, lastByKey[key], key)
+				return 0, fmt.Errorf("unit %s committed after %d of the same key %q", f.u, lastByKey[key], key)
 			}
 			for _, m := range f.u.Members {
 				if committed[int(m.SeqNo)] {
-					return fmt.Errorf("%d committed twice", m.SeqNo)
+					return 0, fmt.Errorf("%d committed twice", m.SeqNo)
 				}
 				committed[int(m.SeqNo)] = true
 			}
@@ -159,15 +180,16 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) error {
 			s.Prepared(seq)
 		}
 	}
+	limitChanges = len(limits) - 1
 	for i := 1; i <= n; i++ {
 		if !committed[i] && !skipped[i] {
-			return fmt.Errorf("transaction %d never committed", i)
+			return 0, fmt.Errorf("transaction %d never committed", i)
 		}
 	}
 	if st := s.Stats(); st.InFlight != 0 || st.QueueBytes != 0 {
-		return fmt.Errorf("done with %d units, %d bytes in flight", st.InFlight, st.QueueBytes)
+		return 0, fmt.Errorf("done with %d units, %d bytes in flight", st.InFlight, st.QueueBytes)
 	}
-	return nil
+	return limitChanges, nil
 }
 
 // checkFloor: the floor a commit stores covers only transactions that

@@ -19,14 +19,18 @@ import (
 // command; the lines after it that start with "> " are what it must print
 // (nothing when there are none). Commands:
 //
-//	config workers=N mode=M unit=N window=BYTES retries=N
+//	config workers=N mode=M unit=N window=BYTES retries=N [adapt] [visible]
 //	read N [row=K] [schema=S] [ddl] [skip] [size=BYTES]   transaction N (GTID 0-1-N), a row of S.t with key K
 //	end | stop                                             EndOfInput, Stop
 //	tick MS [backlog]                                      the clock at MS ms (backlog: more is read)
 //	ready                                                  the actions, Admit answered with Admitted
 //	prepared N | committed N                               of the unit whose first member is N
 //	failed N CLASS [yielded] [final]                       prints the error that stops the run, if any
-//	lockwait WREQ WBLK                                     the unit on worker WREQ waits for WBLK's
+//	lockwait WREQ WBLK                                     the unit on worker WREQ waits for WBLK's (-1: holder not named)
+//	unseen                                                 LockWaitsUnseen
+//	concurrency | yields                                   Concurrency(), Stats().Yields
+//	run MS [work=US] [commit=US] [cores=N] [contention=PCT%] [conflict-every=N] [wait-every=N]
+//	                                                       MS of a simulated target (workload_test.go): the limits chosen, what committed
 //	pos | deadline | done | stats
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
@@ -47,6 +51,11 @@ type script struct {
 	s       *Sequencer
 	base    time.Time
 	now     time.Time
+	// For "run": the last transaction number read, the units on the
+	// simulated target's workers.
+	next, ahead int
+	onWorker    map[int]*simUnit
+	failedOnce  map[uint64]bool
 }
 
 type pendingRead struct {
@@ -111,11 +120,14 @@ func (sc *script) do(line string) (out []string) {
 		cfg.WindowBytes, _ = strconv.Atoi(args["window"])
 		cfg.UnitBytes, _ = strconv.Atoi(args["unitbytes"])
 		cfg.Retries, _ = strconv.Atoi(args["retries"])
+		_, cfg.Adapt = args["adapt"]
+		_, cfg.WaitsVisible = args["visible"]
 		s, err := New(cfg, Origin{})
 		if err != nil {
 			sc.t.Fatal(err)
 		}
 		sc.s, sc.pending, sc.ended, sc.now = s, nil, false, sc.base
+		sc.next, sc.ahead, sc.onWorker, sc.failedOnce = 0, 0, nil, nil
 		sc.s.Tick(sc.now, false)
 	case "read":
 		n := num(1)
@@ -126,6 +138,7 @@ func (sc *script) do(line string) (out []string) {
 			size, _ = strconv.Atoi(v)
 		}
 		key, _ := strconv.Atoi(args["row"])
+		sc.next = max(sc.next, n)
 		sc.pending = append(sc.pending, pendingRead{scriptTxn(n, key, args["schema"], ddl, size), skip})
 		sc.feed()
 	case "end":
@@ -176,6 +189,14 @@ func (sc *script) do(line string) (out []string) {
 		}
 	case "done":
 		out = append(out, fmt.Sprint(sc.s.Done()))
+	case "run":
+		out = append(out, sc.run(time.Duration(num(1))*time.Millisecond, parseWorkload(args)))
+	case "concurrency":
+		out = append(out, fmt.Sprint(sc.s.Concurrency()))
+	case "unseen":
+		sc.s.LockWaitsUnseen()
+	case "yields":
+		out = append(out, fmt.Sprint(sc.s.Stats().Yields))
 	case "stats":
 		st := sc.s.Stats()
 		out = append(out, fmt.Sprintf("txns=%d units=%d retries=%d errors=%v waits=%v", st.Txns, st.Units, st.Retries, st.Errors, st.Serialized))

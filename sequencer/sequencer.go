@@ -55,6 +55,17 @@ type Config struct {
 	// later prepared units yield (they may hold locks it waits for that
 	// the target does not report).
 	HeadStallAfter time.Duration
+	// WaitsVisible: the caller feeds the target's lock waits (LockWaits),
+	// including waits whose holder the target does not name
+	// (BlockerUnknown), so no unit yields on a timer; HeadStallAfter is
+	// the fallback once the caller says it cannot see them
+	// (LockWaitsUnseen).
+	WaitsVisible bool
+	// Adapt: Workers is a ceiling; the number of units in flight is
+	// chosen by a Controller from what is measured every AdaptEvery.
+	// Without it, up to Workers units are in flight.
+	Adapt      bool
+	AdaptEvery time.Duration
 	// Catalog is what the tracker reads table definitions from; the
 	// caller loads a unit's tables before it reports the unit Admitted.
 	Catalog txn.Catalog
@@ -67,6 +78,7 @@ const (
 	DefaultSealQuiet      = time.Millisecond
 	DefaultUnitMaxWait    = 20 * time.Millisecond
 	DefaultHeadStallAfter = 300 * time.Millisecond
+	DefaultAdaptEvery     = 100 * time.Millisecond
 )
 
 // WithDefaults returns c with its zero fields set.
@@ -98,6 +110,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.HeadStallAfter <= 0 {
 		c.HeadStallAfter = DefaultHeadStallAfter
+	}
+	if c.AdaptEvery <= 0 {
+		c.AdaptEvery = DefaultAdaptEvery
 	}
 	return c
 }
@@ -195,7 +210,15 @@ type Sequencer struct {
 	inflight int                 // bytes admitted and not committed
 	ddlHold  bool
 
-	waits         map[depend.Reason]uint64
+	waits        map[depend.Reason]uint64
+	yields       map[string]uint64
+	waitsVisible bool
+
+	// Concurrency: at most limit units held by workers (a head may
+	// exceed it: it never waits for a slot). ctl is nil unless Adapt.
+	limit         int
+	ctl           *Controller
+	smp           sampler
 	windowStalled bool
 	stats         Stats
 	actions       []Action
@@ -213,7 +236,12 @@ func New(cfg Config, st Origin) (*Sequencer, error) {
 		gtid: g, slotGTID: map[string]*position.Set{}, slotApplied: map[string]uint64{},
 		slotLast: map[string]position.Checkpoint{}, floor: st.Floor,
 		units: map[uint64]*Unit{}, orderQ: map[string][]uint64{}, held: make([]*Unit, cfg.Workers),
-		waits: map[depend.Reason]uint64{}}
+		waits: map[depend.Reason]uint64{}, yields: map[string]uint64{}, waitsVisible: cfg.WaitsVisible,
+		limit: cfg.Workers}
+	if cfg.Adapt && cfg.Workers > 1 {
+		s.ctl = NewController(cfg.Workers)
+		s.limit = s.ctl.Limit()
+	}
 	for slot, p := range st.Slots {
 		if s.slotGTID[slot], err = position.ParseSet(p.GTIDPos); err != nil {
 			return nil, fmt.Errorf("stored position of slot %q: %w", slot, err)
@@ -226,6 +254,7 @@ func New(cfg Config, st Origin) (*Sequencer, error) {
 	s.lastPos = position.Checkpoint{Slot: SlotMain, GTIDPos: st.Floor.GTIDPos, File: st.Floor.File, Pos: st.Floor.Pos}
 	s.stats.UnitHist = make([]uint64, len(UnitBuckets)+1)
 	s.stats.Errors = map[string]uint64{}
+	s.stats.RetriesBy = map[string]uint64{}
 	return s, nil
 }
 
@@ -240,7 +269,86 @@ func (s *Sequencer) Tick(now time.Time, backlog bool) {
 		panic(fmt.Sprintf("sequencer: invariant broken: time went back from %s to %s", s.now, now))
 	}
 	s.now, s.backlog = now, backlog
+	if s.ctl != nil {
+		s.adapt()
+	}
 }
+
+// sampler accumulates one interval's measurements for the Controller.
+// An interval runs from one commit to the first commit after AdaptEvery
+// has passed, so that a sample counts whole units: counted on a fixed
+// clock, units of hundreds of transactions would make the rate jump by a
+// unit's worth between intervals.
+type sampler struct {
+	start                  time.Time
+	txns, units, conflicts uint64
+	waited                 uint64 // units committed that waited for an earlier one's lock
+	ticks, starved         int
+	lastCommit             time.Time // of the interval, zero before its first
+	lastTxns, lastUnits    uint64    // stats.Txns, stats.Units after it
+}
+
+// adapt counts this tick and, once an interval has ended, feeds the
+// controller and takes its limit.
+func (s *Sequencer) adapt() {
+	m := &s.smp
+	if m.start.IsZero() {
+		*m = sampler{start: s.now, txns: s.stats.Txns, units: s.stats.Units, conflicts: s.stats.Errors["conflict"]}
+		return
+	}
+	m.ticks++
+	// Starved: nothing waits to be fed or started while a slot is free.
+	if !s.reading || s.stopping || (!s.backlog && !s.f.full() && len(s.readyQ) == 0 && s.free() > 0) {
+		m.starved++
+	}
+	conflicts := s.stats.Errors["conflict"] - m.conflicts
+	switch {
+	case !m.lastCommit.IsZero() && m.lastCommit.Sub(m.start) >= s.cfg.AdaptEvery:
+	case s.now.Sub(m.start) >= 10*s.cfg.AdaptEvery:
+		// Nothing or too little committed: a long unit, or a stall.
+		// What committed until now is the sample.
+		m.lastCommit, m.lastTxns, m.lastUnits = s.now, s.stats.Txns, s.stats.Units
+	default:
+		return
+	}
+	smp := Sample{Elapsed: m.lastCommit.Sub(m.start), Txns: m.lastTxns - m.txns, Units: m.lastUnits - m.units,
+		Conflicts: conflicts, Waited: m.waited}
+	smp.Starved = smp.Txns == 0 || 2*m.starved > m.ticks
+	s.limit = s.ctl.Observe(smp)
+	*m = sampler{start: m.lastCommit, txns: m.lastTxns, units: m.lastUnits, conflicts: s.stats.Errors["conflict"]}
+}
+
+// committedAt notes u's commit for the sampler.
+func (s *Sequencer) committedAt(u *Unit) {
+	if m := &s.smp; s.ctl != nil && !m.start.IsZero() {
+		if u.lockWaited {
+			m.waited++
+		}
+		m.lastCommit, m.lastTxns, m.lastUnits = s.now, s.stats.Txns, s.stats.Units
+	}
+}
+
+// free is how many more units may start on workers under the limit.
+func (s *Sequencer) free() int {
+	return max(0, min(len(s.idle), s.limit-s.Busy()))
+}
+
+// Concurrency is the number of units that may be in flight now: Workers,
+// or the controller's choice with Adapt (a probe's level while one runs).
+func (s *Sequencer) Concurrency() int { return s.limit }
+
+// settled is the limit the controller keeps between its probes.
+func (s *Sequencer) settled() int {
+	if s.ctl == nil {
+		return s.limit
+	}
+	return s.ctl.Settled()
+}
+
+// LockWaitsUnseen says that the caller can no longer see the target's
+// lock waits: a next-to-commit unit that runs HeadStallAfter makes the
+// later prepared units yield, since a wait for their locks is possible.
+func (s *Sequencer) LockWaitsUnseen() { s.waitsVisible = false }
 
 // WantsInput reports whether the next transaction read may be fed.
 func (s *Sequencer) WantsInput() bool { return s.reading && !s.stopping && !s.f.full() }
@@ -277,6 +385,9 @@ func (s *Sequencer) Done() bool {
 	return !s.reading && s.f.empty() && s.loadingUnit == nil && len(s.units) == 0
 }
 
+// Busy is the number of workers that hold a unit.
+func (s *Sequencer) Busy() int { return s.cfg.Workers - len(s.idle) }
+
 // InFlight is the number of units admitted and not committed.
 func (s *Sequencer) InFlight() int { return len(s.units) }
 
@@ -285,7 +396,7 @@ func (s *Sequencer) InFlight() int { return len(s.units) }
 func (s *Sequencer) Ready() []Action {
 	s.form()
 	s.dispatch()
-	if s.cfg.Workers > 1 {
+	if s.cfg.Workers > 1 && !s.waitsVisible {
 		s.yieldToStalledHead()
 	}
 	out := s.actions
@@ -298,7 +409,7 @@ func (s *Sequencer) Ready() []Action {
 // the unit has formed for UnitMaxWait; then admits what the window allows.
 func (s *Sequencer) form() {
 	f := &s.f
-	waiting := len(s.idle) > 0 && len(s.readyQ) == 0 && !f.empty()
+	waiting := s.free() > 0 && len(s.readyQ) == 0 && !f.empty()
 	starved := waiting && !s.backlog
 	switch {
 	case !s.reading:
@@ -459,18 +570,30 @@ func (s *Sequencer) dispatch() {
 		}
 	}
 	for len(s.idle) > 0 && len(s.readyQ) > 0 {
-		u := s.units[s.readyQ[0]]
-		// The last idle worker is kept for the next unit to commit: if
-		// later units took every worker, they would wait for its commit
-		// while it waits for a worker.
-		if len(s.idle) == 1 && !s.isHead(u) && s.headWaiting() {
-			break
+		i := 0
+		// The last idle worker (or slot under the limit) is kept for the
+		// next unit to commit: if later units took every worker, they
+		// would wait for its commit while it waits for a worker. A next
+		// to commit starts whenever a worker is idle, over the limit if
+		// need be, so a lowered limit never blocks the commit order.
+		if fr := s.free(); !s.isHead(s.units[s.readyQ[0]]) && (fr == 0 || (fr == 1 || len(s.idle) == 1) && s.headWaiting()) {
+			i = -1
+			for j, seq := range s.readyQ {
+				if s.isHead(s.units[seq]) {
+					i = j
+					break
+				}
+			}
+			if i < 0 {
+				break
+			}
 		}
-		s.readyQ = s.readyQ[1:]
+		u := s.units[s.readyQ[i]]
+		s.readyQ = append(s.readyQ[:i], s.readyQ[i+1:]...)
 		w := s.idle[len(s.idle)-1]
 		s.idle = s.idle[:len(s.idle)-1]
 		s.hold(w, u)
-		u.st, u.aborted, u.started = running, false, s.now
+		u.st, u.aborted, u.started, u.unseenWait = running, false, s.now, time.Time{}
 		a := Action{Kind: Start, Unit: u, Worker: w, Pos: u.Pos, Before: u.Before}
 		a.Before.Floor = s.floor
 		if s.isHead(u) {
@@ -580,6 +703,7 @@ func (s *Sequencer) Committed(seq uint64) {
 		s.stats.Units++
 		s.stats.UnitHist[unitBucket(u.nApplied)]++
 	}
+	s.committedAt(u)
 }
 
 // Class is how a failed attempt is treated.
@@ -663,8 +787,29 @@ func (s *Sequencer) Failed(seq uint64, f Failure) error {
 		}
 	}
 	s.stats.Retries++
+	s.stats.RetriesBy[retryCause(conflict, u.aborted || f.Yielded, f.Class)]++
 	u.st = retryWait
 	return nil
+}
+
+// Causes of retries (Stats.RetriesBy).
+const (
+	RetryYield      = "yield"      // rolled back for an earlier unit (Stats.Yields says why)
+	RetryConflict   = "conflict"   // failed ahead of its turn: speculative work, or a deadlock between units in flight
+	RetryDeadlock   = "deadlock"   // the next to commit, alone: a deadlock or lock wait timeout with another session
+	RetryConnection = "connection" // the connection broke and was opened again
+)
+
+func retryCause(conflict, yielded bool, c Class) string {
+	switch {
+	case yielded:
+		return RetryYield
+	case conflict:
+		return RetryConflict
+	case c == Connection:
+		return RetryConnection
+	}
+	return RetryDeadlock
 }
 
 // countError counts a failed attempt by class for Stats.Errors.
@@ -700,9 +845,26 @@ func (s *Sequencer) othersInFlight(u *Unit) bool {
 // on worker Blocker holds.
 type LockWait struct{ Requester, Blocker int }
 
+// BlockerUnknown as LockWait.Blocker: the requester waits for a lock and
+// the target does not say who holds it.
+const BlockerUnknown = -1
+
+// Causes of yields (Stats.Yields).
+const (
+	YieldLockWait       = "lock-wait"        // an earlier unit waits for this one's lock
+	YieldLockWaitUnseen = "lock-wait-unseen" // the next to commit waits, holder not named
+	YieldHeadStall      = "head-stall"       // waits cannot be seen; the next to commit ran HeadStallAfter
+)
+
 // LockWaits resolves waits the target reports: when an earlier unit
 // waits for a lock a later one holds, the later one yields (MariaDB's
 // rule): a prepared one is rolled back, a running one's statement killed.
+// A kill that comes between two of a unit's statements is lost (the
+// target forgets it when the next one starts), so a unit asked to yield
+// that still runs is killed again while the wait lasts, and so is one
+// that was asked to yield and now waits for a lock itself (it may wait
+// for an earlier prepared unit, which waits for the next to commit,
+// which waits for it: a cycle the target does not see).
 func (s *Sequencer) LockWaits(ws []LockWait) {
 	on := func(w int) *Unit {
 		if w < 0 || w >= len(s.held) {
@@ -710,17 +872,60 @@ func (s *Sequencer) LockWaits(ws []LockWait) {
 		}
 		return s.held[w]
 	}
+	killed, unseen := map[*Unit]bool{}, map[*Unit]bool{}
+	kill := func(u *Unit) {
+		if !killed[u] {
+			killed[u] = true
+			s.actions = append(s.actions, Action{Kind: Kill, Unit: u, Worker: u.worker})
+		}
+	}
 	for _, lw := range ws {
 		req, blk := on(lw.Requester), on(lw.Blocker)
-		if req == nil || blk == nil || blk.aborted || blk.Seq() < req.Seq() || blk.st == committing {
-			continue
-		}
-		blk.aborted = true
-		switch blk.st {
-		case prepared:
+		switch {
+		case req == nil:
+		case req.aborted && req.st == running:
+			kill(req)
+		case lw.Blocker == BlockerUnknown && s.isHead(req):
+			// The next to commit waits and the target does not name the
+			// holder: the later prepared units may hold it (an INSERT on
+			// a gap another unit locked); they yield, but only those that
+			// started before the wait was first seen: a unit started
+			// since cannot hold a lock the head already waited for. A
+			// head that runs long without waiting makes nobody yield.
+			if req.unseenWait.IsZero() {
+				req.unseenWait = s.now
+			}
+			unseen[req] = true
+			for _, u := range s.held {
+				if u != nil && u.Seq() > req.Seq() && u.st == prepared && !u.aborted && !u.started.After(req.unseenWait) {
+					u.aborted = true
+					s.yields[YieldLockWaitUnseen]++
+					s.actions = append(s.actions, Action{Kind: Abort, Unit: u, Worker: u.worker})
+				}
+			}
+		case blk != nil && blk.Seq() < req.Seq():
+			// A later unit waits for an earlier one: the commit order at
+			// work, but it holds a slot it cannot use (Sample.Waited).
+			req.lockWaited = true
+		case blk == nil || blk.st == committing:
+			// The holder is not prepl's, or commits now.
+		case blk.aborted:
+			if blk.st == running {
+				kill(blk)
+			}
+		case blk.st == prepared:
+			blk.aborted = true
+			s.yields[YieldLockWait]++
 			s.actions = append(s.actions, Action{Kind: Abort, Unit: blk, Worker: blk.worker})
-		case running:
-			s.actions = append(s.actions, Action{Kind: Kill, Unit: blk, Worker: blk.worker})
+		case blk.st == running:
+			blk.aborted = true
+			s.yields[YieldLockWait]++
+			kill(blk)
+		}
+	}
+	for _, u := range s.held {
+		if u != nil && !unseen[u] {
+			u.unseenWait = time.Time{} // not waiting (so) any more
 		}
 	}
 }
@@ -739,6 +944,7 @@ func (s *Sequencer) yieldToStalledHead() {
 		for _, u := range s.held {
 			if u != nil && u.Seq() > head.Seq() && u.st == prepared && !u.aborted {
 				u.aborted = true
+				s.yields[YieldHeadStall]++
 				s.actions = append(s.actions, Action{Kind: Abort, Unit: u, Worker: u.worker})
 			}
 		}
@@ -754,7 +960,7 @@ func (s *Sequencer) Deadline() time.Time {
 			d = t
 		}
 	}
-	if s.reading && len(s.idle) > 0 && len(s.readyQ) == 0 && !s.f.empty() {
+	if s.reading && s.free() > 0 && len(s.readyQ) == 0 && !s.f.empty() {
 		earlier(s.f.since.Add(s.cfg.UnitMaxWait))
 		if !s.quietSince.IsZero() {
 			earlier(s.quietSince.Add(s.cfg.SealQuiet))
@@ -762,7 +968,7 @@ func (s *Sequencer) Deadline() time.Time {
 			earlier(s.now) // the quiet period starts now
 		}
 	}
-	if s.cfg.Workers > 1 {
+	if s.cfg.Workers > 1 && !s.waitsVisible {
 		for _, k := range s.keys() {
 			head := s.units[s.orderQ[k][0]]
 			if head.st == running || head.st == committing {

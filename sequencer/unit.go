@@ -29,7 +29,9 @@ type Unit struct {
 	st         state
 	worker     int // while running, prepared or committing
 	retries    int
-	aborted    bool // asked to yield: its failure is a conflict
+	aborted    bool      // asked to yield: its failure is a conflict
+	lockWaited bool      // waited for an earlier unit's lock (the target said so)
+	unseenWait time.Time // when it was first seen waiting for a holder not named, in this attempt
 	reason     depend.Reason
 	started    time.Time // when its current attempt started
 	committed  bool

@@ -191,7 +191,7 @@ func TestDashboardShowsWhatAnOperatorWatches(t *testing.T) {
 	for _, m := range []string{"prepl_lag_seconds", "prepl_source_behind_bytes", "prepl_transactions_applied_total",
 		"prepl_rows_applied_total", "prepl_bytes_applied_total", "prepl_workers", "prepl_worker_busy_seconds_total",
 		"prepl_retries_total", "prepl_serialized_total", "prepl_reconnects_total", "prepl_errors_total",
-		"prepl_commit_unit_transactions_bucket", "prepl_queue_bytes", "prepl_window_bytes"} {
+		"prepl_commit_unit_transactions_bucket", "prepl_queue_bytes", "prepl_window_bytes", "prepl_concurrency"} {
 		if !used[m] {
 			t.Errorf("no dashboard panel shows %s", m)
 		}

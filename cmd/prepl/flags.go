@@ -20,6 +20,7 @@ import (
 type applyFlags struct {
 	target    string
 	workers   int
+	fixedWork bool
 	mode      string
 	retries   int
 	window    string
@@ -49,7 +50,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"or mysql://USER@localhost?socket=/path, or postgres://USER@HOST:5432/DB (required); the password from\n"+
 		"--target-password-file, PREPL_TARGET_PASSWORD, --defaults-file or MYSQL_PWD (PostgreSQL: also PGPASSWORD, ~/.pgpass)\n"+
 		"rather than in the URL, where ps and shell history show it")
-	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
+	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target, a ceiling: prepl runs between 1 and this many units at once,\n"+
+		"as many as it measures fastest (prepl_concurrency, prepl status); 0 applies serially on one connection")
+	fs.BoolVar(&f.fixedWork, "fixed-workers", false, "run --workers units at once all along instead of measuring how many are fastest")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
 		"optimistic/aggressive: run ahead, roll back and retry on conflict;\n"+
@@ -114,7 +117,7 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 			return apply.Config{}, fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	return apply.Config{Mode: mode, Workers: f.workers, Retries: f.retries, WindowBytes: window,
+	return apply.Config{Mode: mode, Workers: f.workers, FixedWorkers: f.fixedWork, Retries: f.retries, WindowBytes: window,
 		UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
 		ResolveDDL: resolve}, nil
 }

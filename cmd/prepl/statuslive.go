@@ -22,8 +22,8 @@ func printLive(ctx context.Context, w io.Writer, addr string) *metrics.Status {
 		fmt.Fprintf(w, "live: no prepl answers at %s (%v): it is not running, or runs without --metrics-addr %s\n", addr, err, addr)
 		return nil
 	}
-	fmt.Fprintf(w, "live: prepl %s %s, %s, from %s to %s, mode %s, %d workers, channel %q, up %s\n",
-		st.Version, st.Command, st.State, st.Source, st.Target, st.Mode, st.Workers, st.Channel,
+	fmt.Fprintf(w, "live: prepl %s %s, %s, from %s to %s, mode %s, %d workers (%d units in flight at most now), channel %q, up %s\n",
+		st.Version, st.Command, st.State, st.Source, st.Target, st.Mode, st.Workers, st.Concurrency, st.Channel,
 		pbar.Duration(time.Duration(st.ElapsedSeconds*float64(time.Second))))
 	caught := "no"
 	if st.CaughtUp {
@@ -68,6 +68,13 @@ func printLive(ctx context.Context, w io.Writer, addr string) *metrics.Status {
 	}
 	if len(st.Errors) > 0 {
 		fmt.Fprintf(w, "  errors:  %s\n", mapText(st.Errors))
+	}
+	if len(st.RetriesBy) > 0 {
+		fmt.Fprintf(w, "  retries: %s", mapText(st.RetriesBy))
+		if len(st.Yields) > 0 {
+			fmt.Fprintf(w, " (yields: %s)", mapText(st.Yields))
+		}
+		fmt.Fprintln(w)
 	}
 	if st.LastError != "" {
 		fmt.Fprintf(w, "  last error: %s\n", st.LastError)
