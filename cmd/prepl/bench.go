@@ -23,13 +23,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workloads := fs.String("workloads", "oltp,update-index,update-index-serial", "sysbench workloads that generate the source binlog:\n"+
 		"oltp (oltp_read_write, many threads, commit wait 12/10ms), update-index (oltp_update_index, many threads),\n"+
 		"update-index-serial (oltp_update_index, 1 thread: no parallelism at all)")
-	rows := fs.Int("rows", 100000, "rows in the sysbench table")
+	rows := fs.Int("rows", 100000, "rows in each sysbench table")
+	tables := fs.Int("tables", 1, "sysbench tables (config D needs data at least 8× its 32 MiB buffer pool: e.g. --tables 4 --rows 300000)")
+	randType := fs.String("rand-type", "", "sysbench --rand-type: special (its default: most accesses on 1% of the rows) or uniform\n(every row alike: the reads an I/O-bound replica waits on)")
 	events := fs.Int("events", 50000, "sysbench --events: transactions in each workload's binlog")
 	sourceThreads := fs.Int("source-threads", 48, "sysbench threads on the source for oltp and update-index")
 	threads := fs.String("threads", "0,2,4,8,16,32,64", "replica worker counts (slave_parallel_threads, --workers); 0 is single-threaded")
 	configs := fs.String("configs", "A,B,C", "replica durability configs: A (binlog, log_slave_updates, sync_binlog=1, flush=1),\n"+
-		"B (no binlog, flush=1), C (no binlog, flush=2)")
-	systems := fs.String("systems", "mariadb,prepl-replicate,prepl-replay", "what applies the binlog: mariadb (its own replica), prepl-replicate, prepl-replay")
+		"B (no binlog, flush=1), C (no binlog, flush=2),\n"+
+		"D (I/O-bound: A's durability, 32 MiB buffer pool, O_DIRECT, restored with an empty pool)")
+	systems := fs.String("systems", "mariadb,prepl-replicate,prepl-replay", "what applies the binlog: mariadb (its own replica), prepl-replicate, prepl-replay,\n"+
+		"prepl-keep-gtid (prepl replicate --keep-gtid: one target transaction per source transaction, with its GTID)")
 	mariaModes := fs.String("mariadb-modes", "conservative,optimistic,aggressive", "MariaDB slave_parallel_mode values")
 	preplModes := fs.String("prepl-modes", "writeset,commit-order,optimistic,aggressive", "prepl --mode values: "+strings.Join(modeNames(), ", "))
 	preplArgs := fs.String("prepl-args", "", "extra flags for every timed prepl run, e.g. \"--commit-unit 1\"")
@@ -72,7 +76,7 @@ Flags:
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	cfg := bench.Config{Rows: *rows, Events: *events, SourceThreads: *sourceThreads, Repeats: *repeats,
+	cfg := bench.Config{Rows: *rows, Tables: *tables, RandType: *randType, Events: *events, SourceThreads: *sourceThreads, Repeats: *repeats,
 		OutDir: *out, Keep: *keep, RunTimeout: *runTimeout, Progress: stderr,
 		PreplArgs: strings.Fields(*preplArgs), Command: "prepl bench " + strings.Join(args, " ")}
 	if err := parseBenchLists(&cfg, *workloads, *threads, *configs, *systems, *mariaModes, *preplModes); err != nil {
