@@ -55,6 +55,10 @@ type assembler struct {
 	// while the rest of such a transaction is read and dropped.
 	skip     func(gtid string, start txn.Position) bool
 	dropping bool
+	// tooBig is set while the rest of a transaction larger than
+	// --max-txn-size is read and dropped, to refuse it at its end: its
+	// limit then, and the error names the whole transaction.
+	tooBig int64
 }
 
 type tableEntry struct {
@@ -99,7 +103,42 @@ func (a *assembler) add(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		// lastEnd to its position in the new one.
 		defer func() { a.lastEnd = h.LogPos }()
 	}
-	return a.handle(ev)
+	t, err := a.handle(ev)
+	if t != nil && a.tooBig > 0 {
+		err, a.tooBig = a.refuseTooBig(t, a.tooBig), 0
+		return nil, err
+	}
+	return t, err
+}
+
+// overLimit handles an open transaction that has grown past limit
+// (--max-txn-size): prepl holds a transaction whole until it applies it.
+// It is dropped when the user chose to skip it; otherwise the rest of it
+// is read and dropped, and it is refused at its end, before anything of
+// it is applied, with an error that says how to go on.
+func (a *assembler) overLimit(limit int64) {
+	if a.dropping {
+		return
+	}
+	a.cur.Changes, a.dropping = nil, true
+	if a.skip == nil || !a.skip(a.cur.GTID, a.cur.Start) {
+		a.tooBig = limit
+	}
+}
+
+// refuseTooBig is the error of a transaction read whole past limit.
+func (a *assembler) refuseTooBig(t *txn.Txn, limit int64) error {
+	id := t.Start.String()
+	if t.GTID != "" {
+		id = t.GTID
+	}
+	return &FormatError{File: t.Start.File, Offset: t.Start.Offset, GTID: t.GTID, Err: fmt.Errorf("transaction of %d bytes "+
+		"(%s to offset %d) is larger than --max-txn-size %d; prepl holds a transaction whole in memory until it applies it, "+
+		"so nothing of this one is applied. To go on: raise --max-txn-size above %d if this host has a few times that in memory, "+
+		"or apply this transaction outside prepl (mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --host TARGET; "+
+		"add --read-from-remote-server --host SOURCE to read it from the source) and leave it out: prepl replay --skip-gtid %s, "+
+		"or prepl skip --target TARGET %s before prepl replicate",
+		t.Size, t.Start, t.End.Offset, limit, t.Size, t.Start.Offset, t.End.Offset, t.Start.File, id, id)}
 }
 
 func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {

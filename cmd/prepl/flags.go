@@ -78,7 +78,8 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB);\n"+
 		"a bigger one is taken for a damaged length and stops the run")
 	fs.StringVar(&f.maxTxn, "max-txn-size", "4GiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory,\n"+
-		"so a bigger one stops the run (raise it when the host has the memory)")
+		"so a bigger one is refused before anything of it is applied, with an error that names it and says how to go on\n"+
+		"(raise this when the host has the memory, or apply it with mariadb-binlog | mariadb and leave it out)")
 	f.registerOps(fs)
 	f.gate.register(fs)
 	f.secrets.register(fs)

@@ -132,7 +132,8 @@ Flags:
 	}
 	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
 		TLS: srcTLS, TLSFallback: srcFallback,
-		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log, Limits: lim}
+		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log, Limits: lim,
+		Skip: chRun.requestedSkip}
 	switch {
 	case res.Found && res.Position.GTIDPos != "":
 		sc.StartGTID = res.Position.GTIDPos
