@@ -109,14 +109,26 @@ bench-keepgtid: deps build
 bench-full: deps build
 	$(BIN) bench --out bench-out/full $(BENCH_ARGS)
 
+# bench-scale (not part of test or bench): prepl at scale, into
+# bench-out/scale/: a SCALE_VOLUME binlog (default 10GiB: needs that much
+# free disk and about half an hour) replayed with RSS and throughput
+# sampled, one SCALE_BIG_TXN transaction (default 1GiB, a single UPDATE of
+# about 4 million rows), and --workers up to 256. See docs/benchmarks.md.
+SCALE_VOLUME  ?= 10GiB
+SCALE_BIG_TXN ?= 1GiB
+bench-scale: deps build
+	$(BIN) bench scale --volume $(SCALE_VOLUME) --big-txn $(SCALE_BIG_TXN) --out bench-out/scale $(BENCH_ARGS)
+
 # bench-docs puts the last `make bench` into docs/benchmarks.md: each
 # part's results.md between its markers, its charts in docs/img/. Review
 # the prose around them: it discusses the numbers of the run it was
-# written for. A part not run (no results.md) is left as it is.
+# written for. A part not run (no results.md) is left as it is. The io and
+# keepgtid charts are copied as io-NAME.png and keepgtid-NAME.png.
 bench-docs:
 	@for part in quick io keepgtid scale; do \
 		f=bench-out/$$part/results.md; test -f $$f || { echo "bench-docs: no $$f, $$part left as it is"; continue; }; \
-		cp bench-out/$$part/*.png docs/img/ 2>/dev/null; \
+		prefix=$$part-; case $$part in quick|scale) prefix=;; esac; \
+		for png in bench-out/$$part/*.png; do test -f $$png && cp $$png docs/img/$$prefix$$(basename $$png); done; \
 		awk -v part=$$part 'FNR == NR { r = r $$0 "\n"; next } \
 		     $$0 ~ "^<!-- " part " results.md begins" { print; printf "%s", r; skip = 1; next } \
 		     $$0 ~ "^<!-- " part " results.md ends" { skip = 0 } !skip' $$f docs/benchmarks.md > docs/benchmarks.md.new \

@@ -1,0 +1,685 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prepl/prepl/sandbox"
+	"github.com/prepl/prepl/verify"
+)
+
+// ScaleConfig is `prepl bench scale`: prepl at sizes the catch-up
+// benchmark never reaches, each part checked against its source.
+//   - Volume: a binlog of VolumeBytes (10 GiB by default) replayed, RSS
+//     and throughput sampled over time (the issue: RSS under 200 MB the
+//     whole time, throughput within 10% from the first tenth to the last);
+//   - BigTxn: one transaction of BigTxnBytes (1 GiB), a single UPDATE of
+//     millions of rows: applied without holding it whole, or refused
+//     before anything of it is applied with an error that says how to go
+//     on, and then the way on it names is followed to the end;
+//   - Workers: the update-index binlog of the catch-up benchmark with
+//     --workers up to 256, on a target with max_connections enough.
+type ScaleConfig struct {
+	Prepl       string
+	VolumeBytes int64 // 0 skips the part
+	BigTxnBytes int64 // 0 skips the part
+	Workers     []int // nil skips the part
+	// PreplArgs are extra flags of every prepl run (e.g. --max-txn-size).
+	PreplArgs []string
+	OutDir    string
+	Keep      bool
+	Command   string
+	Progress  io.Writer
+}
+
+// ScaleReport is what `prepl bench scale` measured.
+type ScaleReport struct {
+	Command string
+	Machine Machine
+	Volume  *ScaleRun // nil when not run
+	BigTxn  *ScaleRun
+	// Workers is the catch-up benchmark of the workers part.
+	Workers *Report
+}
+
+// ScaleRun is one prepl run of the scale benchmark, sampled over time.
+type ScaleRun struct {
+	Name        string
+	Args        []string // prepl's command line
+	BinlogBytes int64    // bytes of the binlog files replayed
+	Txns        int      // source transactions in them
+	Rows        int64    // rows the source changed (volume: rows updated; big: rows of the UPDATE)
+	Generate    time.Duration
+	Seconds     float64
+	Samples     []ScaleSample
+	ExitCode    int    // prepl's exit status
+	Output      string // the end of prepl's output
+	Verified    bool   // target = source after the part
+	Err         string // why the part failed
+	// Notes are what the part checked, in order, for the report.
+	Notes []string
+}
+
+// ScaleSample is prepl's state at one moment of a run.
+type ScaleSample struct {
+	At       time.Duration // since prepl started
+	RSS      int64         // bytes, VmRSS of the prepl process
+	Position int64         // binlog bytes applied (the target's stored position)
+}
+
+// MaxRSS is the highest RSS sampled.
+func (r *ScaleRun) MaxRSS() int64 {
+	var m int64
+	for _, s := range r.Samples {
+		m = max(m, s.RSS)
+	}
+	return m
+}
+
+// Tenths is the throughput (binlog bytes per second) of each tenth of the
+// binlog: the time the stored position took to cross it. Fewer than ten
+// values when the position did not reach the end.
+func (r *ScaleRun) Tenths() []float64 {
+	if r.BinlogBytes <= 0 || len(r.Samples) == 0 {
+		return nil
+	}
+	var out []float64
+	step := float64(r.BinlogBytes) / 10
+	prev := time.Duration(0)
+	k := 1
+	for _, s := range r.Samples {
+		for k <= 10 && float64(s.Position) >= step*float64(k) {
+			if d := (s.At - prev).Seconds(); d > 0 {
+				out = append(out, step/d)
+			}
+			prev, k = s.At, k+1
+		}
+	}
+	return out
+}
+
+// ScaleDefaults are `make bench-scale`'s sizes.
+const (
+	DefaultVolumeBytes = 10 << 30
+	DefaultBigTxnBytes = 1 << 30
+)
+
+// DefaultScaleWorkers are the worker counts of the workers part.
+var DefaultScaleWorkers = []int{0, 4, 16, 64, 256}
+
+// Scale runs the scale benchmark and writes scale.md and its charts in
+// cfg.OutDir.
+func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	if _, err := os.Stat(cfg.Prepl); err != nil {
+		return nil, fmt.Errorf("prepl binary: %w (build it with `make build`)", err)
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, err
+	}
+	prog := newProgress(cfg.Progress, 0)
+	rep := &ScaleReport{Command: cfg.Command, Machine: detectMachine(ctx, cfg.Prepl)}
+	var errs []error
+	if cfg.VolumeBytes > 0 {
+		rep.Volume = scaleVolume(ctx, cfg, prog)
+		rep.Machine.LoadMax = max(rep.Machine.LoadMax, loadAvg())
+		if rep.Volume.Err != "" {
+			errs = append(errs, fmt.Errorf("volume: %s", rep.Volume.Err))
+		}
+		if err := rep.write(cfg.OutDir); err != nil {
+			return rep, err
+		}
+	}
+	if cfg.BigTxnBytes > 0 && ctx.Err() == nil {
+		rep.BigTxn = scaleBigTxn(ctx, cfg, prog)
+		rep.Machine.LoadMax = max(rep.Machine.LoadMax, loadAvg())
+		if rep.BigTxn.Err != "" {
+			errs = append(errs, fmt.Errorf("big transaction: %s", rep.BigTxn.Err))
+		}
+		if err := rep.write(cfg.OutDir); err != nil {
+			return rep, err
+		}
+	}
+	if len(cfg.Workers) > 0 && ctx.Err() == nil {
+		prog.say("workers: the update-index binlog with --workers %v", cfg.Workers)
+		b, _ := ParseConfig("B")
+		wl, _ := ParseWorkload("update-index")
+		wr, err := Run(ctx, Config{Prepl: cfg.Prepl, Workloads: []Workload{wl}, Rows: 100000, Events: 20000,
+			Threads: cfg.Workers, Configs: []ReplicaConfig{b}, Systems: []System{PreplReplay}, PreplModes: []string{"writeset"},
+			PreplArgs: cfg.PreplArgs, Repeats: 3, OutDir: filepath.Join(cfg.OutDir, "workers"), Keep: cfg.Keep,
+			Command: cfg.Command + " (workers part)", Progress: cfg.Progress})
+		rep.Workers = wr
+		if err != nil {
+			errs = append(errs, fmt.Errorf("workers: %w", err))
+		}
+		if err := rep.write(cfg.OutDir); err != nil {
+			return rep, err
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+// scaleSource starts a fast (not durable) source with a row-based binlog:
+// how fast the source writes is not what is measured.
+func scaleSource(ctx context.Context) (*sandbox.Server, *sql.DB, error) {
+	o := sandbox.Defaults()
+	o.Binlog, o.BinlogRowMetadata = true, "FULL"
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
+	o.Flags = []string{"--max-binlog-size=1G"}
+	srv, err := sandbox.Start(ctx, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start source: %w", err)
+	}
+	db, err := srv.Open("")
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	db.SetMaxOpenConns(8)
+	return srv, db, nil
+}
+
+// scalePart is what the two generated parts share: a source, its
+// snapshot, the workload's binlog files, and a replica restored from the
+// snapshot (config C: the target's durability is not what is measured).
+type scalePart struct {
+	src       *sandbox.Server
+	db        *sql.DB
+	snapshot  string
+	startGTID string
+	files     []string
+	before    []string // binlog files before the workload
+	replica   *sandbox.Server
+}
+
+func (p *scalePart) close(keep bool) {
+	if p.db != nil {
+		p.db.Close()
+	}
+	for _, s := range []*sandbox.Server{p.replica, p.src} {
+		switch {
+		case s == nil:
+		case keep:
+			s.Stop()
+		default:
+			s.Close()
+		}
+	}
+	if p.snapshot != "" && !keep {
+		os.RemoveAll(p.snapshot)
+	}
+}
+
+// snap stops the source, copies its data directory and restarts it: the
+// replica's starting point.
+func (p *scalePart) snap(ctx context.Context, dir string) error {
+	if err := p.db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&p.startGTID); err != nil {
+		return err
+	}
+	p.db.Close()
+	p.src.Stop()
+	var err error
+	if p.before, err = p.src.BinlogFiles(); err != nil {
+		return err
+	}
+	p.snapshot = dir
+	if err := p.src.CopyDataDir(dir); err != nil {
+		return err
+	}
+	if err := p.src.Restart(ctx); err != nil {
+		return err
+	}
+	if p.db, err = p.src.Open(""); err != nil {
+		return err
+	}
+	p.db.SetMaxOpenConns(8)
+	return nil
+}
+
+// binlogged closes the workload's last binlog file and lists the
+// workload's files and their size.
+func (p *scalePart) binlogged(ctx context.Context) (int64, error) {
+	if _, err := p.db.ExecContext(ctx, "FLUSH BINARY LOGS"); err != nil {
+		return 0, err
+	}
+	after, err := p.src.BinlogFiles()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	p.files = nil
+	for _, f := range after[:len(after)-1] {
+		if !slices.Contains(p.before, f) {
+			st, err := os.Stat(f)
+			if err != nil {
+				return 0, err
+			}
+			p.files, n = append(p.files, f), n+st.Size()
+		}
+	}
+	if len(p.files) == 0 {
+		return 0, errors.New("the workload wrote no binlog file")
+	}
+	return n, nil
+}
+
+func (p *scalePart) restore(ctx context.Context) error {
+	c, _ := ParseConfig("C")
+	var err error
+	p.replica, err = sandbox.Start(ctx, c.options(p.snapshot))
+	return err
+}
+
+// verify compares every table of the replica with the source.
+func (p *scalePart) verify(ctx context.Context) error {
+	rdb, err := p.replica.Open("")
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	return verify.Checksums(ctx, p.db, rdb)
+}
+
+// scaleVolume: a table of 100,000 rows of about 1 KiB, updated 50 rows a
+// transaction until the binlog holds cfg.VolumeBytes; then prepl replay
+// of all of it, sampled.
+func scaleVolume(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun {
+	run := &ScaleRun{Name: "volume"}
+	fail := func(err error) *ScaleRun { run.Err = err.Error(); return run }
+	work, err := os.MkdirTemp("", "prepl-scale-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(work)
+	var p scalePart
+	defer func() { p.close(cfg.Keep) }()
+	if p.src, p.db, err = scaleSource(ctx); err != nil {
+		return fail(err)
+	}
+	const rows, perTxn = 100000, 50
+	prog.say("volume: source %s: a table of %d rows of 1 KiB", p.src.Dir, rows)
+	if err := execAll(ctx, p.db,
+		"CREATE DATABASE scale",
+		"CREATE TABLE scale.t (id INT PRIMARY KEY, k INT NOT NULL, pad VARCHAR(1024) NOT NULL) ENGINE=InnoDB",
+		"INSERT INTO scale.t SELECT seq, 0, REPEAT('a', 1000) FROM seq_1_to_"+strconv.Itoa(rows),
+	); err != nil {
+		return fail(err)
+	}
+	if err := p.snap(ctx, filepath.Join(work, "snapshot")); err != nil {
+		return fail(err)
+	}
+	prog.say("volume: generating %.1f GiB of binlog: UPDATEs of %d rows of 1 KiB a transaction", float64(cfg.VolumeBytes)/(1<<30), perTxn)
+	start := time.Now()
+	n, err := generateVolume(ctx, p.src, p.db, cfg.VolumeBytes, rows, perTxn)
+	if err != nil {
+		return fail(err)
+	}
+	run.Generate, run.Txns, run.Rows = time.Since(start), n, int64(n)*perTxn
+	if run.BinlogBytes, err = p.binlogged(ctx); err != nil {
+		return fail(err)
+	}
+	prog.say("volume: %d transactions, %.2f GiB in %d binlog files, generated in %s", n, float64(run.BinlogBytes)/(1<<30),
+		len(p.files), run.Generate.Round(time.Second))
+	if err := p.restore(ctx); err != nil {
+		return fail(err)
+	}
+	run.Args = append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--progress", "0"}, cfg.PreplArgs...)
+	run.Args = append(run.Args, p.files...)
+	prog.say("volume: prepl %s", shortArgs(run.Args))
+	if err := sampledPrepl(ctx, cfg.Prepl, run, p.replica, p.files, filepath.Join(cfg.OutDir, "volume.log")); err != nil {
+		return fail(err)
+	}
+	if run.ExitCode != 0 {
+		return fail(fmt.Errorf("prepl replay exited %d: %s", run.ExitCode, run.Output))
+	}
+	if err := p.verify(ctx); err != nil {
+		return fail(fmt.Errorf("target differs from source: %w", err))
+	}
+	run.Verified = true
+	prog.say("volume: applied in %.1f s, RSS at most %.0f MiB, target = source", run.Seconds, float64(run.MaxRSS())/(1<<20))
+	return run
+}
+
+// generateVolume runs UPDATE transactions on two connections until the
+// binlog files written since the snapshot reach bytes; it returns the
+// transactions committed.
+func generateVolume(ctx context.Context, src *sandbox.Server, db *sql.DB, bytes int64, rows, perTxn int) (int, error) {
+	base, err := src.BinlogFiles()
+	if err != nil {
+		return 0, err
+	}
+	size := func() int64 {
+		files, _ := src.BinlogFiles()
+		var n int64
+		for _, f := range files {
+			if slices.Contains(base[:len(base)-1], f) {
+				continue
+			}
+			if st, err := os.Stat(f); err == nil {
+				n += st.Size()
+			}
+		}
+		return n
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	txns := 0
+	var firstErr error
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; gctx.Err() == nil; i += 2 {
+				lo := (i * 7919 % (rows / perTxn)) * perTxn
+				pad := strings.Repeat(string(rune('a'+i%26)), 1000)
+				_, err := db.ExecContext(gctx, "UPDATE scale.t SET k = k + 1, pad = ? WHERE id BETWEEN ? AND ?", pad, lo+1, lo+perTxn)
+				mu.Lock()
+				if err != nil && firstErr == nil && gctx.Err() == nil {
+					firstErr = err
+					cancel()
+				}
+				if err == nil {
+					txns++
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	for gctx.Err() == nil && size() < bytes {
+		sleep(gctx, 500*time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	if firstErr != nil {
+		return 0, fmt.Errorf("volume workload: %w", firstErr)
+	}
+	return txns, ctx.Err()
+}
+
+// scaleBigTxn: one UPDATE of every row of a table large enough that its
+// transaction holds cfg.BigTxnBytes of binlog, between two small
+// transactions; then prepl replay of it, sampled. If prepl refuses it,
+// the way on that its error names is followed: the transaction applied
+// with mariadb-binlog | mariadb, then prepl again with --skip-gtid.
+func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun {
+	run := &ScaleRun{Name: "one big transaction"}
+	fail := func(err error) *ScaleRun { run.Err = err.Error(); return run }
+	work, err := os.MkdirTemp("", "prepl-scale-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(work)
+	var p scalePart
+	defer func() { p.close(cfg.Keep) }()
+	if p.src, p.db, err = scaleSource(ctx); err != nil {
+		return fail(err)
+	}
+	// An UPDATE of a row logs its before and after images: about 2 × 135
+	// bytes for this table.
+	rows := cfg.BigTxnBytes/270 + 1
+	run.Rows = rows
+	prog.say("big transaction: source %s: a table of %d rows", p.src.Dir, rows)
+	if err := execAll(ctx, p.db,
+		"CREATE DATABASE scale",
+		"CREATE TABLE scale.big (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL) ENGINE=InnoDB",
+		"CREATE TABLE scale.small (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB",
+		// The fill is in the snapshot: it need not be in the binlog.
+		"SET SESSION sql_log_bin = 0",
+		"INSERT INTO scale.big SELECT seq, 0, REPEAT('c', 120) FROM seq_1_to_"+strconv.FormatInt(rows, 10),
+	); err != nil {
+		return fail(err)
+	}
+	if err := p.snap(ctx, filepath.Join(work, "snapshot")); err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	var bigGTID string
+	if err := execAll(ctx, p.db, "INSERT INTO scale.small VALUES (1, 1)", "UPDATE scale.big SET k = k + 1, c = REPEAT('d', 120)"); err != nil {
+		return fail(err)
+	}
+	if err := p.db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&bigGTID); err != nil {
+		return fail(err)
+	}
+	if err := execAll(ctx, p.db, "INSERT INTO scale.small VALUES (2, 2)"); err != nil {
+		return fail(err)
+	}
+	run.Generate, run.Txns = time.Since(start), 3
+	if run.BinlogBytes, err = p.binlogged(ctx); err != nil {
+		return fail(err)
+	}
+	prog.say("big transaction: %s, an UPDATE of %d rows, %.2f GiB of binlog with the two small ones", bigGTID, rows,
+		float64(run.BinlogBytes)/(1<<30))
+	if err := p.restore(ctx); err != nil {
+		return fail(err)
+	}
+	run.Args = append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--progress", "0"}, cfg.PreplArgs...)
+	run.Args = append(run.Args, p.files...)
+	prog.say("big transaction: prepl %s", shortArgs(run.Args))
+	if err := sampledPrepl(ctx, cfg.Prepl, run, p.replica, p.files, filepath.Join(cfg.OutDir, "bigtxn.log")); err != nil {
+		return fail(err)
+	}
+	if run.ExitCode != 0 {
+		if err := p.goOn(ctx, cfg, run, bigGTID, prog); err != nil {
+			return fail(err)
+		}
+	} else {
+		run.Notes = append(run.Notes, fmt.Sprintf("prepl applied it: exit 0 in %.1f s", run.Seconds))
+	}
+	if err := p.verify(ctx); err != nil {
+		return fail(fmt.Errorf("target differs from source: %w", err))
+	}
+	run.Verified = true
+	prog.say("big transaction: done, RSS at most %.0f MiB, target = source", float64(run.MaxRSS())/(1<<20))
+	return run
+}
+
+// goOn checks a refusal of the big transaction and follows the way on it
+// names: nothing of it applied, the small transaction before it applied;
+// then mariadb-binlog | mariadb applies it, and prepl replay --skip-gtid
+// finishes the binlog.
+func (p *scalePart) goOn(ctx context.Context, cfg ScaleConfig, run *ScaleRun, gtid string, prog *progress) error {
+	out := run.Output
+	for _, want := range []string{gtid, "--max-txn-size", "--skip-gtid " + gtid, "mariadb-binlog --start-position="} {
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("prepl exited %d, but its error does not name %q:\n%s", run.ExitCode, want, out)
+		}
+	}
+	rdb, err := p.replica.Open("")
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	var small, changed int
+	if err := rdb.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM scale.small), (SELECT COUNT(*) FROM scale.big WHERE k <> 0)").Scan(&small, &changed); err != nil {
+		return err
+	}
+	if small != 1 || changed != 0 {
+		return fmt.Errorf("after the refusal the target has %d of the small rows (want 1: the one before) and %d rows of the big UPDATE (want 0)", small, changed)
+	}
+	run.Notes = append(run.Notes, fmt.Sprintf("prepl refused it (exit %d after %.1f s), naming the GTID, the size, the cap and the way on; "+
+		"the transaction before it was applied, nothing of it", run.ExitCode, run.Seconds))
+	// The way on: the positions are in the error (--start-position=S --stop-position=E FILE).
+	i := strings.Index(out, "--start-position=")
+	var s, e int
+	var file string
+	if _, err := fmt.Sscanf(out[i:], "--start-position=%d --stop-position=%d %s", &s, &e, &file); err != nil {
+		return fmt.Errorf("read the positions from the error: %w", err)
+	}
+	path := ""
+	for _, f := range p.files {
+		if filepath.Base(f) == file {
+			path = f
+		}
+	}
+	if path == "" {
+		return fmt.Errorf("the error names %s, not one of the files replayed %v", file, p.files)
+	}
+	prog.say("big transaction: refused as expected; applying it with mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb", s, e, file)
+	start := time.Now()
+	pipe := fmt.Sprintf("mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --host=127.0.0.1 --port=%d --user=root",
+		s, e, path, p.replica.Port)
+	if b, err := exec.CommandContext(ctx, "sh", "-c", pipe).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v: %s", pipe, err, tail(string(b), 5))
+	}
+	outside := time.Since(start)
+	args := append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--skip-gtid", gtid, "--progress", "0"}, cfg.PreplArgs...)
+	args = append(args, p.files...)
+	again := &ScaleRun{Name: "after the skip"}
+	again.Args = args
+	if err := sampledPrepl(ctx, cfg.Prepl, again, p.replica, p.files, filepath.Join(cfg.OutDir, "bigtxn-skip.log")); err != nil {
+		return err
+	}
+	if again.ExitCode != 0 {
+		return fmt.Errorf("prepl replay --skip-gtid %s exited %d: %s", gtid, again.ExitCode, again.Output)
+	}
+	run.Notes = append(run.Notes, fmt.Sprintf("mariadb-binlog | mariadb applied it in %.1f s; prepl replay --skip-gtid %s then "+
+		"finished the binlog in %.1f s, RSS at most %.0f MiB", outside.Seconds(), gtid, again.Seconds, float64(again.MaxRSS())/(1<<20)))
+	return nil
+}
+
+// execAll runs statements in order on one connection of db.
+func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("source: %s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// sampledPrepl runs prepl with run.Args, sampling its RSS and the
+// target's stored position every 250 ms, and fills run's time, samples,
+// exit code and the end of its output (also written to logPath).
+func sampledPrepl(ctx context.Context, bin string, run *ScaleRun, replica *sandbox.Server, files []string, logPath string) error {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	fmt.Fprintf(log, "$ %s %s\n", bin, strings.Join(run.Args, " "))
+	offsets, err := fileOffsets(files)
+	if err != nil {
+		return err
+	}
+	db, err := replica.Open("")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var out strings.Builder
+	cmd := exec.CommandContext(ctx, bin, run.Args...)
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &out), io.MultiWriter(log, &out)
+	cmd.WaitDelay = 10 * time.Second
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var waitErr error
+loop:
+	for {
+		select {
+		case waitErr = <-done:
+			break loop
+		case <-tick.C:
+			s := ScaleSample{At: time.Since(start), RSS: processRSS(cmd.Process.Pid)}
+			s.Position = appliedBytes(ctx, db, offsets)
+			run.Samples = append(run.Samples, s)
+		}
+	}
+	run.Seconds = time.Since(start).Seconds()
+	if pos := appliedBytes(ctx, db, offsets); pos > 0 {
+		run.Samples = append(run.Samples, ScaleSample{At: time.Since(start), Position: pos})
+	}
+	run.Output = tail(out.String(), 6)
+	if waitErr != nil {
+		var ee *exec.ExitError
+		if !errors.As(waitErr, &ee) {
+			return fmt.Errorf("prepl: %w", waitErr)
+		}
+		run.ExitCode = ee.ExitCode()
+	}
+	return nil
+}
+
+// fileOffsets maps each binlog file's base name to the bytes of the files
+// before it.
+func fileOffsets(files []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	var n int64
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		out[filepath.Base(f)] = n
+		n += st.Size()
+	}
+	return out, nil
+}
+
+// appliedBytes is how far into the binlog files the target's stored
+// position is (the furthest slot); 0 before prepl stored one.
+func appliedBytes(ctx context.Context, db *sql.DB, offsets map[string]int64) int64 {
+	rows, err := db.QueryContext(ctx, "SELECT file, pos FROM prepl.position")
+	if err != nil {
+		return 0
+	}
+	defer rows.Close()
+	var best int64
+	for rows.Next() {
+		var file string
+		var pos int64
+		if rows.Scan(&file, &pos) != nil {
+			return best
+		}
+		if off, ok := offsets[file]; ok {
+			best = max(best, off+pos)
+		}
+	}
+	return best
+}
+
+// processRSS is VmRSS of a process in bytes, 0 when it is gone.
+func processRSS(pid int) int64 {
+	kb, _ := strconv.ParseInt(strings.TrimSuffix(procField(fmt.Sprintf("/proc/%d/status", pid), "VmRSS"), " kB"), 10, 64)
+	return kb << 10
+}
+
+// shortArgs is a command line for the progress output, the binlog file
+// paths shortened to their count.
+func shortArgs(args []string) string {
+	var out []string
+	files := 0
+	for _, a := range args {
+		if strings.HasPrefix(a, "/") && strings.Contains(filepath.Base(a), "binlog.") {
+			files++
+			continue
+		}
+		out = append(out, a)
+	}
+	return fmt.Sprintf("%s (+ %d binlog files)", strings.Join(out, " "), files)
+}
