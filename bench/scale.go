@@ -88,23 +88,26 @@ func (r *ScaleRun) MaxRSS() int64 {
 }
 
 // Tenths is the throughput (binlog bytes per second) of each tenth of the
-// binlog: the time the stored position took to cross it. Fewer than ten
-// values when the position did not reach the end.
+// binlog: the time the stored position took to cross it, the crossing
+// times interpolated between samples. Fewer than ten values when the
+// position did not reach the end.
 func (r *ScaleRun) Tenths() []float64 {
-	if r.BinlogBytes <= 0 || len(r.Samples) == 0 {
+	if r.BinlogBytes <= 0 {
 		return nil
 	}
 	var out []float64
 	step := float64(r.BinlogBytes) / 10
-	prev := time.Duration(0)
+	prev := ScaleSample{}
+	crossed := 0.0 // seconds at which the last boundary was crossed
 	k := 1
 	for _, s := range r.Samples {
-		for k <= 10 && float64(s.Position) >= step*float64(k) {
-			if d := (s.At - prev).Seconds(); d > 0 {
-				out = append(out, step/d)
-			}
-			prev, k = s.At, k+1
+		for k <= 10 && float64(s.Position) >= step*float64(k) && s.Position > prev.Position {
+			frac := (step*float64(k) - float64(prev.Position)) / float64(s.Position-prev.Position)
+			at := prev.At.Seconds() + frac*(s.At-prev.At).Seconds()
+			out = append(out, step/(at-crossed))
+			crossed, k = at, k+1
 		}
+		prev = s
 	}
 	return out
 }
