@@ -15,6 +15,7 @@ import (
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/prefetch"
 	"github.com/prepl/prepl/redact"
 )
 
@@ -22,6 +23,7 @@ import (
 type applyFlags struct {
 	target    string
 	workers   int
+	prefetch  int
 	mode      string
 	retries   int
 	window    string
@@ -66,6 +68,8 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"1: one target transaction per source transaction")
 	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+
 		"no foreign keys or triggers); --compact=false sends every row change as its own statement")
+	fs.IntVar(&f.prefetch, "prefetch", 0, "connections that read ahead, with SELECTs by key, the index pages the transactions about to be\n"+
+		"applied will touch, so that a target whose data does not fit in its buffer pool waits less on disk reads (0: off)")
 	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
 	fs.StringVar(&f.pendingDDL, "pending-ddl", "", "ID=applied or ID=not-applied: tell prepl whether the DDL of transaction ID (its GTID, or FILE:POS),\n"+
 		"interrupted by a crash, took effect on the target. Needed only when prepl stops and asks: on a target with\n"+
@@ -179,6 +183,21 @@ func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
 		opts = append(opts, mysql.KeepGTIDs())
 	}
 	return mysql.Open(ctx, e, f.channel, opts...)
+}
+
+// withPrefetch wraps the target in --prefetch read-ahead connections;
+// stop ends them and logs what they did. Without --prefetch it is the
+// target itself.
+func (f *applyFlags) withPrefetch(log *slog.Logger, tgt *mysql.Target) (t apply.Target, stop func()) {
+	if f.prefetch <= 0 {
+		return tgt, func() {}
+	}
+	p := prefetch.Wrap(tgt, f.prefetch)
+	return p, func() {
+		st := p.Stop()
+		log.Info("prefetch done", "connections", f.prefetch, "selects", st.Queries.Load(), "failed", st.Failed.Load(),
+			"dropped_queue_full", st.Dropped.Load())
+	}
 }
 
 // parseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.
