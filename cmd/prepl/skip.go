@@ -57,10 +57,17 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg 
 		lock.Release()
 		return nil, err
 	}
-	want := map[string]bool{}
+	// A request already marked done stays in force: the mark is not
+	// written in the transaction that stores the position past it, so
+	// after a crash between the two the transaction comes again and must
+	// be skipped again. Its GTID or start cannot come back otherwise
+	// (prepl reset deletes the requests).
+	want := map[string]bool{}    // requested, pending or done
+	pending := map[string]bool{} // not yet marked done
 	for _, s := range skips {
+		want[s.Txn] = true
 		if s.Skipped == nil {
-			want[s.Txn] = true
+			pending[s.Txn] = true
 			log.Info("a transaction will be skipped (prepl skip)", "txn", s.Txn, "channel", tgt.Channel)
 		}
 	}
@@ -87,10 +94,13 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg 
 		cr.skipped.Add(1)
 		log.Warn("skipping a transaction as prepl skip asked: not applied, counted in the position", "txn", mysql.TxnID(t),
 			"position", t.Start.String(), "channel", tgt.Channel)
-		mctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := tgt.MarkSkipped(mctx, id); err != nil {
-			log.Warn("could not mark the skip request done", "txn", id, "err", err)
+		if pending[id] {
+			mctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tgt.MarkSkipped(mctx, id); err != nil {
+				log.Warn("could not mark the skip request done", "txn", id, "err", err)
+			}
+			mysql.CrashPoint("after-skip-mark", t)
 		}
 		return apply.Skip
 	}
