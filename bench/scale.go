@@ -69,6 +69,8 @@ type ScaleRun struct {
 	Err         string // why the part failed
 	// Notes are what the part checked, in order, for the report.
 	Notes []string
+	// Version is the source's VERSION().
+	Version string
 }
 
 // ScaleSample is prepl's state at one moment of a run.
@@ -138,7 +140,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	var errs []error
 	if cfg.VolumeBytes > 0 {
 		rep.Volume = scaleVolume(ctx, cfg, prog)
-		rep.Machine.LoadMax = max(rep.Machine.LoadMax, loadAvg())
+		rep.Machine.LoadMax, rep.Machine.MariaDB = max(rep.Machine.LoadMax, loadAvg()), rep.Volume.Version
 		if rep.Volume.Err != "" {
 			errs = append(errs, fmt.Errorf("volume: %s", rep.Volume.Err))
 		}
@@ -148,7 +150,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	}
 	if cfg.BigTxnBytes > 0 && ctx.Err() == nil {
 		rep.BigTxn = scaleBigTxn(ctx, cfg, prog)
-		rep.Machine.LoadMax = max(rep.Machine.LoadMax, loadAvg())
+		rep.Machine.LoadMax, rep.Machine.MariaDB = max(rep.Machine.LoadMax, loadAvg()), rep.BigTxn.Version
 		if rep.BigTxn.Err != "" {
 			errs = append(errs, fmt.Errorf("big transaction: %s", rep.BigTxn.Err))
 		}
@@ -177,7 +179,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 
 // scaleSource starts a fast (not durable) source with a row-based binlog:
 // how fast the source writes is not what is measured.
-func scaleSource(ctx context.Context) (*sandbox.Server, *sql.DB, error) {
+func scaleSource(ctx context.Context, run *ScaleRun) (*sandbox.Server, *sql.DB, error) {
 	o := sandbox.Defaults()
 	o.Binlog, o.BinlogRowMetadata = true, "FULL"
 	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
@@ -192,6 +194,10 @@ func scaleSource(ctx context.Context) (*sandbox.Server, *sql.DB, error) {
 		return nil, nil, err
 	}
 	db.SetMaxOpenConns(8)
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&run.Version); err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
 	return srv, db, nil
 }
 
@@ -309,7 +315,7 @@ func scaleVolume(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	defer os.RemoveAll(work)
 	var p scalePart
 	defer func() { p.close(cfg.Keep) }()
-	if p.src, p.db, err = scaleSource(ctx); err != nil {
+	if p.src, p.db, err = scaleSource(ctx, run); err != nil {
 		return fail(err)
 	}
 	const rows, perTxn = 100000, 50
@@ -317,7 +323,7 @@ func scaleVolume(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	if err := execAll(ctx, p.db,
 		"CREATE DATABASE scale",
 		"CREATE TABLE scale.t (id INT PRIMARY KEY, k INT NOT NULL, pad VARCHAR(1024) NOT NULL) ENGINE=InnoDB",
-		"INSERT INTO scale.t SELECT seq, 0, REPEAT('a', 1000) FROM seq_1_to_"+strconv.Itoa(rows),
+		"INSERT INTO scale.t SELECT seq, 0, REPEAT('a', 1000) FROM scale.seq_1_to_"+strconv.Itoa(rows),
 	); err != nil {
 		return fail(err)
 	}
@@ -429,7 +435,7 @@ func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	defer os.RemoveAll(work)
 	var p scalePart
 	defer func() { p.close(cfg.Keep) }()
-	if p.src, p.db, err = scaleSource(ctx); err != nil {
+	if p.src, p.db, err = scaleSource(ctx, run); err != nil {
 		return fail(err)
 	}
 	// An UPDATE of a row logs its before and after images: about 2 × 135
@@ -443,7 +449,7 @@ func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 		"CREATE TABLE scale.small (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB",
 		// The fill is in the snapshot: it need not be in the binlog.
 		"SET SESSION sql_log_bin = 0",
-		"INSERT INTO scale.big SELECT seq, 0, REPEAT('c', 120) FROM seq_1_to_"+strconv.FormatInt(rows, 10),
+		"INSERT INTO scale.big SELECT seq, 0, REPEAT('c', 120) FROM scale.seq_1_to_"+strconv.FormatInt(rows, 10),
 	); err != nil {
 		return fail(err)
 	}
@@ -452,7 +458,7 @@ func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	}
 	start := time.Now()
 	var bigGTID string
-	if err := execAll(ctx, p.db, "INSERT INTO scale.small VALUES (1, 1)", "UPDATE scale.big SET k = k + 1, c = REPEAT('d', 120)"); err != nil {
+	if err := execAll(ctx, p.db, "INSERT INTO scale.small VALUES (1, 1)", bigUpdate); err != nil {
 		return fail(err)
 	}
 	if err := p.db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&bigGTID); err != nil {
@@ -491,10 +497,14 @@ func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	return run
 }
 
+// bigUpdate is the one big transaction's statement.
+const bigUpdate = "UPDATE scale.big SET k = k + 1, c = REPEAT('d', 120)"
+
 // goOn checks a refusal of the big transaction and follows the way on it
 // names: nothing of it applied, the small transaction before it applied;
-// then mariadb-binlog | mariadb applies it, and prepl replay --skip-gtid
-// finishes the binlog.
+// then mariadb-binlog | mariadb (or, for a statement too big for it, the
+// statement run again) applies it, and prepl replay --skip-gtid finishes
+// the binlog.
 func (p *scalePart) goOn(ctx context.Context, cfg ScaleConfig, run *ScaleRun, gtid string, prog *progress) error {
 	out := run.Output
 	for _, want := range []string{gtid, "--max-txn-size", "--skip-gtid " + gtid, "mariadb-binlog --start-position="} {
@@ -532,12 +542,30 @@ func (p *scalePart) goOn(ctx context.Context, cfg ScaleConfig, run *ScaleRun, gt
 	if path == "" {
 		return fmt.Errorf("the error names %s, not one of the files replayed %v", file, p.files)
 	}
-	prog.say("big transaction: refused as expected; applying it with mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb", s, e, file)
+	// mariadb-binlog prints the rows events of one statement as one
+	// BINLOG statement of base64 text (4/3 of their bytes), which must fit
+	// in the target's max_allowed_packet, at most 1 GiB. A bigger
+	// statement takes the error's last way on: run again on the target.
 	start := time.Now()
-	pipe := fmt.Sprintf("mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --host=127.0.0.1 --port=%d --user=root",
-		s, e, path, p.replica.Port)
-	if b, err := exec.CommandContext(ctx, "sh", "-c", pipe).CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %v: %s", pipe, err, tail(string(b), 5))
+	how := ""
+	if int64(e-s)*4/3 < 1<<30-(1<<20) {
+		how = fmt.Sprintf("mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --max-allowed-packet=1G", s, e, file)
+		prog.say("big transaction: refused as expected; applying it with %s", how)
+		pipe := fmt.Sprintf("mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --max-allowed-packet=1G --host=127.0.0.1 --port=%d --user=root",
+			s, e, path, p.replica.Port)
+		if _, err := rdb.ExecContext(ctx, "SET GLOBAL max_allowed_packet = 1073741824"); err != nil {
+			return err
+		}
+		if b, err := exec.CommandContext(ctx, "sh", "-c", pipe).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v: %s", pipe, err, tail(string(b), 3))
+		}
+	} else {
+		how = fmt.Sprintf("its statement run again on the target (its %d bytes of rows events, as BINLOG text, are more than "+
+			"max_allowed_packet's 1 GiB maximum, so mariadb-binlog | mariadb cannot carry it)", e-s)
+		prog.say("big transaction: refused as expected; %s", how)
+		if _, err := rdb.ExecContext(ctx, bigUpdate); err != nil {
+			return err
+		}
 	}
 	outside := time.Since(start)
 	args := append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--skip-gtid", gtid, "--progress", "0"}, cfg.PreplArgs...)
@@ -550,8 +578,8 @@ func (p *scalePart) goOn(ctx context.Context, cfg ScaleConfig, run *ScaleRun, gt
 	if again.ExitCode != 0 {
 		return fmt.Errorf("prepl replay --skip-gtid %s exited %d: %s", gtid, again.ExitCode, again.Output)
 	}
-	run.Notes = append(run.Notes, fmt.Sprintf("mariadb-binlog | mariadb applied it in %.1f s; prepl replay --skip-gtid %s then "+
-		"finished the binlog in %.1f s, RSS at most %.0f MiB", outside.Seconds(), gtid, again.Seconds, float64(again.MaxRSS())/(1<<20)))
+	run.Notes = append(run.Notes, fmt.Sprintf("the way on: %s, %.1f s; prepl replay --skip-gtid %s then "+
+		"finished the binlog in %.1f s, RSS at most %.0f MiB", how, outside.Seconds(), gtid, again.Seconds, float64(again.MaxRSS())/(1<<20)))
 	return nil
 }
 

@@ -155,7 +155,7 @@ func (r *ScaleReport) Markdown(w io.Writer) {
 	if b := r.BigTxn; b != nil {
 		fmt.Fprintln(w, "### One big transaction")
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "Source: `UPDATE scale.big SET k = k + 1, c = REPEAT('d', 120)` of all %d rows in one transaction, between two "+
+		fmt.Fprintf(w, "Source: `"+bigUpdate+"` of all %d rows in one transaction, between two "+
 			"one-row INSERTs: %.2f GiB of binlog in all. Target: config C. `prepl %s`.\n\n", b.Rows, float64(b.BinlogBytes)/(1<<30), argsText(b.Args))
 		writeRun(w, b)
 		for _, n := range b.Notes {

@@ -133,12 +133,15 @@ func (a *assembler) refuseTooBig(t *txn.Txn, limit int64) error {
 		id = t.GTID
 	}
 	return &FormatError{File: t.Start.File, Offset: t.Start.Offset, GTID: t.GTID, Err: fmt.Errorf("transaction of %d bytes "+
-		"(%s to offset %d) is larger than --max-txn-size %d; prepl holds a transaction whole in memory until it applies it, "+
-		"so nothing of this one is applied. To go on: raise --max-txn-size above %d if this host has a few times that in memory, "+
-		"or apply this transaction outside prepl (mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --host TARGET; "+
-		"add --read-from-remote-server --host SOURCE to read it from the source) and leave it out: prepl replay --skip-gtid %s, "+
-		"or prepl skip --target TARGET %s before prepl replicate",
-		t.Size, t.Start, t.End.Offset, limit, t.Size, t.Start.Offset, t.End.Offset, t.Start.File, id, id)}
+		"(%s to offset %d) is larger than --max-txn-size %d; prepl holds a transaction whole in memory until it applies it "+
+		"(several times its binlog size), so nothing of this one is applied. To go on, either raise --max-txn-size above %d "+
+		"if this host has the memory, or apply the transaction outside prepl and then leave it out "+
+		"(prepl replay --skip-gtid %s, or prepl skip --target TARGET %s before prepl replicate): "+
+		"mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --max-allowed-packet=1G --host TARGET "+
+		"(add --read-from-remote-server --host SOURCE to read it from the source; the target's max_allowed_packet must "+
+		"hold the BINLOG text of its largest statement, 4/3 of its bytes and at most 1 GiB), or by running its "+
+		"statements again on the target",
+		t.Size, t.Start, t.End.Offset, limit, t.Size, id, id, t.Start.Offset, t.End.Offset, t.Start.File)}
 }
 
 func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {

@@ -81,9 +81,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
 	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB);\n"+
 		"a bigger one is taken for a damaged length and stops the run")
-	fs.StringVar(&f.maxTxn, "max-txn-size", "4GiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory,\n"+
-		"so a bigger one is refused before anything of it is applied, with an error that names it and says how to go on\n"+
-		"(raise this when the host has the memory, or apply it with mariadb-binlog | mariadb and leave it out)")
+	fs.StringVar(&f.maxTxn, "max-txn-size", "256MiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory\n"+
+		"(about 5 times its binlog size), so a bigger one is refused before anything of it is applied, with an error that\n"+
+		"names it and says how to go on (raise this when the host has the memory, or apply it outside prepl and leave it out)")
 	f.registerOps(fs)
 	f.gate.register(fs)
 	f.secrets.register(fs)
