@@ -27,7 +27,7 @@ func TestCSVRoundTrip(t *testing.T) {
 		}
 	}
 	lines := strings.SplitN(buf.String(), "\n", 3)
-	if lines[0] != "workload,config,system,mode,threads,repeat,seconds,txns,txn_per_s,verified,prepl_cpu_s,server_cpu_s,error,pool_reads,log_fsyncs,binlog_group_commits" {
+	if lines[0] != "workload,config,system,mode,threads,repeat,seconds,txns,txn_per_s,verified,prepl_cpu_s,server_cpu_s,error,pool_reads,innodb_fsyncs,binlog_group_commits" {
 		t.Errorf("header = %q", lines[0])
 	}
 	if lines[1] != "oltp,A,mariadb,serial,0,1,12.345,20000,1620.1,true,0.000,9.500,,0,12,7" {

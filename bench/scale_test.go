@@ -88,7 +88,7 @@ func TestArgsText(t *testing.T) {
 
 func TestCounters(t *testing.T) {
 	c := Counters{PoolReads: 300, LogFsyncs: 110, BinlogGroupCommits: 60}.sub(Counters{PoolReads: 100, LogFsyncs: 10, BinlogGroupCommits: 10})
-	if got, want := c.perTxn(100), "1.00 redo log fsyncs, 0.50 binlog group commits, 2.00 page reads"; got != want {
+	if got, want := c.perTxn(100), "1.00 InnoDB fsyncs, 0.50 binlog group commits, 2.00 page reads"; got != want {
 		t.Errorf("perTxn = %q, want %q", got, want)
 	}
 }
