@@ -90,15 +90,24 @@ func (r *ScaleRun) MaxRSS() int64 {
 }
 
 // Tenths is the throughput (binlog bytes per second) of each tenth of the
-// binlog: the time the stored position took to cross it, the crossing
-// times interpolated between samples. Fewer than ten values when the
-// position did not reach the end.
+// binlog applied: the time the stored position took to cross it, the
+// crossing times interpolated between samples. The binlog applied ends at
+// the last position stored (the files end with a rotate event after the
+// last transaction). Fewer than ten values when the position stopped
+// short of the end of the files.
 func (r *ScaleRun) Tenths() []float64 {
-	if r.BinlogBytes <= 0 {
+	end := int64(0)
+	for _, s := range r.Samples {
+		end = max(end, s.Position)
+	}
+	if end <= 0 || (r.ExitCode != 0 || r.Err != "") && end < r.BinlogBytes {
+		end = r.BinlogBytes
+	}
+	if end <= 0 {
 		return nil
 	}
 	var out []float64
-	step := float64(r.BinlogBytes) / 10
+	step := float64(end) / 10
 	prev := ScaleSample{}
 	crossed := 0.0 // seconds at which the last boundary was crossed
 	k := 1

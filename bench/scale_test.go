@@ -26,6 +26,17 @@ func TestScaleRunTenths(t *testing.T) {
 			t.Errorf("tenth %d: %.1f B/s, want %.1f", i+1, got[i], want[i])
 		}
 	}
+	// The files end with a rotate event after the last transaction: the
+	// binlog applied ends at the last stored position.
+	r.BinlogBytes = 1040
+	if n := len(r.Tenths()); n != 10 {
+		t.Errorf("with a rotate event at the end: %d tenths, want 10", n)
+	}
+	// A run that failed short of the end has fewer tenths.
+	r.ExitCode = 2
+	if n := len(r.Tenths()); n != 9 {
+		t.Errorf("failed run: %d tenths, want 9", n)
+	}
 	if r.MaxRSS() != 9 {
 		t.Errorf("MaxRSS %d, want 9", r.MaxRSS())
 	}
