@@ -88,7 +88,7 @@ BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 -
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate,prepl-replay \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3
 BENCH_IO := --workloads update-index --tables 4 --rows 250000 --rand-type uniform --events 10000 \
-	--threads 0,4,16 --configs D --systems mariadb,prepl-replicate \
+	--threads 0,4,16 --configs D --systems mariadb,prepl-replicate,prepl-prefetch \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3 --limit-args ""
 BENCH_KEEPGTID := --workloads update-index --rows 100000 --events 20000 \
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-keep-gtid \

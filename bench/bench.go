@@ -164,13 +164,16 @@ const (
 	// PreplKeepGTID is prepl replicate --keep-gtid: one target
 	// transaction per source transaction, carrying its GTID.
 	PreplKeepGTID System = "prepl-keep-gtid"
+	// PreplPrefetch is prepl replicate --prefetch 4: four connections
+	// read ahead the index pages of the transactions admitted.
+	PreplPrefetch System = "prepl-prefetch"
 	// Limit is the physical limit: the target ingesting the same row
 	// changes in one stream of large transactions, durability off.
 	Limit System = "limit"
 )
 
 // Systems that can be asked for on the command line, in table order.
-var Systems = []System{MariaDB, PreplReplicate, PreplReplay, PreplKeepGTID}
+var Systems = []System{MariaDB, PreplReplicate, PreplReplay, PreplKeepGTID, PreplPrefetch}
 
 // ParseSystem returns the system called name.
 func ParseSystem(name string) (System, error) {
@@ -178,7 +181,7 @@ func ParseSystem(name string) (System, error) {
 	if slices.Contains(Systems, s) {
 		return s, nil
 	}
-	return "", fmt.Errorf("unknown system %q (want mariadb, prepl-replicate, prepl-replay or prepl-keep-gtid)", name)
+	return "", fmt.Errorf("unknown system %q (want mariadb, prepl-replicate, prepl-replay, prepl-keep-gtid or prepl-prefetch)", name)
 }
 
 // IsPrepl reports whether the system runs the prepl binary.
@@ -195,6 +198,8 @@ func (s System) Label() string {
 		return "prepl replay"
 	case PreplKeepGTID:
 		return "prepl --keep-gtid"
+	case PreplPrefetch:
+		return "prepl --prefetch 4"
 	case Limit:
 		return "physical limit"
 	}

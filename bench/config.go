@@ -113,7 +113,7 @@ func (c *Config) modes(s System) []string {
 	switch s {
 	case MariaDB:
 		return c.MariaDBModes
-	case PreplReplicate, PreplReplay, PreplKeepGTID:
+	case PreplReplicate, PreplReplay, PreplKeepGTID, PreplPrefetch:
 		return c.PreplModes
 	}
 	return nil

@@ -20,6 +20,8 @@ func preplArgs(cell Cell, sourceURL, targetURL, startGTID string, files, extra [
 		a = []string{"replicate", "--source", sourceURL, "--stop-at-end"}
 	case PreplKeepGTID:
 		a = []string{"replicate", "--source", sourceURL, "--stop-at-end", "--keep-gtid"}
+	case PreplPrefetch:
+		a = []string{"replicate", "--source", sourceURL, "--stop-at-end", "--prefetch", "4"}
 	default:
 		a = []string{"replay"}
 	}

@@ -61,7 +61,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	b.report = &Report{Command: cfg.Command, Machine: detectMachine(ctx, cfg.Prepl),
 		Settings:  Settings{Rows: cfg.Rows, Tables: cfg.Tables, RandType: cfg.RandType, Events: cfg.Events, SourceThreads: cfg.SourceThreads, Repeats: cfg.Repeats, PreplArgs: cfg.PreplArgs, LimitArgs: cfg.LimitArgs},
 		Workloads: cfg.Workloads, Configs: cfg.Configs, Systems: cfg.Systems, Threads: cfg.Threads,
-		Modes: map[System][]string{MariaDB: cfg.MariaDBModes, PreplReplicate: cfg.PreplModes, PreplReplay: cfg.PreplModes, PreplKeepGTID: cfg.PreplModes}}
+		Modes: map[System][]string{MariaDB: cfg.MariaDBModes, PreplReplicate: cfg.PreplModes, PreplReplay: cfg.PreplModes, PreplKeepGTID: cfg.PreplModes, PreplPrefetch: cfg.PreplModes}}
 	limit := ""
 	if cfg.LimitArgs != nil {
 		limit = " + the physical limit"

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prepl/prepl/sandbox"
@@ -392,8 +393,11 @@ func generateVolume(ctx context.Context, src *sandbox.Server, db *sql.DB, bytes 
 		}
 		return n
 	}
-	gctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The sessions stop between statements, never inside one: a
+	// statement cancelled on the client may still commit on the server,
+	// after the binlog was closed, and leave the source ahead of what was
+	// replayed.
+	var stop atomic.Bool
 	var mu sync.Mutex
 	txns := 0
 	var firstErr error
@@ -402,14 +406,14 @@ func generateVolume(ctx context.Context, src *sandbox.Server, db *sql.DB, bytes 
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := w; gctx.Err() == nil; i += 2 {
+			for i := w; !stop.Load(); i += 2 {
 				lo := (i * 7919 % (rows / perTxn)) * perTxn
 				pad := strings.Repeat(string(rune('a'+i%26)), 1000)
-				_, err := db.ExecContext(gctx, "UPDATE scale.t SET k = k + 1, pad = ? WHERE id BETWEEN ? AND ?", pad, lo+1, lo+perTxn)
+				_, err := db.ExecContext(ctx, "UPDATE scale.t SET k = k + 1, pad = ? WHERE id BETWEEN ? AND ?", pad, lo+1, lo+perTxn)
 				mu.Lock()
-				if err != nil && firstErr == nil && gctx.Err() == nil {
+				if err != nil && firstErr == nil {
 					firstErr = err
-					cancel()
+					stop.Store(true)
 				}
 				if err == nil {
 					txns++
@@ -418,10 +422,10 @@ func generateVolume(ctx context.Context, src *sandbox.Server, db *sql.DB, bytes 
 			}
 		}(w)
 	}
-	for gctx.Err() == nil && size() < bytes {
-		sleep(gctx, 500*time.Millisecond)
+	for !stop.Load() && ctx.Err() == nil && size() < bytes {
+		sleep(ctx, 500*time.Millisecond)
 	}
-	cancel()
+	stop.Store(true)
 	wg.Wait()
 	if firstErr != nil {
 		return 0, fmt.Errorf("volume workload: %w", firstErr)

@@ -36,7 +36,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"B (no binlog, flush=1), C (no binlog, flush=2),\n"+
 		"D (I/O-bound: A's durability, 32 MiB buffer pool, O_DIRECT, restored with an empty pool)")
 	systems := fs.String("systems", "mariadb,prepl-replicate,prepl-replay", "what applies the binlog: mariadb (its own replica), prepl-replicate, prepl-replay,\n"+
-		"prepl-keep-gtid (prepl replicate --keep-gtid: one target transaction per source transaction, with its GTID)")
+		"prepl-keep-gtid (prepl replicate --keep-gtid: one target transaction per source transaction, with its GTID),\n"+
+		"prepl-prefetch (prepl replicate --prefetch 4: index pages read ahead, for I/O-bound targets)")
 	mariaModes := fs.String("mariadb-modes", "conservative,optimistic,aggressive", "MariaDB slave_parallel_mode values")
 	preplModes := fs.String("prepl-modes", "writeset,commit-order,optimistic,aggressive", "prepl --mode values: "+strings.Join(modeNames(), ", "))
 	preplArgs := fs.String("prepl-args", "", "extra flags for every timed prepl run, e.g. \"--commit-unit 1\"")
