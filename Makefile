@@ -79,7 +79,7 @@ demo: deps build
 #   (not aggressive), prepl replicate and replay in writeset mode only,
 #   20,000 transactions per binlog;
 # - bench-out/io: config D (I/O-bound: 32 MiB buffer pool, O_DIRECT, cold)
-#   on update-index over 4 tables of 250,000 rows (about 9x the pool),
+#   on update-index over 4 tables of 300,000 rows (about 8.6x the pool),
 #   uniform keys, 10,000 transactions;
 # - bench-out/keepgtid: prepl --keep-gtid beside MariaDB's replica on
 #   update-index, configs A, B and C.
@@ -87,7 +87,7 @@ demo: deps build
 BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 20000 \
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate,prepl-replay \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3
-BENCH_IO := --workloads update-index --tables 4 --rows 250000 --rand-type uniform --events 10000 \
+BENCH_IO := --workloads update-index --tables 4 --rows 300000 --rand-type uniform --events 10000 \
 	--threads 0,4,16 --configs D --systems mariadb,prepl-replicate,prepl-prefetch \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3 --limit-args ""
 BENCH_KEEPGTID := --workloads update-index --rows 100000 --events 20000 \
