@@ -215,6 +215,7 @@ func scaleSource(ctx context.Context, run *ScaleRun) (*sandbox.Server, *sql.DB, 
 // snapshot, the workload's binlog files, and a replica restored from the
 // snapshot (config C: the target's durability is not what is measured).
 type scalePart struct {
+	work      string // holds the snapshot
 	src       *sandbox.Server
 	db        *sql.DB
 	snapshot  string
@@ -222,6 +223,20 @@ type scalePart struct {
 	files     []string
 	before    []string // binlog files before the workload
 	replica   *sandbox.Server
+}
+
+// startPart starts a part's source in a new work directory.
+func startPart(ctx context.Context, run *ScaleRun) (*scalePart, error) {
+	work, err := os.MkdirTemp("", "prepl-scale-")
+	if err != nil {
+		return nil, err
+	}
+	p := &scalePart{work: work}
+	if p.src, p.db, err = scaleSource(ctx, run); err != nil {
+		os.RemoveAll(work)
+		return nil, err
+	}
+	return p, nil
 }
 
 func (p *scalePart) close(keep bool) {
@@ -237,14 +252,15 @@ func (p *scalePart) close(keep bool) {
 			s.Close()
 		}
 	}
-	if p.snapshot != "" && !keep {
-		os.RemoveAll(p.snapshot)
+	if !keep {
+		os.RemoveAll(p.work)
 	}
 }
 
 // snap stops the source, copies its data directory and restarts it: the
 // replica's starting point.
-func (p *scalePart) snap(ctx context.Context, dir string) error {
+func (p *scalePart) snap(ctx context.Context) error {
+	dir := filepath.Join(p.work, "snapshot")
 	if err := p.db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&p.startGTID); err != nil {
 		return err
 	}
@@ -318,16 +334,11 @@ func (p *scalePart) verify(ctx context.Context) error {
 func scaleVolume(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun {
 	run := &ScaleRun{Name: "volume"}
 	fail := func(err error) *ScaleRun { run.Err = err.Error(); return run }
-	work, err := os.MkdirTemp("", "prepl-scale-")
+	p, err := startPart(ctx, run)
 	if err != nil {
 		return fail(err)
 	}
-	defer os.RemoveAll(work)
-	var p scalePart
-	defer func() { p.close(cfg.Keep) }()
-	if p.src, p.db, err = scaleSource(ctx, run); err != nil {
-		return fail(err)
-	}
+	defer p.close(cfg.Keep)
 	const rows, perTxn = 100000, 50
 	prog.say("volume: source %s: a table of %d rows of 1 KiB", p.src.Dir, rows)
 	if err := execAll(ctx, p.db,
@@ -337,7 +348,7 @@ func scaleVolume(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	); err != nil {
 		return fail(err)
 	}
-	if err := p.snap(ctx, filepath.Join(work, "snapshot")); err != nil {
+	if err := p.snap(ctx); err != nil {
 		return fail(err)
 	}
 	prog.say("volume: generating %.1f GiB of binlog: UPDATEs of %d rows of 1 KiB a transaction", float64(cfg.VolumeBytes)/(1<<30), perTxn)
@@ -355,10 +366,8 @@ func scaleVolume(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	if err := p.restore(ctx); err != nil {
 		return fail(err)
 	}
-	run.Args = append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--progress", "0"}, cfg.PreplArgs...)
-	run.Args = append(run.Args, p.files...)
-	prog.say("volume: prepl %s", shortArgs(run.Args))
-	if err := sampledPrepl(ctx, cfg.Prepl, run, p.replica, p.files, filepath.Join(cfg.OutDir, "volume.log")); err != nil {
+	prog.say("volume: prepl replay of %d binlog files", len(p.files))
+	if err := p.replay(ctx, cfg, run, "volume.log"); err != nil {
 		return fail(err)
 	}
 	if run.ExitCode != 0 {
@@ -441,16 +450,11 @@ func generateVolume(ctx context.Context, src *sandbox.Server, db *sql.DB, bytes 
 func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun {
 	run := &ScaleRun{Name: "one big transaction"}
 	fail := func(err error) *ScaleRun { run.Err = err.Error(); return run }
-	work, err := os.MkdirTemp("", "prepl-scale-")
+	p, err := startPart(ctx, run)
 	if err != nil {
 		return fail(err)
 	}
-	defer os.RemoveAll(work)
-	var p scalePart
-	defer func() { p.close(cfg.Keep) }()
-	if p.src, p.db, err = scaleSource(ctx, run); err != nil {
-		return fail(err)
-	}
+	defer p.close(cfg.Keep)
 	// An UPDATE of a row logs its before and after images: about 2 × 135
 	// bytes for this table.
 	rows := cfg.BigTxnBytes/270 + 1
@@ -466,7 +470,7 @@ func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	); err != nil {
 		return fail(err)
 	}
-	if err := p.snap(ctx, filepath.Join(work, "snapshot")); err != nil {
+	if err := p.snap(ctx); err != nil {
 		return fail(err)
 	}
 	start := time.Now()
@@ -489,10 +493,8 @@ func scaleBigTxn(ctx context.Context, cfg ScaleConfig, prog *progress) *ScaleRun
 	if err := p.restore(ctx); err != nil {
 		return fail(err)
 	}
-	run.Args = append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--progress", "0"}, cfg.PreplArgs...)
-	run.Args = append(run.Args, p.files...)
-	prog.say("big transaction: prepl %s", shortArgs(run.Args))
-	if err := sampledPrepl(ctx, cfg.Prepl, run, p.replica, p.files, filepath.Join(cfg.OutDir, "bigtxn.log")); err != nil {
+	prog.say("big transaction: prepl replay of %d binlog file(s)", len(p.files))
+	if err := p.replay(ctx, cfg, run, "bigtxn.log"); err != nil {
 		return fail(err)
 	}
 	if run.ExitCode != 0 {
@@ -581,11 +583,8 @@ func (p *scalePart) goOn(ctx context.Context, cfg ScaleConfig, run *ScaleRun, gt
 		}
 	}
 	outside := time.Since(start)
-	args := append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--skip-gtid", gtid, "--progress", "0"}, cfg.PreplArgs...)
-	args = append(args, p.files...)
 	again := &ScaleRun{Name: "after the skip"}
-	again.Args = args
-	if err := sampledPrepl(ctx, cfg.Prepl, again, p.replica, p.files, filepath.Join(cfg.OutDir, "bigtxn-skip.log")); err != nil {
+	if err := p.replay(ctx, cfg, again, "bigtxn-skip.log", "--skip-gtid", gtid); err != nil {
 		return err
 	}
 	if again.ExitCode != 0 {
@@ -609,6 +608,15 @@ func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
 		}
 	}
 	return nil
+}
+
+// replay runs prepl replay of the part's files onto its replica (with
+// cfg.PreplArgs, then extra), sampled into run; its output goes to
+// logName in cfg.OutDir.
+func (p *scalePart) replay(ctx context.Context, cfg ScaleConfig, run *ScaleRun, logName string, extra ...string) error {
+	run.Args = append([]string{"replay", "--target", p.replica.URL(), "--start-gtid", p.startGTID, "--progress", "0"}, cfg.PreplArgs...)
+	run.Args = append(append(run.Args, extra...), p.files...)
+	return sampledPrepl(ctx, cfg.Prepl, run, p.replica, p.files, filepath.Join(cfg.OutDir, logName))
 }
 
 // sampledPrepl runs prepl with run.Args, sampling its RSS and the
@@ -711,19 +719,4 @@ func appliedBytes(ctx context.Context, db *sql.DB, offsets map[string]int64) int
 func processRSS(pid int) int64 {
 	kb, _ := strconv.ParseInt(strings.TrimSuffix(procField(fmt.Sprintf("/proc/%d/status", pid), "VmRSS"), " kB"), 10, 64)
 	return kb << 10
-}
-
-// shortArgs is a command line for the progress output, the binlog file
-// paths shortened to their count.
-func shortArgs(args []string) string {
-	var out []string
-	files := 0
-	for _, a := range args {
-		if strings.HasPrefix(a, "/") && strings.Contains(filepath.Base(a), "binlog.") {
-			files++
-			continue
-		}
-		out = append(out, a)
-	}
-	return fmt.Sprintf("%s (+ %d binlog files)", strings.Join(out, " "), files)
 }

@@ -92,13 +92,9 @@ Flags:
 	if strings.TrimSpace(*limitArgs) != "" {
 		cfg.LimitArgs = strings.Fields(*limitArgs)
 	}
-	cfg.Prepl = *preplBin
-	if cfg.Prepl == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find the prepl binary to time: %w (give --prepl PATH)", err)
-		}
-		cfg.Prepl = exe
+	var err error
+	if cfg.Prepl, err = benchBinary(*preplBin); err != nil {
+		return err
 	}
 	report, err := bench.Run(ctx, cfg)
 	if report != nil {
@@ -212,7 +208,7 @@ Flags:
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	cfg := bench.ScaleConfig{OutDir: *out, Keep: *keep, Progress: stderr, PreplArgs: strings.Fields(*preplArgs),
-		Command: "prepl bench scale " + strings.Join(args, " "), Prepl: *preplBin}
+		Command: "prepl bench scale " + strings.Join(args, " ")}
 	for _, x := range []struct {
 		flag, v string
 		dst     *int64
@@ -233,16 +229,26 @@ Flags:
 		}
 		cfg.Workers = append(cfg.Workers, t)
 	}
-	if cfg.Prepl == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find the prepl binary to time: %w (give --prepl PATH)", err)
-		}
-		cfg.Prepl = exe
+	var err error
+	if cfg.Prepl, err = benchBinary(*preplBin); err != nil {
+		return err
 	}
 	rep, err := bench.Scale(ctx, cfg)
 	if rep != nil {
 		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(*out, bench.ResultsMD))
 	}
 	return err
+}
+
+// benchBinary is the prepl binary a benchmark times: --prepl, else this
+// executable.
+func benchBinary(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the prepl binary to time: %w (give --prepl PATH)", err)
+	}
+	return exe, nil
 }
