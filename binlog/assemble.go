@@ -169,6 +169,7 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		}
 		g := e.GTID
 		a.cur.GTID = fmt.Sprintf("%d-%d-%d", g.DomainID, g.ServerID, g.SequenceNumber)
+		a.dropIfSkipped()
 		a.cur.Domain, a.cur.SeqNo = g.DomainID, g.SequenceNumber
 		a.cur.CommitID, a.cur.Flags = e.CommitID, e.Flags
 		switch {
@@ -287,7 +288,18 @@ func (a *assembler) mysqlGTID(h *replication.EventHeader, e *replication.GTIDEve
 		a.cur.SeqNo = uint64(e.GNO)
 	}
 	a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
+	a.dropIfSkipped()
 	return nil
+}
+
+// dropIfSkipped drops, as they are read, the rows of a transaction the
+// user chose to leave out (--skip-gtid, --skip-position, prepl skip): it
+// is not applied, and holding it would cost memory for nothing (a
+// transaction refused for its size is then read without being held).
+func (a *assembler) dropIfSkipped() {
+	if a.skip != nil && a.skip(a.cur.GTID, a.cur.Start) {
+		a.dropping = true
+	}
 }
 
 // implicitBegin opens a transaction at its first event when no GTID event
