@@ -98,7 +98,7 @@ var Configs = []ReplicaConfig{
 		SyncBinlog: -1, FlushAtTrx: 1, TargetRatio: 0.5},
 	{Name: "C", Description: "no binlog, innodb_flush_log_at_trx_commit=2",
 		SyncBinlog: -1, FlushAtTrx: 2, TargetRatio: 1},
-	{Name: "D", Description: "I/O-bound: config A's durability, innodb_buffer_pool_size=32M, innodb_flush_method=O_DIRECT, restored cold",
+	{Name: "D", Description: "I/O-bound: A's durability, 32M buffer pool, O_DIRECT, cold",
 		Binlog: true, SyncBinlog: 1, FlushAtTrx: 1, BufferPool: "32M", IOBound: true, TargetRatio: 0.5},
 }
 
