@@ -391,7 +391,7 @@ func TestGuardLimits(t *testing.T) {
 	}
 	for i, x := range all {
 		if dropped := over(good[i]); dropped != (len(x.Changes) == 0 && len(good[i].Changes) > 0) || x.End != good[i].End {
-		t.Errorf("txn %d (%d bytes): %d changes (of %d), end %s", i, good[i].Size, len(x.Changes), len(good[i].Changes), x.End)
+			t.Errorf("txn %d (%d bytes): %d changes (of %d), end %s", i, good[i].Size, len(x.Changes), len(good[i].Changes), x.End)
 		}
 	}
 }
