@@ -72,7 +72,7 @@ demo: deps build
 		--repeats 1 --out demo-out
 	@echo; sed -n '/^#### /,/^CPU per/p' demo-out/results.md
 
-# bench is the quick catch-up benchmark (about 25 minutes on a 2-core
+# bench is the quick catch-up benchmark (about 25 minutes on a quiet 2-core
 # machine), in three runs, each into its own directory:
 # - bench-out/quick: all three workloads on configs A, B and C, 3 repeats,
 #   threads 0, 4 and 16 only, MariaDB's conservative and optimistic modes
@@ -80,18 +80,18 @@ demo: deps build
 #   20,000 transactions per binlog;
 # - bench-out/io: config D (I/O-bound: 32 MiB buffer pool, O_DIRECT, cold)
 #   on update-index over 4 tables of 300,000 rows (about 8.6x the pool),
-#   uniform keys, 10,000 transactions;
+#   uniform keys, 5,000 transactions;
 # - bench-out/keepgtid: prepl --keep-gtid beside MariaDB's replica on
-#   update-index, configs A, B and C.
+#   update-index, configs A, B and C, 5,000 transactions, threads 0 and 16.
 # bench-full is the whole matrix of tracker issue 4 (hours).
 BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 20000 \
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate,prepl-replay \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3
-BENCH_IO := --workloads update-index --tables 4 --rows 300000 --rand-type uniform --events 10000 \
-	--threads 0,4,16 --configs D --systems mariadb,prepl-replicate,prepl-prefetch \
+BENCH_IO := --workloads update-index --tables 4 --rows 300000 --rand-type uniform --events 5000 \
+	--threads 0,4,16 --configs D --systems mariadb,prepl-replicate \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3 --limit-args ""
-BENCH_KEEPGTID := --workloads update-index --rows 100000 --events 20000 \
-	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-keep-gtid \
+BENCH_KEEPGTID := --workloads update-index --rows 100000 --events 5000 \
+	--threads 0,16 --configs A,B,C --systems mariadb,prepl-keep-gtid \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3 --limit-args ""
 
 bench: deps build
