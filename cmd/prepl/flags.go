@@ -69,7 +69,8 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+
 		"no foreign keys or triggers); --compact=false sends every row change as its own statement")
 	fs.IntVar(&f.prefetch, "prefetch", 0, "connections that read ahead, with SELECTs by key, the index pages the transactions about to be\n"+
-		"applied will touch, so that a target whose data does not fit in its buffer pool waits less on disk reads (0: off)")
+		"applied will touch, so that a target whose data does not fit in its buffer pool waits less on disk reads (0: off;\n"+
+		"experimental: not faster in the I/O-bound benchmark, docs/benchmarks.md config D)")
 	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
 	fs.StringVar(&f.pendingDDL, "pending-ddl", "", "ID=applied or ID=not-applied: tell prepl whether the DDL of transaction ID (its GTID, or FILE:POS),\n"+
 		"interrupted by a crash, took effect on the target. Needed only when prepl stops and asks: on a target with\n"+
