@@ -54,26 +54,11 @@ func barrierIn(mode depend.Mode, tx *txn.Txn, cat txn.Catalog) depend.Reason {
 			return why
 		}
 	case depend.Optimistic, depend.Aggressive:
-		if touchesNonTransactional(tx, cat) {
-			return depend.ReasonNonTransactional
+		if cat != nil {
+			return depend.OptimisticBarrier(tx, cat)
 		}
 	}
 	return depend.ReasonNone
-}
-
-func touchesNonTransactional(tx *txn.Txn, cat txn.Catalog) bool {
-	if cat == nil {
-		return false
-	}
-	for _, ch := range tx.Changes {
-		if ch.Row == nil || ch.Row.Table == nil {
-			continue
-		}
-		if def, ok := cat.Table(ch.Row.Table.Schema, ch.Row.Table.Name); ok && def != nil && !def.Transactional {
-			return true
-		}
-	}
-	return false
 }
 
 // flaggedTable reports whether tx changes a table that is unknown, a

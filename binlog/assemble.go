@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +44,7 @@ type assembler struct {
 	seq       uint64
 
 	tables map[uint64]tableEntry // by table id, from table map events
+	keyBuf []byte                // appendTableMapKey's, reused
 	format *txn.Format           // the format description in force
 	stmt   int                   // statement number of the next rows event in cur
 
@@ -62,9 +65,11 @@ type assembler struct {
 }
 
 type tableEntry struct {
-	key   string // tableMapKey
+	key   string // appendTableMapKey
 	table *txn.Table
 	raw   []byte // the table map event as read
+	ev    *replication.TableMapEvent
+	full  []bool // every column present, shared by full row images
 }
 
 func newAssembler() *assembler {
@@ -168,7 +173,7 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 			return nil, err
 		}
 		g := e.GTID
-		a.cur.GTID = fmt.Sprintf("%d-%d-%d", g.DomainID, g.ServerID, g.SequenceNumber)
+		a.cur.GTID = mariaGTID(g.DomainID, g.ServerID, g.SequenceNumber)
 		a.dropIfSkipped()
 		a.cur.Domain, a.cur.SeqNo = g.DomainID, g.SequenceNumber
 		a.cur.CommitID, a.cur.Flags = e.CommitID, e.Flags
@@ -239,6 +244,15 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return nil, a.formatErr(eventStart(h), errors.New("encrypted binlogs are not supported"))
 	}
 	return nil, nil
+}
+
+// mariaGTID is a MariaDB GTID's text, domain-server-seq.
+func mariaGTID(domain, server uint32, seq uint64) string {
+	var b [3*20 + 2]byte
+	out := strconv.AppendUint(b[:0], uint64(domain), 10)
+	out = strconv.AppendUint(append(out, '-'), uint64(server), 10)
+	out = strconv.AppendUint(append(out, '-'), seq, 10)
+	return string(out)
 }
 
 // begin opens a transaction at a GTID event.
@@ -404,12 +418,19 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
-	key := tableMapKey(e)
-	if old, ok := a.tables[e.TableID]; ok && old.key == key {
+	old, ok := a.tables[e.TableID]
+	if ok && old.ev == e { // the guard's repeat of the table map before
 		old.raw = raw
 		a.tables[e.TableID] = old
 		return nil
 	}
+	a.keyBuf = appendTableMapKey(a.keyBuf[:0], e)
+	if ok && old.key == string(a.keyBuf) {
+		old.raw, old.ev = raw, e
+		a.tables[e.TableID] = old
+		return nil
+	}
+	key := string(a.keyBuf)
 	if len(a.tables) > 100000 { // table ids are not reused; keep the map bounded
 		clear(a.tables)
 	}
@@ -417,19 +438,22 @@ func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw}
+	full := make([]bool, len(t.Types))
+	for i := range full {
+		full[i] = true
+	}
+	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw, ev: e, full: full}
 	return nil
 }
 
-// tableMapKey is what a table map says of its table: equal keys mean the
-// same *txn.Table can be reused. (The raw event cannot serve: its checksum
-// covers the header, which differs for every event.)
+// appendTableMapKey appends what a table map says of its table: equal
+// keys mean the same *txn.Table can be reused. (The raw event cannot
+// serve: its checksum covers the header, which differs for every event.)
 //
 // Built by hand, each field prefixed with its length: it runs for every
 // table map event, and fmt made it a seventh of prepl's CPU on a busy
 // stream.
-func tableMapKey(e *replication.TableMapEvent) string {
-	b := make([]byte, 0, 96+4*len(e.ColumnType))
+func appendTableMapKey(b []byte, e *replication.TableMapEvent) []byte {
 	field := func(p []byte) {
 		b = binary.AppendUvarint(b, uint64(len(p)))
 		b = append(b, p...)
@@ -451,7 +475,7 @@ func tableMapKey(e *replication.TableMapEvent) string {
 	for _, k := range e.PrimaryKey {
 		b = binary.AppendUvarint(b, k)
 	}
-	return string(b)
+	return b
 }
 
 func newTable(e *replication.TableMapEvent) (*txn.Table, error) {
@@ -550,21 +574,31 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	if e.Flags&replication.RowsEventStmtEndFlag != 0 {
 		a.stmt++
 	}
+	// The rows of one event share their column bitmaps, and are
+	// allocated together.
+	cols1 := ent.presentColumns(e.ColumnBitmap1, n)
+	var cols2 []bool
+	if kind == txn.Update {
+		cols2 = ent.presentColumns(e.ColumnBitmap2, n)
+	}
+	rcs := make([]txn.RowChange, len(e.Rows)/step)
+	a.cur.Changes = slices.Grow(a.cur.Changes, len(rcs))
 	for i := 0; i < len(e.Rows); i += step {
-		rc := &txn.RowChange{Kind: kind, Table: tbl, Flags: e.Flags, Event: re}
+		rc := &rcs[i/step]
+		*rc = txn.RowChange{Kind: kind, Table: tbl, Flags: e.Flags, Event: re}
 		var err error
 		switch kind {
 		case txn.Insert:
-			rc.After, rc.AfterCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
+			rc.After, rc.AfterCols, err = image(tbl, e.Rows[i], cols1)
 		case txn.Delete:
-			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], cols1)
 		case txn.Update:
 			if err := resolvePartialJSON(tbl, e.Rows[i], e.Rows[i+1], e.ColumnBitmap1); err != nil {
 				return err
 			}
-			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], e.ColumnBitmap1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], cols1)
 			if err == nil {
-				rc.After, rc.AfterCols, err = image(tbl, e.Rows[i+1], e.ColumnBitmap2)
+				rc.After, rc.AfterCols, err = image(tbl, e.Rows[i+1], cols2)
 			}
 		}
 		if err != nil {
@@ -575,24 +609,37 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	return nil
 }
 
-// image converts one row image: a slot per column, absent columns nil and
-// marked false.
-func image(tbl *txn.Table, row []any, bitmap []byte) ([]txn.Value, []bool, error) {
-	n := len(tbl.Types)
-	vals := make([]txn.Value, n)
+// presentColumns is a column bitmap of the table's n columns as a slot
+// per column; the full one (binlog_row_image=FULL) is the table's own.
+func (t tableEntry) presentColumns(bitmap []byte, n int) []bool {
+	if len(t.full) == n && bitsSet(bitmap, n) == n {
+		return t.full
+	}
 	present := make([]bool, n)
-	for c := 0; c < n && c < len(row); c++ {
-		if c/8 >= len(bitmap) || bitmap[c/8]&(1<<(c%8)) == 0 {
+	for c := range n {
+		present[c] = c/8 < len(bitmap) && bitmap[c/8]&(1<<(c%8)) != 0
+	}
+	return present
+}
+
+// image converts one row image of len(tbl.Types) columns, in place: a
+// slot per column, absent columns nil and marked false in present.
+func image(tbl *txn.Table, row []any, present []bool) ([]txn.Value, []bool, error) {
+	if len(row) != len(present) {
+		return nil, nil, fmt.Errorf("%s: a row image of %d columns, the table has %d", tbl.QualifiedName(), len(row), len(present))
+	}
+	for c, ok := range present {
+		if !ok {
+			row[c] = nil
 			continue
 		}
-		present[c] = true
 		v, err := normalize(row[c], tbl.Types[c], tbl.Meta[c])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s column %d: %w", tbl.QualifiedName(), c+1, err)
 		}
-		vals[c] = v
+		row[c] = v
 	}
-	return vals, present, nil
+	return row, present, nil
 }
 
 // newFormat keeps a format description event for BINLOG statements, with

@@ -291,6 +291,9 @@ type eventReader struct {
 	off  int64 // file offset of the next event
 	size int64 // of the file
 	max  int64
+	// scratch holds the last event of a type the guard decodes into its
+	// scratchEvents.
+	scratch []byte
 }
 
 // next returns the next event, header and checksum included; io.EOF at
@@ -315,7 +318,15 @@ func (er *eventReader) next() ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v event of %d bytes at offset %d runs past the end of the file (%d bytes)",
 			errTruncated, typ, n, er.off, er.size)
 	}
-	raw := make([]byte, n)
+	var raw []byte
+	if forgotten(typ) { // read and forgotten before the next event
+		if int64(cap(er.scratch)) < n {
+			er.scratch = make([]byte, n)
+		}
+		raw = er.scratch[:n]
+	} else {
+		raw = make([]byte, n) // kept: table maps and rows events go into the transaction
+	}
 	if _, err := io.ReadFull(er.r, raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTruncated, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -183,4 +185,56 @@ func TestFuzzSeedsDecode(t *testing.T) {
 	if err != nil || len(txns) != 1 || len(rowsOf(txns[0])) != 1 || !bytes.Equal(rowsOf(txns[0])[0].After[0].([]byte), []byte("abc")) {
 		t.Fatalf("value transaction: %v %v", txns, err)
 	}
+}
+
+// FuzzDecodeRowsFast: one column value of any type, metadata and bytes,
+// decoded with decodeRowsFast and with go-mysql's decoding only: the same
+// transactions, or an error both ways.
+func FuzzDecodeRowsFast(f *testing.F) {
+	fde := seedFDE(f)
+	for _, c := range []struct {
+		typ  byte
+		meta []byte
+		v    []byte
+	}{
+		{txn.TypeTiny, nil, []byte{0x80}},
+		{txn.TypeShort, nil, []byte{0xff, 0x7f}},
+		{txn.TypeInt24, nil, []byte{0xff, 0xff, 0x80}},
+		{txn.TypeLong, nil, []byte{1, 2, 3, 0x84}},
+		{txn.TypeLongLong, nil, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{txn.TypeYear, nil, []byte{0}},
+		{txn.TypeFloat, []byte{4}, []byte{0, 0, 0xc0, 0x3f}},
+		{txn.TypeDouble, []byte{8}, []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x3f}},
+		{txn.TypeVarchar, []byte{20, 0}, []byte{3, 'a', 'b', 'c'}},
+		{txn.TypeVarchar, []byte{0x2c, 1}, []byte{2, 0, 'a', 'b'}},
+		{txn.TypeString, []byte{txn.TypeString, 3}, []byte{1, 'a'}},
+		{txn.TypeString, []byte{0xee, 0x90}, []byte{1, 0, 'a'}},
+		{txn.TypeBlob, []byte{2}, []byte{2, 0, 0xde, 0xad}},
+		{txn.TypeBlob, []byte{4}, []byte{1, 0, 0, 0, 0xde}},
+		{txn.TypeGeometry, []byte{4}, []byte{0, 0, 0, 0}},
+	} {
+		f.Add(c.typ, c.meta, false, c.v)
+		f.Add(c.typ, c.meta, true, c.v)
+	}
+	f.Fuzz(func(t *testing.T, typ byte, meta []byte, unsigned bool, v []byte) {
+		b := valueEvents(fde, typ, meta, unsigned, v)
+		fast, errFast := decodeBytes("fuzz.000001", b, Limits{})
+		decodeFast = false
+		slow, errSlow := decodeBytes("fuzz.000001", b, Limits{})
+		decodeFast = true
+		if (errFast == nil) != (errSlow == nil) {
+			t.Fatalf("decodeRowsFast: %v; go-mysql: %v", errFast, errSlow)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("decodeRowsFast and go-mysql differ:\n%s\n%s", describeAll(fast), describeAll(slow))
+		}
+	})
+}
+
+func describeAll(txs []*txn.Txn) string {
+	var s []string
+	for _, tx := range txs {
+		s = append(s, describe(tx))
+	}
+	return strings.Join(s, "\n")
 }

@@ -71,10 +71,47 @@ type eventGuard struct {
 	postHdr  []byte // post-header length of each event type (type-1)
 	tables   map[uint64]int
 	txnBytes int64 // bytes of the open transaction's events so far
+
+	scratch scratchEvents
+
+	// maps are the table map events decoded, by table id: a table map
+	// the same as the last one of its table (every statement repeats it)
+	// is checked and decoded once. hit is the event being decoded, when
+	// it is such a repeat.
+	maps map[uint64]*tableMap
+	hit  *tableMap
+}
+
+type tableMap struct {
+	body    []byte // the event without header and checksum
+	columns int
+	ev      *replication.TableMapEvent // decoded whole
+}
+
+// skipOptionalMeta is go-mysql's optional metadata decoding for a table
+// map the guard has decoded before (the rows decoding needs none of it).
+func skipOptionalMeta([]byte) error { return nil }
+
+// scratchEvents are reused for the events every transaction has and the
+// assembler only reads (MariaDB's GTID event, the XID event): through
+// go-mysql's Parse each cost four allocations. An event decoded into them
+// is valid until the next decode.
+type scratchEvents struct {
+	ev   replication.BinlogEvent
+	h    replication.EventHeader
+	gtid replication.MariadbGTIDEvent
+	xid  replication.XIDEvent
+}
+
+// forgotten reports whether events of type typ are decoded into
+// scratchEvents: neither they nor their raw bytes outlive the assembler's
+// reading them.
+func forgotten(typ replication.EventType) bool {
+	return typ == replication.MARIADB_GTID_EVENT || typ == replication.XID_EVENT
 }
 
 func newGuard(lim Limits, verifyCRC bool) *eventGuard {
-	return &eventGuard{lim: lim.withDefaults(), verifyCRC: verifyCRC, tables: map[uint64]int{}}
+	return &eventGuard{lim: lim.withDefaults(), verifyCRC: verifyCRC, tables: map[uint64]int{}, maps: map[uint64]*tableMap{}}
 }
 
 // newParser is a go-mysql parser configured as the txn model needs
@@ -102,6 +139,17 @@ func (g *eventGuard) decode(p *replication.BinlogParser, raw []byte) (ev *replic
 			ev, err = nil, fmt.Errorf("corrupted %v event: decoding it failed: %v", typ, v)
 		}
 	}()
+	if forgotten(typ) {
+		return g.decodeScratch(raw, typ)
+	}
+	hit := g.hit
+	if hit != nil {
+		// go-mysql still registers the table for the rows events that
+		// follow; the assembler gets the event decoded before.
+		g.hit = nil
+		p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
+		defer p.SetTableMapOptionalMetaDecodeFunc(nil)
+	}
 	ev, err = p.Parse(raw)
 	if err != nil {
 		var ee *replication.EventError
@@ -110,7 +158,43 @@ func (g *eventGuard) decode(p *replication.BinlogParser, raw []byte) (ev *replic
 		}
 		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
 	}
+	if tm, ok := ev.Event.(*replication.TableMapEvent); ok {
+		if hit != nil {
+			ev.Event = hit.ev
+		} else if m := g.maps[tm.TableID]; m != nil && m.ev == nil {
+			m.ev = tm
+		}
+	}
 	return ev, nil
+}
+
+// decodeScratch decodes a checked event of a forgotten type into
+// g.scratch, as go-mysql's Parse would.
+func (g *eventGuard) decodeScratch(raw []byte, typ replication.EventType) (*replication.BinlogEvent, error) {
+	s := &g.scratch
+	s.h = replication.EventHeader{}
+	if err := s.h.Decode(raw); err != nil {
+		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
+	}
+	body := raw[replication.EventHeaderSize:]
+	if g.crc {
+		body = body[:len(body)-replication.BinlogChecksumLength]
+	}
+	var e replication.Event
+	switch typ {
+	case replication.MARIADB_GTID_EVENT:
+		s.gtid = replication.MariadbGTIDEvent{}
+		s.gtid.GTID.ServerID = s.h.ServerID
+		e = &s.gtid
+	default:
+		s.xid = replication.XIDEvent{}
+		e = &s.xid
+	}
+	if err := e.Decode(body); err != nil {
+		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
+	}
+	s.ev = replication.BinlogEvent{RawData: raw, Header: &s.h, Event: e}
+	return &s.ev, nil
 }
 
 // damaged is the error of a structurally impossible event.
@@ -235,6 +319,7 @@ func (g *eventGuard) checkFDE(raw []byte) (err error) {
 	g.fde = true
 	g.postHdr = bytes.Clone(fde.EventTypeHeaderLengths)
 	clear(g.tables)
+	clear(g.maps)
 	return nil
 }
 
@@ -277,12 +362,24 @@ func lenenc(b []byte) (uint64, int, bool) {
 	if len(b) == 0 {
 		return 0, 0, false
 	}
-	need := map[byte]int{0xfc: 3, 0xfd: 4, 0xfe: 9}[b[0]]
-	if need > len(b) {
+	if lenencSize(b[0]) > len(b) {
 		return 0, 0, false
 	}
 	v, _, n := mysql.LengthEncodedInt(b)
 	return v, n, true
+}
+
+// lenencSize is the size of a length-encoded integer that starts with b.
+func lenencSize(b byte) int {
+	switch b {
+	case 0xfc:
+		return 3
+	case 0xfd:
+		return 4
+	case 0xfe:
+		return 9
+	}
+	return 1
 }
 
 func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error {
@@ -295,6 +392,10 @@ func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error
 		return damaged(typ, "too short")
 	}
 	id := fixedInt(body[:idSize])
+	if m := g.maps[id]; m != nil && m.ev != nil && bytes.Equal(m.body, body) {
+		g.tables[id], g.hit = m.columns, m
+		return nil
+	}
 	for range 2 { // schema, then table: length, name, NUL
 		if pos >= len(body) {
 			return damaged(typ, "schema or table name runs past the event's end")
@@ -331,6 +432,10 @@ func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error
 		return err
 	}
 	g.tables[id] = int(count)
+	if len(g.maps) > 100000 { // table ids are not reused; keep the map bounded
+		clear(g.maps)
+	}
+	g.maps[id] = &tableMap{body: body, columns: int(count)}
 	return nil
 }
 
@@ -373,7 +478,10 @@ func lenencValue(b []byte) uint64 {
 	if len(b) == 0 {
 		return 0
 	}
-	want := map[byte]int{0xfc: 3, 0xfd: 4, 0xfe: 9}[b[0]]
+	want := lenencSize(b[0])
+	if want == 1 {
+		want = 0
+	}
 	switch {
 	case want == 0 && len(b) == 1 && b[0] < 0xfb:
 		return uint64(b[0])
@@ -614,10 +722,14 @@ func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
 	if pos < len(data) && bitsSet(e.ColumnBitmap1, int(e.ColumnCount))+bitsSet(e.ColumnBitmap2, int(e.ColumnCount)) == 0 {
 		return errors.New("rows but no column in its bitmaps")
 	}
+	typ := rowsEventType(e)
+	if decodeFast && fastRows(e, typ) {
+		return decodeRowsFast(e, data, pos, isUpdateRows(typ))
+	}
 	if err := e.DecodeData(pos, data); err != nil {
 		return err
 	}
-	if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT {
+	if typ == replication.PARTIAL_UPDATE_ROWS_EVENT {
 		return readPartialJSON(e, data, pos)
 	}
 	return nil

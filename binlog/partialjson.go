@@ -41,9 +41,21 @@ type jsonDiff struct {
 // the document does not have.
 var ErrPartialJSON = errors.New("partial JSON update cannot be applied")
 
+// rowsEventType is a rows event's type, which go-mysql keeps unexported
+// (its Type does not know PARTIAL_UPDATE_ROWS_EVENT or compression).
 func rowsEventType(e *replication.RowsEvent) replication.EventType {
-	return replication.EventType(reflect.ValueOf(e).Elem().FieldByName("eventType").Uint())
+	return replication.EventType(reflect.ValueOf(e).Elem().Field(eventTypeField).Uint())
 }
+
+// eventTypeField is the index of RowsEvent's eventType field, found once:
+// looking it up by name for every event cost more than decoding a row.
+var eventTypeField = func() int {
+	f, ok := reflect.TypeFor[replication.RowsEvent]().FieldByName("eventType")
+	if !ok || len(f.Index) != 1 || f.Type.Kind() != reflect.Uint8 {
+		panic("go-mysql's RowsEvent has no eventType byte: update rowsEventType for this go-mysql version")
+	}
+	return f.Index[0]
+}()
 
 // readPartialJSON walks a PARTIAL_UPDATE_ROWS_EVENT's images from pos (the
 // first row) and replaces each partial JSON after value with its diffs.

@@ -23,7 +23,9 @@ func realType(typ byte, meta uint16) byte {
 
 // normalize turns what go-mysql decoded for one column into the dynamic
 // types documented in txn/value.go. go-mysql must be configured with
-// ParseTime=false, UseDecimal=false and TimestampStringLocation=UTC.
+// ParseTime=false, UseDecimal=false and TimestampStringLocation=UTC. A
+// value decodeRowsFast made is already in the model and comes back as it
+// is.
 func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 	if v == nil {
 		return nil, nil
@@ -33,12 +35,12 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 	case txn.TypeTiny, txn.TypeShort, txn.TypeInt24, txn.TypeLong, txn.TypeLongLong, txn.TypeYear:
 		return normalizeInt(v, rt)
 	case txn.TypeFloat:
-		if f, ok := v.(float32); ok {
-			return f, nil
+		if _, ok := v.(float32); ok {
+			return v, nil
 		}
 	case txn.TypeDouble:
-		if f, ok := v.(float64); ok {
-			return f, nil
+		if _, ok := v.(float64); ok {
+			return v, nil
 		}
 	case txn.TypeNewDecimal:
 		if s, ok := v.(string); ok {
@@ -70,8 +72,8 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 		switch b := v.(type) {
 		case string:
 			return []byte(b), nil
-		case []byte:
-			return append([]byte{}, b...), nil
+		case []byte: // a slice of the event, which the transaction keeps
+			return v, nil
 		case *replication.JsonDiff, *partialJSON:
 			return nil, fmt.Errorf("%w: a JSON diff outside an update's after image", ErrPartialJSON)
 		}
@@ -81,17 +83,18 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 
 // normalizeInt sign-extends from the column width, also when go-mysql
 // returned an unsigned Go type because row metadata said UNSIGNED: the
-// model keeps the bits and lets txn.Unsigned reinterpret them.
+// model keeps the bits and lets txn.Unsigned reinterpret them. A value
+// already in the model (int64) is returned as it is, not boxed again.
 func normalizeInt(v any, rt byte) (txn.Value, error) {
 	switch i := v.(type) {
+	case int64:
+		return v, nil
 	case int8:
 		return int64(i), nil
 	case int16:
 		return int64(i), nil
 	case int32:
 		return int64(i), nil
-	case int64:
-		return i, nil
 	case int:
 		return int64(i), nil // YEAR
 	case uint8:

@@ -21,10 +21,10 @@
 package compact
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/prepl/prepl/txn"
 )
@@ -70,18 +70,19 @@ type rowState struct {
 }
 
 type table struct {
-	net   *Net
-	keys  []int // row key columns
-	rows  map[string]*rowState
-	order []string // keys in first-touch order
-	ok    bool
+	net  *Net
+	keys []int // row key columns
+	// rows indexes states by row key; states are in first-touch order.
+	rows   map[string]int
+	states []rowState
+	ok     bool
+	buf    []byte // key's, reused
 }
 
 // Unit reduces txs (a unit's members, in order). ok is false when the unit
 // holds statements, which only run in source order.
 func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
-	tables := map[string]*table{} // by the binlog's schema.table
-	var order []*table
+	ts := tables{byName: map[string]*table{}, byMap: map[*txn.Table]*table{}}
 	for _, tx := range txs {
 		for _, ch := range tx.Changes {
 			if ch.Stmt != nil {
@@ -93,17 +94,9 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 	for _, tx := range txs {
 		for _, ch := range tx.Changes {
 			rc := ch.Row
-			name := rc.Table.QualifiedName()
-			t := tables[name]
-			if t == nil {
-				d, err := lookup(rc.Table.Schema, rc.Table.Name)
-				if err != nil {
-					return Plan{}, false, err
-				}
-				t = &table{net: &Net{Def: d, Map: rc.Table}, rows: map[string]*rowState{}}
-				t.ok, t.keys = compactable(d)
-				tables[name] = t
-				order = append(order, t)
+			t, err := ts.of(rc.Table, lookup)
+			if err != nil {
+				return Plan{}, false, err
 			}
 			if t.ok && !fullImages(rc, t.net.Def) {
 				t.ok = false
@@ -114,7 +107,7 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 	for _, tx := range txs {
 		for _, ch := range tx.Changes {
 			rc := ch.Row
-			t := tables[rc.Table.QualifiedName()]
+			t, _ := ts.of(rc.Table, nil)
 			if !t.ok {
 				p.Ordered = append(p.Ordered, Step{tx, rc})
 				continue
@@ -128,18 +121,18 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 			p.Dropped++
 		}
 	}
-	for _, t := range order {
+	for _, t := range ts.order {
 		if !t.ok {
 			continue
 		}
-		for _, k := range t.order {
-			r := t.rows[k]
+		for i := range t.states {
+			r := &t.states[i]
 			switch {
 			case r.existed && r.final == nil:
 				t.net.Deletes = append(t.net.Deletes, r.before)
 			case !r.existed && r.final != nil:
 				t.net.Inserts = append(t.net.Inserts, r.final)
-			case r.existed && !reflect.DeepEqual(r.before, r.final):
+			case r.existed && !equalImages(r.before, r.final):
 				t.net.Updates = append(t.net.Updates, r.final)
 			default:
 				continue // inserted then deleted, or back to its first image
@@ -149,6 +142,42 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 		p.Nets = append(p.Nets, t.net)
 	}
 	return p, true, nil
+}
+
+// tables are a unit's tables, in first-touch order.
+type tables struct {
+	byName map[string]*table // by the binlog's schema.table
+	// byMap and last find a table map's table without its name: the
+	// binlog reader shares one *txn.Table among the changes to a table.
+	byMap map[*txn.Table]*table
+	last  *txn.Table
+	lastT *table
+	order []*table
+}
+
+// of returns the table of a table map, looking its definition up the
+// first time.
+func (ts *tables) of(m *txn.Table, lookup Lookup) (*table, error) {
+	if m == ts.last && m != nil {
+		return ts.lastT, nil
+	}
+	t := ts.byMap[m]
+	if t == nil {
+		name := m.QualifiedName()
+		if t = ts.byName[name]; t == nil {
+			d, err := lookup(m.Schema, m.Name)
+			if err != nil {
+				return nil, err
+			}
+			t = &table{net: &Net{Def: d, Map: m}, rows: map[string]int{}}
+			t.ok, t.keys = compactable(d)
+			ts.byName[name] = t
+			ts.order = append(ts.order, t)
+		}
+		ts.byMap[m] = t
+	}
+	ts.last, ts.lastT = m, t
+	return t, nil
 }
 
 // compactable reports whether d qualifies, and its row key.
@@ -183,11 +212,10 @@ func (t *table) apply(rc *txn.RowChange) bool {
 	case txn.Delete:
 		return t.delete(rc.Before)
 	case txn.Update:
-		if t.key(rc.Before) == t.key(rc.After) {
-			k := t.key(rc.After)
-			r := t.rows[k]
+		if t.sameKey(rc.Before, rc.After) {
+			r := t.row(rc.After)
 			if r == nil {
-				t.touch(k, &rowState{existed: true, before: rc.Before, final: rc.After})
+				t.touch(rowState{existed: true, before: rc.Before, final: rc.After})
 				return true
 			}
 			if r.final == nil {
@@ -202,10 +230,9 @@ func (t *table) apply(rc *txn.RowChange) bool {
 }
 
 func (t *table) insert(after []txn.Value) bool {
-	k := t.key(after)
-	r := t.rows[k]
+	r := t.row(after)
 	if r == nil {
-		t.touch(k, &rowState{final: after})
+		t.touch(rowState{final: after})
 		return true
 	}
 	if r.final != nil {
@@ -216,10 +243,9 @@ func (t *table) insert(after []txn.Value) bool {
 }
 
 func (t *table) delete(before []txn.Value) bool {
-	k := t.key(before)
-	r := t.rows[k]
+	r := t.row(before)
 	if r == nil {
-		t.touch(k, &rowState{existed: true, before: before})
+		t.touch(rowState{existed: true, before: before})
 		return true
 	}
 	if r.final == nil {
@@ -229,32 +255,75 @@ func (t *table) delete(before []txn.Value) bool {
 	return true
 }
 
-func (t *table) touch(k string, r *rowState) {
-	t.rows[k] = r
-	t.order = append(t.order, k)
-}
-
-// key is the row key's values, exactly as the binlog carries them.
-// Values that the server takes as equal (by collation) but that differ in
-// bytes get different keys; that is safe because deletes are applied before
-// inserts and overwrites (see the SQL side).
-func (t *table) key(img []txn.Value) string {
-	var b strings.Builder
-	for _, c := range t.keys {
-		b.WriteString(valueKey(img[c]))
-		b.WriteByte(0)
+// row returns the history of img's row key, or nil with the key left in
+// t.buf for touch.
+func (t *table) row(img []txn.Value) *rowState {
+	t.buf = t.appendKey(t.buf[:0], img)
+	if i, ok := t.rows[string(t.buf)]; ok {
+		return &t.states[i]
 	}
-	return b.String()
+	return nil
 }
 
-func valueKey(v txn.Value) string {
+// touch starts the history of the row key in t.buf.
+func (t *table) touch(r rowState) {
+	t.rows[string(t.buf)] = len(t.states)
+	t.states = append(t.states, r)
+}
+
+// sameKey reports whether two images have the same row key.
+func (t *table) sameKey(a, b []txn.Value) bool {
+	t.buf = t.appendKey(t.buf[:0], a)
+	n := len(t.buf)
+	t.buf = t.appendKey(t.buf, b)
+	return string(t.buf[:n]) == string(t.buf[n:])
+}
+
+// appendKey appends the row key's values, exactly as the binlog carries
+// them. Values that the server takes as equal (by collation) but that
+// differ in bytes get different keys; that is safe because deletes are
+// applied before inserts and overwrites (see the SQL side).
+func (t *table) appendKey(b []byte, img []txn.Value) []byte {
+	for _, c := range t.keys {
+		b = appendValueKey(b, img[c])
+		b = append(b, 0)
+	}
+	return b
+}
+
+func appendValueKey(b []byte, v txn.Value) []byte {
 	switch x := v.(type) {
 	case nil:
-		return "n"
+		return append(b, 'n')
 	case []byte:
-		return "b" + string(x)
+		return append(append(b, 'b'), x...)
 	case int64:
-		return "i" + strconv.FormatInt(x, 10)
+		return strconv.AppendInt(append(b, 'i'), x, 10)
 	}
-	return fmt.Sprintf("%T:%v", v, v)
+	return fmt.Appendf(b, "%T:%v", v, v)
+}
+
+// equalImages is reflect.DeepEqual of two row images, without reflection
+// for the values the binlog reader makes most.
+func equalImages(a, b []txn.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		switch x := a[i].(type) {
+		case int64:
+			if y, ok := b[i].(int64); !ok || x != y {
+				return false
+			}
+		case []byte:
+			if y, ok := b[i].([]byte); !ok || !bytes.Equal(x, y) || (x == nil) != (y == nil) {
+				return false
+			}
+		default:
+			if !reflect.DeepEqual(a[i], b[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -39,15 +39,21 @@ func Keys(tx *txn.Txn, cat txn.Catalog) (locks []Lock, barrier Reason) {
 	if r := txBarrier(tx); r != ReasonNone {
 		return nil, r
 	}
-	ks := keySet{idx: map[uint64]int{}}
+	// A table key and a row key or two per change, before duplicates.
+	ks := keySet{locks: make([]Lock, 0, min(2+2*len(tx.Changes), 256))}
+	var last *txn.Table // the table of the change before, and its definition
+	var def *txn.TableDef
 	for _, c := range tx.Changes {
 		rc := c.Row
 		if rc == nil {
 			continue
 		}
-		def, r := lookup(cat, rc.Table)
-		if r != ReasonNone {
-			return nil, r
+		if rc.Table != last || last == nil {
+			var r Reason
+			if def, r = lookup(cat, rc.Table); r != ReasonNone {
+				return nil, r
+			}
+			last = rc.Table
 		}
 		ks.row(cat, def, rc)
 	}
@@ -75,37 +81,83 @@ func lookup(cat txn.Catalog, t *txn.Table) (*txn.TableDef, Reason) {
 }
 
 // keySet collects locks without duplicates; exclusive wins over shared.
+// A few locks are searched in order; idx indexes them past smallSet.
 type keySet struct {
 	locks []Lock
 	idx   map[uint64]int
+
+	// The table key and the row key prefixes of the table last seen: the
+	// row changes of a transaction mostly share one table.
+	def    *txn.TableDef
+	table  uint64
+	prefix []hasher // per index of def
+}
+
+const smallSet = 16
+
+func (ks *keySet) find(key uint64) (int, bool) {
+	if ks.idx != nil {
+		i, ok := ks.idx[key]
+		return i, ok
+	}
+	for i := range ks.locks {
+		if ks.locks[i].Key == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func (ks *keySet) add(key uint64, shared bool, why Reason) {
-	if i, ok := ks.idx[key]; ok {
+	if i, ok := ks.find(key); ok {
 		if l := &ks.locks[i]; l.Shared && !shared {
 			l.Shared, l.Reason = false, why
 		}
 		return
 	}
-	ks.idx[key] = len(ks.locks)
 	ks.locks = append(ks.locks, Lock{Key: key, Shared: shared, Reason: why})
+	switch n := len(ks.locks); {
+	case ks.idx != nil:
+		ks.idx[key] = n - 1
+	case n > smallSet:
+		ks.idx = make(map[uint64]int, 2*n)
+		for i, l := range ks.locks {
+			ks.idx[l.Key] = i
+		}
+	}
+}
+
+// useTable makes def the table whose keys ks.table and ks.prefix hold.
+func (ks *keySet) useTable(def *txn.TableDef) {
+	if ks.def == def {
+		return
+	}
+	ks.def, ks.table = def, tableKey(def.Schema, def.Name)
+	ks.prefix = ks.prefix[:0]
+	for i := range def.Indexes {
+		ks.prefix = append(ks.prefix, rowKeyPrefix(def, &def.Indexes[i]))
+	}
 }
 
 func (ks *keySet) row(cat txn.Catalog, def *txn.TableDef, rc *txn.RowChange) {
-	table := tableKey(def.Schema, def.Name)
+	ks.useTable(def)
+	table := ks.table
 	ks.add(table, true, ReasonNone)
 	if len(def.Indexes) == 0 {
 		ks.add(table, false, ReasonNoKey)
 	}
-	for _, img := range images(rc) {
+	imgs := [2]image{{rc.Before, rc.BeforeCols}, {rc.After, rc.AfterCols}}
+	for _, img := range imgs {
+		if img.vals == nil {
+			continue
+		}
 		for i := range def.Indexes {
 			ix := &def.Indexes[i]
-			vals, st := img.values(ix.Columns)
-			switch st {
+			switch img.state(ix.Columns) {
 			case absent:
 				ks.add(table, false, ReasonNoKey)
 			case present:
-				ks.add(rowKey(def, ix, vals), false, ReasonKeyConflict)
+				ks.add(rowKeyFrom(ks.prefix[i], def, ix, img.vals), false, ReasonKeyConflict)
 			}
 		}
 		for i := range def.ForeignKeys {
@@ -192,17 +244,6 @@ type image struct {
 	cols []bool
 }
 
-func images(rc *txn.RowChange) []image {
-	var out []image
-	if rc.Before != nil {
-		out = append(out, image{rc.Before, rc.BeforeCols})
-	}
-	if rc.After != nil {
-		out = append(out, image{rc.After, rc.AfterCols})
-	}
-	return out
-}
-
 type keyState uint8
 
 const (
@@ -211,19 +252,31 @@ const (
 	absent           // a key part is not in the image: table-wide
 )
 
-// values returns the image's values at cols. A missing column wins over a
-// NULL: the row may still collide on the columns we cannot see.
-func (im image) values(cols []int) ([]txn.Value, keyState) {
-	vals := make([]txn.Value, len(cols))
+// state says whether the image has every column of cols, not NULL. A
+// missing column wins over a NULL: the row may still collide on the
+// columns we cannot see.
+func (im image) state(cols []int) keyState {
 	st := present
-	for i, c := range cols {
+	for _, c := range cols {
 		if c < 0 || c >= len(im.vals) || (im.cols != nil && (c >= len(im.cols) || !im.cols[c])) {
-			return nil, absent
+			return absent
 		}
-		vals[i] = im.vals[c]
-		if vals[i] == nil {
+		if im.vals[c] == nil {
 			st = hasNull
 		}
+	}
+	return st
+}
+
+// values returns the image's values at cols, and their state.
+func (im image) values(cols []int) ([]txn.Value, keyState) {
+	st := im.state(cols)
+	if st == absent {
+		return nil, absent
+	}
+	vals := make([]txn.Value, len(cols))
+	for i, c := range cols {
+		vals[i] = im.vals[c]
 	}
 	return vals, st
 }
@@ -247,7 +300,20 @@ func (h *hasher) bytes(b []byte) {
 	}
 }
 
-func (h *hasher) str(s string) { h.bytes([]byte(s)) }
+func (h *hasher) str(s string) {
+	h.u64(uint64(len(s)))
+	for i := 0; i < len(s); i++ {
+		h.byte(s[i])
+	}
+}
+
+// fixed hashes a value of 8 bytes with its tag, as normalize and bytes
+// would.
+func (h *hasher) fixed(tag byte, v uint64) {
+	h.byte(tag)
+	h.u64(8)
+	h.u64(v)
+}
 
 func (h *hasher) u64(v uint64) {
 	var b [8]byte
@@ -268,24 +334,52 @@ func tableKey(schema, table string) uint64 {
 
 // rowKey hashes vals, the values of index ix of def.
 func rowKey(def *txn.TableDef, ix *txn.IndexDef, vals []txn.Value) uint64 {
+	h := rowKeyPrefix(def, ix)
+	for i, v := range vals {
+		h.value(v, def, ix, i)
+	}
+	return uint64(h)
+}
+
+// rowKeyPrefix hashes what a row key of index ix of def starts with.
+func rowKeyPrefix(def *txn.TableDef, ix *txn.IndexDef) hasher {
 	h := newHasher('R')
 	h.str(strings.ToLower(def.Schema))
 	h.str(strings.ToLower(def.Name))
 	h.str(strings.ToLower(ix.Name))
-	for i, v := range vals {
-		var col *txn.ColumnDef
-		if c := ix.Columns[i]; c >= 0 && c < len(def.Columns) {
-			col = &def.Columns[c]
-		}
-		prefix := 0
-		if i < len(ix.Prefix) {
-			prefix = ix.Prefix[i]
-		}
-		tag, b := normalize(v, col, prefix)
-		h.byte(tag)
-		h.bytes(b)
+	return h
+}
+
+// rowKeyFrom is rowKey of the index's columns of img, from the index's
+// rowKeyPrefix h.
+func rowKeyFrom(h hasher, def *txn.TableDef, ix *txn.IndexDef, img []txn.Value) uint64 {
+	for i, c := range ix.Columns {
+		h.value(img[c], def, ix, i)
 	}
 	return uint64(h)
+}
+
+// value hashes v, the i-th column of index ix of def, normalized.
+func (h *hasher) value(v txn.Value, def *txn.TableDef, ix *txn.IndexDef, i int) {
+	var col *txn.ColumnDef
+	if c := ix.Columns[i]; c >= 0 && c < len(def.Columns) {
+		col = &def.Columns[c]
+	}
+	switch x := v.(type) { // the common fixed-size values, without normalize's allocation
+	case int64:
+		h.fixed('i', uint64(unsignedMask(x, col)))
+		return
+	case txn.Enum:
+		h.fixed('E', uint64(x))
+		return
+	}
+	prefix := 0
+	if i < len(ix.Prefix) {
+		prefix = ix.Prefix[i]
+	}
+	tag, b := normalize(v, col, prefix)
+	h.byte(tag)
+	h.bytes(b)
 }
 
 // normalize returns a type tag and bytes such that values equal under the

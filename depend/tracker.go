@@ -329,12 +329,16 @@ func (t *Tracker) addWriteset(s *scope, u *entry, tx *txn.Txn) {
 }
 
 // addOptimistic: no keys; barriers are what cannot be rolled back or retried
-// (DDL, XA, non-transactional changes, statements).
+// (DDL, XA, non-transactional changes, statements), and changes to a
+// foreign key parent: the cascades they set off run on the target with no
+// lock that would make them wait for an earlier unit's uncommitted child
+// rows on every target (PostgreSQL's do not wait: a parent DELETE running
+// ahead missed a child an earlier unit was inserting, and nothing failed).
 func (t *Tracker) addOptimistic(u *entry, tx *txn.Txn, prev uint64) {
 	s := t.scope(0)
 	why := txBarrier(tx)
-	if why == ReasonNone && t.cat != nil && touchesNonTransactional(tx, t.cat) {
-		why = ReasonNonTransactional
+	if why == ReasonNone && t.cat != nil {
+		why = OptimisticBarrier(tx, t.cat)
 	}
 	if why != ReasonNone {
 		t.barrier(s, u, why)
@@ -346,16 +350,23 @@ func (t *Tracker) addOptimistic(u *entry, tx *txn.Txn, prev uint64) {
 	}
 }
 
-func touchesNonTransactional(tx *txn.Txn, cat txn.Catalog) bool {
+// OptimisticBarrier says why tx cannot run ahead in the optimistic modes: it
+// changes a non-transactional table or a foreign key parent.
+func OptimisticBarrier(tx *txn.Txn, cat txn.Catalog) Reason {
 	for _, c := range tx.Changes {
 		if c.Row == nil || c.Row.Table == nil {
 			continue
 		}
-		if def, ok := cat.Table(c.Row.Table.Schema, c.Row.Table.Name); ok && def != nil && !def.Transactional {
-			return true
+		def, ok := cat.Table(c.Row.Table.Schema, c.Row.Table.Name)
+		switch {
+		case !ok || def == nil:
+		case !def.Transactional:
+			return ReasonNonTransactional
+		case def.Referenced:
+			return ReasonForeignKey
 		}
 	}
-	return false
+	return ReasonNone
 }
 
 // addSchema: the writeset's keys and barriers (which order schemas among

@@ -39,11 +39,10 @@ type rowExpect struct {
 	check bool
 	want  int64 // affected rows the statement must report (0 means 1)
 	kind  txn.Kind
-	table string
 	tx    *txn.Txn
-	// row and def, for a single row change: named in a divergence error.
+	def   *txn.TableDef // the statement's table
+	// row, for a single row change: named in a divergence error.
 	row *txn.RowChange
-	def *txn.TableDef
 	// compacted statements cover several source rows (a commit unit's
 	// net effect); a surprise there re-runs the unit in source order.
 	compacted bool
@@ -153,40 +152,62 @@ func (t *Target) RenderPlan(ctx context.Context, txs []*txn.Txn, p compact.UnitP
 // render is Render or RenderPlan (p nil: plan here) with the GTID choice
 // made by the caller.
 func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan, compaction, keepGTID bool) (*Batch, error) {
-	b := &Batch{hint: 1024}
-	for _, tx := range txs {
-		b.hint += 2 * tx.Size // row images in the binlog, as SQL text
+	xa := len(txs) == 1 && txs[0].XA
+	if !xa {
+		for _, tx := range txs {
+			if tx.XA { // depend.CanJoin keeps them alone
+				return nil, fmt.Errorf("apply %s: an XA transaction inside a commit unit: invariant violated", describe(tx))
+			}
+		}
+		if p == nil {
+			plan, err := t.Plan(ctx, txs, compaction)
+			if err != nil {
+				return nil, err
+			}
+			p = &plan
+		}
 	}
+	b := &Batch{hint: sqlHint(txs, p)}
 	if keepGTID && len(txs) == 1 {
 		if q := KeepGTIDSQL(txs[0]); q != "" {
 			b.stmt(q, rowExpect{})
 		}
 	}
 	b.stmt("BEGIN", rowExpect{})
-	if len(txs) == 1 && txs[0].XA {
+	if xa {
 		if err := t.renderXA(ctx, b, txs[0], compaction, keepGTID); err != nil {
 			return nil, err
 		}
 		b.setFlags(0)
 		return b, nil
 	}
-	for _, tx := range txs {
-		if tx.XA { // depend.CanJoin keeps them alone
-			return nil, fmt.Errorf("apply %s: an XA transaction inside a commit unit: invariant violated", describe(tx))
-		}
-	}
-	if p == nil {
-		plan, err := t.Plan(ctx, txs, compaction)
-		if err != nil {
-			return nil, err
-		}
-		p = &plan
-	}
 	if err := t.renderRuns(ctx, b, *p); err != nil {
 		return nil, err
 	}
 	b.setFlags(0)
 	return b, nil
+}
+
+// sqlHint guesses the SQL bytes of a unit, to size its first chunk once:
+// its row images in the binlog as SQL text, less the rows compaction
+// dropped.
+func sqlHint(txs []*txn.Txn, p *compact.UnitPlan) int {
+	size, rows, dropped := 0, 0, 0
+	for _, tx := range txs {
+		size += tx.Size
+		rows += tx.Rows()
+	}
+	if p != nil {
+		for _, r := range p.Runs {
+			if r.Plan != nil {
+				dropped += r.Plan.Dropped
+			}
+		}
+	}
+	if rows > 0 && dropped > 0 {
+		size = int(int64(size) * int64(rows-dropped) / int64(rows))
+	}
+	return 1024 + 2*size
 }
 
 // renderRuns writes a plan's runs: a verbatim member as BINLOG
@@ -233,7 +254,7 @@ func (t *Target) renderRow(ctx context.Context, b *Batch, tx *txn.Txn, rc *txn.R
 		return fmt.Errorf("apply %s: %w", describe(tx), err)
 	}
 	b.setFlags(rc.Flags)
-	err = b.add(rowExpect{check: true, kind: rc.Kind, table: d.QualifiedName(), tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
+	err = b.add(rowExpect{check: true, kind: rc.Kind, tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
 		return AppendRowChange(buf, rc, d)
 	})
 	if err != nil {

@@ -37,7 +37,22 @@ func QuoteString(s string) string {
 	return b.String()
 }
 
-func tableName(d *txn.TableDef) string { return QuoteIdent(d.Schema) + "." + QuoteIdent(d.Name) }
+// appendIdent appends s quoted as QuoteIdent does.
+func appendIdent(b []byte, s string) []byte {
+	b = append(b, '`')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			b = append(b, '`')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '`')
+}
+
+// appendTable appends d's quoted schema.table.
+func appendTable(b []byte, d *txn.TableDef) []byte {
+	return appendIdent(append(appendIdent(b, d.Schema), '.'), d.Name)
+}
 
 // AppendLiteral appends v as an SQL literal for a column of binlog type
 // colType declared as col on the target.
@@ -138,11 +153,11 @@ func isTemporal(s string) bool {
 func AppendRowChange(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
 	var err error
 	types := rc.Table.Types
-	name := func(b []byte, i int) ([]byte, error) { return append(b, QuoteIdent(d.Columns[i].Name)...), nil }
+	name := func(b []byte, i int) ([]byte, error) { return appendIdent(b, d.Columns[i].Name), nil }
 	after := func(b []byte, i int) ([]byte, error) { return AppendLiteral(b, rc.After[i], types[i], &d.Columns[i]) }
 	switch rc.Kind {
 	case txn.Insert:
-		b = append(append(append(b, "INSERT INTO "...), tableName(d)...), " ("...)
+		b = append(appendTable(append(b, "INSERT INTO "...), d), " ("...)
 		if b, _, err = appendColumns(b, d, rc.AfterCols, ",", name); err != nil {
 			return b, err
 		}
@@ -152,7 +167,7 @@ func AppendRowChange(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, erro
 		}
 		return append(b, ')'), nil
 	case txn.Update:
-		b = append(append(append(b, "UPDATE "...), tableName(d)...), " SET "...)
+		b = append(appendTable(append(b, "UPDATE "...), d), " SET "...)
 		var n int
 		b, n, err = appendColumns(b, d, rc.AfterCols, ",", func(b []byte, i int) ([]byte, error) {
 			b, _ = name(b, i)
@@ -166,7 +181,7 @@ func AppendRowChange(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, erro
 		}
 		return appendWhere(b, rc, d)
 	case txn.Delete:
-		b = append(append(b, "DELETE FROM "...), tableName(d)...)
+		b = appendTable(append(b, "DELETE FROM "...), d)
 		return appendWhere(b, rc, d)
 	}
 	return b, fmt.Errorf("unknown row change kind %v", rc.Kind)
@@ -206,7 +221,7 @@ func appendWhere(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
 			if j > 0 {
 				b = append(b, " AND "...)
 			}
-			b = append(b, QuoteIdent(d.Columns[i].Name)...)
+			b = appendIdent(b, d.Columns[i].Name)
 			b = append(b, '=')
 			if b, err = AppendLiteral(b, rc.Before[i], rc.Table.Types[i], &d.Columns[i]); err != nil {
 				return b, err
@@ -215,7 +230,7 @@ func appendWhere(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
 		return b, nil
 	}
 	b, n, err := appendColumns(b, d, rc.BeforeCols, " AND ", func(b []byte, i int) ([]byte, error) {
-		b = append(append(b, QuoteIdent(d.Columns[i].Name)...), "<=>"...)
+		b = append(appendIdent(b, d.Columns[i].Name), "<=>"...)
 		return AppendLiteral(b, rc.Before[i], rc.Table.Types[i], &d.Columns[i])
 	})
 	if err != nil {

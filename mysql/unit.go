@@ -30,7 +30,7 @@ func (t *Target) renderNet(ctx context.Context, b *Batch, txs []*txn.Txn, plan *
 			for len(st.rows) > 0 {
 				k := min(len(st.rows), netRows)
 				rows := st.rows[:k]
-				e := rowExpect{check: true, want: st.per * int64(k), kind: st.kind, table: n.Def.QualifiedName(), tx: tx, compacted: true}
+				e := rowExpect{check: true, want: st.per * int64(k), kind: st.kind, def: n.Def, tx: tx, compacted: true}
 				err := b.add(e, func(buf []byte) ([]byte, error) {
 					if st.kind == txn.Delete {
 						return AppendNetDelete(buf, n, rows)
@@ -61,12 +61,12 @@ func (t *Target) renderAll(ctx context.Context, b *Batch, txs []*txn.Txn) error 
 func AppendNetDelete(b []byte, n *compact.Net, rows [][]txn.Value) ([]byte, error) {
 	d, types := n.Def, n.Map.Types
 	key := d.RowKey().Columns
-	b = append(append(b, "DELETE FROM "...), tableName(d)...)
+	b = appendTable(append(b, "DELETE FROM "...), d)
 	b = append(b, " WHERE "...)
 	var err error
 	if len(key) == 1 {
 		i := key[0]
-		b = append(append(b, QuoteIdent(d.Columns[i].Name)...), " IN ("...)
+		b = append(appendIdent(b, d.Columns[i].Name), " IN ("...)
 		for r, row := range rows {
 			if r > 0 {
 				b = append(b, ',')
@@ -88,7 +88,7 @@ func AppendNetDelete(b []byte, n *compact.Net, rows [][]txn.Value) ([]byte, erro
 			if j > 0 {
 				b = append(b, " AND "...)
 			}
-			b = append(append(b, QuoteIdent(d.Columns[i].Name)...), '=')
+			b = append(appendIdent(b, d.Columns[i].Name), '=')
 			if b, err = AppendLiteral(b, row[i], types[i], &d.Columns[i]); err != nil {
 				return b, err
 			}
@@ -103,9 +103,9 @@ func AppendNetDelete(b []byte, n *compact.Net, rows [][]txn.Value) ([]byte, erro
 // column), which the server reports as two affected rows each.
 func AppendNetUpsert(b []byte, n *compact.Net, rows [][]txn.Value, overwrite bool) ([]byte, error) {
 	d, types := n.Def, n.Map.Types
-	b = append(append(append(b, "INSERT INTO "...), tableName(d)...), " ("...)
+	b = append(appendTable(append(b, "INSERT INTO "...), d), " ("...)
 	b, _, _ = appendColumns(b, d, nil, ",", func(b []byte, i int) ([]byte, error) {
-		return append(b, QuoteIdent(d.Columns[i].Name)...), nil
+		return appendIdent(b, d.Columns[i].Name), nil
 	})
 	b = append(b, ") VALUES "...)
 	var err error
@@ -124,8 +124,8 @@ func AppendNetUpsert(b []byte, n *compact.Net, rows [][]txn.Value, overwrite boo
 	if overwrite {
 		b = append(b, " ON DUPLICATE KEY UPDATE "...)
 		b, _, _ = appendColumns(b, d, nil, ",", func(b []byte, i int) ([]byte, error) {
-			q := QuoteIdent(d.Columns[i].Name)
-			return append(append(append(append(b, q...), "=VALUES("...), q...), ')'), nil
+			name := d.Columns[i].Name
+			return append(appendIdent(append(appendIdent(b, name), "=VALUES("...), name), ')'), nil
 		})
 	}
 	return b, nil

@@ -137,6 +137,11 @@ func FromValue(v txn.Value, colType byte, c *Column, o Options) (text string, nu
 		}
 		return strings.Join(m, ","), false, nil
 	case []byte:
+		if k, _ := KindOf(c); k == KindBinary && (c.Type == "binary" || c.Type == "char") && len(x) < c.Length {
+			// The binlog leaves out a BINARY(n)'s trailing zero bytes,
+			// which MySQL pads back on read; the column holds n bytes.
+			x = append(x[:len(x):len(x)], make([]byte, c.Length-len(x))...)
+		}
 		return FromText(x, c, o)
 	}
 	return "", false, fmt.Errorf("column %s: unsupported value type %T", c.Name, v)

@@ -90,6 +90,9 @@ func TestFromValue(t *testing.T) {
 		{[]byte("bad \xff"), txn.TypeVarchar, Column{Type: "varchar", Charset: "utf8mb4"}, Options{}, "", false, true},
 		{[]byte("nul\x00"), txn.TypeVarchar, Column{Type: "varchar", Charset: "utf8mb4"}, Options{}, "", false, true},
 		{[]byte{0, 0xff}, txn.TypeBlob, Column{Type: "blob"}, Options{}, `\x00ff`, false, false},
+		{[]byte{1}, txn.TypeString, Column{Type: "binary", Length: 4}, Options{}, `\x01000000`, false, false},
+		{[]byte{0, 'A'}, txn.TypeString, Column{Type: "char", Length: 3, Charset: "binary"}, Options{}, `\x004100`, false, false},
+		{[]byte{1}, txn.TypeVarchar, Column{Type: "varbinary", Length: 4}, Options{}, `\x01`, false, false},
 		{[]byte(`{"a": 1}`), txn.TypeJSON, Column{Type: "json"}, Options{}, `{"a": 1}`, false, false},
 		{[]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, txn.TypeGeometry, Column{Type: "point"}, Options{}, "", false, true},
 	} {

@@ -18,44 +18,26 @@ type PGTarget struct {
 	Opts postgres.Options
 }
 
-// PGSetup creates prepl's schema on a PostgreSQL target: the position
-// table (the columns target/mysql writes), the copy's progress.
-var PGSetup = []string{
-	"CREATE SCHEMA IF NOT EXISTS prepl",
-	`CREATE TABLE IF NOT EXISTS prepl.position (
-		channel varchar(64) NOT NULL,
-		slot varchar(128) NOT NULL,
-		gtid_pos text NOT NULL,
-		file varchar(512) NOT NULL,
-		pos bigint NOT NULL,
-		last_gtid varchar(128) NOT NULL,
-		source_ts timestamptz(6),
-		pending_ddl varchar(128) NOT NULL DEFAULT '',
-		pending_state varchar(64) NOT NULL DEFAULT '',
-		applied bigint NOT NULL DEFAULT 0,
-		floor_gtid text NOT NULL,
-		floor_file varchar(512) NOT NULL DEFAULT '',
-		floor_pos bigint NOT NULL DEFAULT 0,
-		updated_at timestamptz(6) NOT NULL DEFAULT now(),
-		PRIMARY KEY (channel, slot))`,
+// PGSetup creates prepl's schema on a PostgreSQL target: the tables of
+// replication (postgres.SetupSQL: the position, the source's table
+// definitions) and the copy's snapshot and progress.
+var PGSetup = append(append([]string{}, postgres.SetupSQL...),
 	`CREATE TABLE IF NOT EXISTS prepl.copy_snapshot (
 		channel varchar(64) PRIMARY KEY, gtid_pos text NOT NULL, file varchar(512) NOT NULL, pos bigint NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS prepl.copy_progress (
-		channel varchar(64) NOT NULL, schema_name text NOT NULL, table_name text NOT NULL,
-		last_key text NOT NULL DEFAULT '', rows_copied bigint NOT NULL DEFAULT 0, done boolean NOT NULL DEFAULT false,
-		PRIMARY KEY (channel, schema_name, table_name))`,
-}
+		channel varchar(64) NOT NULL, schema_name text NOT NULL, table_name text NOT NULL, part int NOT NULL,
+		last_key text NOT NULL, hi_key text NOT NULL, rows_copied bigint NOT NULL DEFAULT 0, done boolean NOT NULL DEFAULT false,
+		PRIMARY KEY (channel, schema_name, table_name, part))`,
+)
 
 // OpenPG connects to a PostgreSQL target.
 func OpenPG(ctx context.Context, url string, o postgres.Options) (*PGTarget, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("target URL: %w", err)
-	}
-	cfg.ConnConfig.RuntimeParams["TimeZone"] = "UTC"
 	// Rows never fire the target's triggers (nor its foreign keys, which
 	// are triggers): they are the source's effects already. Needs superuser.
-	cfg.ConnConfig.RuntimeParams["session_replication_role"] = "replica"
+	cfg, err := postgres.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to target: %w", err)
@@ -75,7 +57,7 @@ func (t *PGTarget) Prepare(ctx context.Context, channel string) error {
 			return err
 		}
 	}
-	return nil
+	return postgres.CheckOptions(ctx, t.Pool, t.Opts)
 }
 
 func (t *PGTarget) Snapshot(ctx context.Context, channel string) (Position, bool, error) {
@@ -94,47 +76,74 @@ func (t *PGTarget) BeginSnapshot(ctx context.Context, channel string, p Position
 	return err
 }
 
-func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, _ string) error {
+// CreateTable creates the table unless it exists, and stores the
+// source's definition (create, SHOW CREATE TABLE) in prepl.tables, where
+// replicate reads the source's column types.
+func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, create string) error {
 	var exists bool
 	if err := t.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", postgres.Table(d.Schema, d.Name, t.Opts)).Scan(&exists); err != nil {
 		return err
 	}
-	if exists {
-		return nil
-	}
-	stmts, err := postgres.CreateTable(d, t.Opts)
-	if err != nil {
-		return err
+	var stmts []string
+	if !exists {
+		var err error
+		if stmts, err = postgres.CreateTable(d, t.Opts); err != nil {
+			return err
+		}
 	}
 	tx, err := t.Pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx)
+	q, args := postgres.StoreDefSQL(d, create)
+	if _, err := tx.Exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("store the definition of %s.%s: %w", d.Schema, d.Name, err)
+	}
 	for _, q := range stmts {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO prepl.copy_progress (channel, schema_name, table_name) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, channel, d.Schema, d.Name); err != nil {
+	return tx.Commit(ctx)
+}
+
+func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
+	rows, err := t.Pool.Query(ctx, "SELECT part, last_key, hi_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3 ORDER BY part",
+		channel, d.Schema, d.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var parts []Part
+	for rows.Next() {
+		var p Part
+		var last, hi string
+		if err := rows.Scan(&p.N, &last, &hi, &p.Done); err != nil {
+			return nil, err
+		}
+		p.Last, p.Hi = decodeKey(last), decodeKey(hi)
+		parts = append(parts, p)
+	}
+	return parts, rows.Err()
+}
+
+func (t *PGTarget) PlanParts(ctx context.Context, channel string, d *postgres.TableDef, parts []Part) error {
+	tx, err := t.Pool.Begin(ctx)
+	if err != nil {
 		return err
+	}
+	defer tx.Rollback(ctx)
+	for _, p := range parts {
+		if _, err := tx.Exec(ctx, "INSERT INTO prepl.copy_progress (channel, schema_name, table_name, part, last_key, hi_key) VALUES ($1, $2, $3, $4, $5, $6)",
+			channel, d.Schema, d.Name, p.N, encodeKey(p.Last), encodeKey(p.Hi)); err != nil {
+			return err
+		}
 	}
 	return tx.Commit(ctx)
 }
 
-func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]string, bool, error) {
-	var last string
-	var done bool
-	err := t.Pool.QueryRow(ctx, "SELECT last_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3",
-		channel, d.Schema, d.Name).Scan(&last, &done)
-	if err == pgx.ErrNoRows {
-		return nil, false, nil
-	}
-	return decodeKey(last), done, err
-}
-
-func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, rows [][][]byte, last []string, done bool) error {
+func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
 	var buf []byte
 	for _, row := range rows {
 		for i, v := range row {
@@ -169,7 +178,7 @@ func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.T
 		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE prepl.copy_progress SET last_key = $4, rows_copied = rows_copied + $5, done = $6
-		WHERE channel = $1 AND schema_name = $2 AND table_name = $3`, channel, d.Schema, d.Name, encodeKey(last), len(rows), done); err != nil {
+		WHERE channel = $1 AND schema_name = $2 AND table_name = $3 AND part = $7`, channel, d.Schema, d.Name, encodeKey(last), len(rows), done, part); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
@@ -207,12 +216,17 @@ func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error 
 		}
 	}
 	for _, q := range postgres.ForeignKeySQL(d, t.Opts) {
-		name := q[strings.Index(q, "ADD CONSTRAINT ")+len("ADD CONSTRAINT "):]
-		name = name[:strings.Index(name, " FOREIGN")]
-		var exists bool
-		t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = $1)", strings.Trim(name, `"`)).Scan(&exists)
-		if exists {
-			continue
+		// A resumed copy may have added the key already; the statements
+		// after it (enabling its cascades) can run again.
+		if i := strings.Index(q, "ADD CONSTRAINT "); i >= 0 {
+			name := q[i+len("ADD CONSTRAINT "):]
+			name = name[:strings.Index(name, " FOREIGN")]
+			var exists bool
+			t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $1::regclass AND conname = $2)",
+				tbl, strings.Trim(name, `"`)).Scan(&exists)
+			if exists {
+				continue
+			}
 		}
 		if _, err := t.Pool.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)

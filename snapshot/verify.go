@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/postgres"
 )
 
 // Difference is one row that differs between source and target.
@@ -122,29 +122,36 @@ func Verify(ctx context.Context, cfg VerifyConfig) ([]Difference, error) {
 // reader reads a chunk of rows, canonical values by column (nil: NULL),
 // with key > after (nil: from the start) and key <= upTo (nil: to the end).
 type reader interface {
-	rows(ctx context.Context, t *table, after, upTo []string, limit int) ([][]*string, error)
+	rows(ctx context.Context, t *table, after, upTo *bound) ([][]*string, error)
 	canon(c *postgres.Column, raw []byte) (*string, error)
+}
+
+// bound is a source row's key, where a chunk ends: as arguments of the
+// MySQL key order (keyExpr, bytewise) and as PostgreSQL text.
+type bound struct {
+	my []any
+	pg []string
 }
 
 func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst reader, t *table) ([]Difference, error) {
 	name := t.def.Schema + "." + t.def.Name
 	var diffs []Difference
-	var after []string
+	var after *bound
 	for {
 		limit := cfg.ChunkRows
 		if len(t.key) == 0 {
 			limit = 0
 		}
-		s, err := src.rowsCanon(ctx, t, after, limit, dst)
+		s, last, err := src.rowsCanon(ctx, t, after, limit, dst)
 		if err != nil {
 			return nil, fmt.Errorf("source: %w", err)
 		}
-		var upTo []string
+		var upTo *bound
 		end := len(t.key) == 0 || len(s) < cfg.ChunkRows
 		if !end {
-			upTo = keyValues(t, s[len(s)-1])
+			upTo = &bound{my: last, pg: keyValues(t, s[len(s)-1])}
 		}
-		d, err := dst.rows(ctx, t, after, upTo, 0)
+		d, err := dst.rows(ctx, t, after, upTo)
 		if err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}
@@ -274,29 +281,25 @@ func (m *myReader) canon(c *postgres.Column, raw []byte) (*string, error) {
 	return &s, nil
 }
 
-func (m *myReader) query(ctx context.Context, t *table, after, upTo []string, limit int) (*sql.Rows, error) {
-	var sel, keys []string
+// query selects t's columns, then its key in the bytewise key order,
+// by which it orders and bounds the rows.
+func (m *myReader) query(ctx context.Context, t *table, after, upTo *bound, limit int) (*sql.Rows, error) {
+	var sel []string
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
 	}
-	for _, k := range t.key {
-		keys = append(keys, quoteMy(k))
-	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
+	keys := keyExprs(t, true)
+	q := "SELECT " + strings.Join(append(sel, keys...), ", ") + " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
 	var where []string
 	var args []any
 	marks := strings.TrimSuffix(strings.Repeat("?,", len(keys)), ",")
 	if after != nil {
 		where = append(where, "("+strings.Join(keys, ",")+") > ("+marks+")")
-		for _, v := range after {
-			args = append(args, v)
-		}
+		args = append(args, after.my...)
 	}
 	if upTo != nil {
 		where = append(where, "("+strings.Join(keys, ",")+") <= ("+marks+")")
-		for _, v := range upTo {
-			args = append(args, v)
-		}
+		args = append(args, upTo.my...)
 	}
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -310,50 +313,60 @@ func (m *myReader) query(ctx context.Context, t *table, after, upTo []string, li
 	return m.c.QueryContext(ctx, q, args...)
 }
 
-func scanRaw(rows *sql.Rows, n int, f func(i int, raw []byte) (*string, error)) ([][]*string, error) {
+// scanRaw reads rows of query: each row's columns through f, and the
+// last row's key in the key order (keyExpr, bytewise).
+func scanRaw(rows *sql.Rows, t *table, f func(i int, raw []byte) (*string, error)) ([][]*string, []any, error) {
 	defer rows.Close()
-	vals := make([]sql.RawBytes, n)
-	ptrs := make([]any, n)
+	n := len(t.def.Columns)
+	vals := make([]sql.RawBytes, n+len(t.key))
+	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
 	var out [][]*string
+	var last []any
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		row := make([]*string, n)
-		for i, v := range vals {
+		for i, v := range vals[:n] {
 			if v == nil {
 				continue
 			}
 			s, err := f(i, v)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			row[i] = s
 		}
 		out = append(out, row)
+		last = last[:0]
+		for _, v := range vals[n:] {
+			last = append(last, string(v))
+		}
 	}
-	return out, rows.Err()
+	return out, last, rows.Err()
 }
 
-func (m *myReader) rows(ctx context.Context, t *table, after, upTo []string, limit int) ([][]*string, error) {
-	rows, err := m.query(ctx, t, after, upTo, limit)
+func (m *myReader) rows(ctx context.Context, t *table, after, upTo *bound) ([][]*string, error) {
+	rows, err := m.query(ctx, t, after, upTo, 0)
 	if err != nil {
 		return nil, err
 	}
-	return scanRaw(rows, len(t.def.Columns), func(i int, raw []byte) (*string, error) { return m.canon(&t.def.Columns[i], raw) })
+	out, _, err := scanRaw(rows, t, func(i int, raw []byte) (*string, error) { return m.canon(&t.def.Columns[i], raw) })
+	return out, err
 }
 
-// rowsCanon reads the source in the target's canonical form.
-func (m *myReader) rowsCanon(ctx context.Context, t *table, after []string, limit int, dst reader) ([][]*string, error) {
+// rowsCanon reads the source in the target's canonical form, and the last
+// row's key.
+func (m *myReader) rowsCanon(ctx context.Context, t *table, after *bound, limit int, dst reader) ([][]*string, []any, error) {
 	rows, err := m.query(ctx, t, after, nil, limit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pg, isPG := dst.(*pgReader)
-	return scanRaw(rows, len(t.def.Columns), func(i int, raw []byte) (*string, error) {
+	return scanRaw(rows, t, func(i int, raw []byte) (*string, error) {
 		c := &t.def.Columns[i]
 		if !isPG {
 			return m.canon(c, raw)
@@ -376,13 +389,19 @@ type pgReader struct {
 	o    postgres.Options
 }
 
-func (p *pgReader) rows(ctx context.Context, t *table, after, upTo []string, limit int) ([][]*string, error) {
+// rows reads PostgreSQL's rows in the source's bytewise key order: text
+// in the C collation.
+func (p *pgReader) rows(ctx context.Context, t *table, after, upTo *bound) ([][]*string, error) {
 	var sel, keys []string
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.Ident(t.def.Columns[i].Name, p.o)+"::text")
 	}
 	for _, k := range t.key {
-		keys = append(keys, postgres.Ident(k, p.o))
+		key := postgres.Ident(k, p.o)
+		if kind, _ := postgres.KindOf(t.def.Column(k)); kind == postgres.KindText || kind == postgres.KindEnum || kind == postgres.KindSet {
+			key += ` COLLATE "C"`
+		}
+		keys = append(keys, key)
 	}
 	keyTuple := func(vals []string, args *[]any) string {
 		var ps []string
@@ -398,16 +417,13 @@ func (p *pgReader) rows(ctx context.Context, t *table, after, upTo []string, lim
 	var where []string
 	var args []any
 	if after != nil {
-		where = append(where, "("+strings.Join(keys, ",")+") > "+keyTuple(after, &args))
+		where = append(where, "("+strings.Join(keys, ",")+") > "+keyTuple(after.pg, &args))
 	}
 	if upTo != nil {
-		where = append(where, "("+strings.Join(keys, ",")+") <= "+keyTuple(upTo, &args))
+		where = append(where, "("+strings.Join(keys, ",")+") <= "+keyTuple(upTo.pg, &args))
 	}
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	if limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
 	rows, err := p.pool.Query(ctx, q, args...)
 	if err != nil {

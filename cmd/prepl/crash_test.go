@@ -13,15 +13,17 @@ import (
 	"github.com/prepl/prepl/sandbox"
 )
 
-// appliedCount sums the applied counters of a channel's position rows
+// appliedOn returns a count of the transactions a MySQL target has
+// applied: the sum of the applied counters of a channel's position rows
 // (one per slot in modes schema and domain), or -1.
-func appliedCount(t *testing.T, tgt *sandbox.Server, channel string) int64 {
-	t.Helper()
-	db := sandbox.MustOpen(t, tgt, "")
-	var n int64 = -1
-	db.QueryRow("SELECT COALESCE(SUM(applied), -1) FROM prepl.position WHERE channel = ?", channel).Scan(&n)
-	db.Close()
-	return n
+func appliedOn(t *testing.T, tgt *sandbox.Server, channel string) func() int64 {
+	return func() int64 {
+		db := sandbox.MustOpen(t, tgt, "")
+		var n int64 = -1
+		db.QueryRow("SELECT COALESCE(SUM(applied), -1) FROM prepl.position WHERE channel = ?", channel).Scan(&n)
+		db.Close()
+		return n
+	}
 }
 
 // preplProc is a prepl process a test started.
@@ -31,10 +33,11 @@ type preplProc struct {
 	exited chan error
 }
 
-// startUntil starts prepl and waits until the target has applied at least
-// threshold transactions, then calls at with prepl still running. It
+// startUntil starts prepl and waits until applied (a count of the
+// transactions the target has applied) reaches threshold, then calls at
+// with prepl still running. It
 // reports whether prepl finished on its own first (then at is not called).
-func startUntil(t *testing.T, bin string, args []string, tgt *sandbox.Server, channel string, threshold int64, at func(*preplProc)) bool {
+func startUntil(t *testing.T, bin string, args []string, applied func() int64, threshold int64, at func(*preplProc)) bool {
 	t.Helper()
 	r := &preplProc{cmd: exec.Command(bin, args...), out: &strings.Builder{}, exited: make(chan error, 1)}
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
@@ -56,7 +59,7 @@ func startUntil(t *testing.T, bin string, args []string, tgt *sandbox.Server, ch
 			r.cmd.Process.Kill()
 			t.Fatalf("prepl made no progress to %d transactions in 2 minutes\n%s", threshold, r.out.String())
 		case <-tick.C:
-			if appliedCount(t, tgt, channel) >= threshold {
+			if applied() >= threshold {
 				at(r)
 				return false
 			}
@@ -66,8 +69,8 @@ func startUntil(t *testing.T, bin string, args []string, tgt *sandbox.Server, ch
 
 // killAt runs prepl until threshold transactions are applied, then kills
 // it with SIGKILL; it reports whether prepl finished on its own first.
-func killAt(t *testing.T, bin string, args []string, tgt *sandbox.Server, channel string, threshold int64) bool {
-	return startUntil(t, bin, args, tgt, channel, threshold, func(r *preplProc) {
+func killAt(t *testing.T, bin string, args []string, applied func() int64, threshold int64) bool {
+	return startUntil(t, bin, args, applied, threshold, func(r *preplProc) {
 		r.cmd.Process.Signal(syscall.SIGKILL)
 		<-r.exited
 	})
@@ -121,7 +124,7 @@ func TestKillNineAndResume(t *testing.T) {
 			kills := 0
 			for kills < c.kills {
 				threshold += 1 + rng.Int63n(total/int64(2*c.kills))
-				if killAt(t, bin, c.args(tgt), tgt, channel, threshold) {
+				if killAt(t, bin, c.args(tgt), appliedOn(t, tgt, channel), threshold) {
 					break
 				}
 				kills++
@@ -184,7 +187,7 @@ func TestTargetKilledMidRun(t *testing.T) {
 		"--progress", "0", "--reconnect-timeout", "2m"}, files...)
 
 	var r *preplProc
-	if startUntil(t, bin, args, tgt, "replay", total/5, func(x *preplProc) { r = x; tgt.Kill() }) {
+	if startUntil(t, bin, args, appliedOn(t, tgt, "replay"), total/5, func(x *preplProc) { r = x; tgt.Kill() }) {
 		t.Fatal("prepl ended before the target could be killed: make the workload bigger")
 	}
 	if err := tgt.Restart(context.Background()); err != nil {

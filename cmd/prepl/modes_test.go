@@ -289,7 +289,7 @@ func TestModesDomainSharedRowsKillAndResume(t *testing.T) {
 			var threshold int64
 			for kills := 0; kills < 5; kills++ {
 				threshold += 1 + rng.Int63n(100)
-				if killAt(t, bin, args, tgt, "replay", threshold) {
+				if killAt(t, bin, args, appliedOn(t, tgt, "replay"), threshold) {
 					t.Fatalf("prepl finished after %d kills, want 5: the workload is too small to kill it at random points", kills)
 				}
 			}

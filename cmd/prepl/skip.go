@@ -18,6 +18,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -29,7 +30,7 @@ const channelLockWait = 10 * time.Second
 // channel's lock (prepl skip and prepl reset refuse while it is held) and
 // the transactions `prepl skip` asked it to leave out.
 type channelRun struct {
-	lock    *mysql.ChannelLock
+	unlock  func() // lets the channel's lock go
 	skipped atomic.Uint64
 	// requested are the transactions prepl skip asked to leave out, by
 	// GTID or FILE:OFFSET, as the run started; read-only.
@@ -46,15 +47,15 @@ func (cr *channelRun) requestedSkip(gtid string, start txn.Position) bool {
 // claimChannel takes the channel's lock and installs the skip requests in
 // cfg.Filter: a transaction named there is skipped (counted in the
 // position, not applied) with a log line.
-func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg *apply.Config) (*channelRun, error) {
-	lock, err := tgt.LockChannel(ctx, channelLockWait)
+func claimChannel(ctx context.Context, log *slog.Logger, tgt target, cfg *apply.Config) (*channelRun, error) {
+	release, err := tgt.lockChannel(ctx, channelLockWait)
 	if err != nil {
 		return nil, err
 	}
-	cr := &channelRun{lock: lock}
-	skips, err := tgt.Skips(ctx)
+	cr := &channelRun{unlock: release}
+	skips, err := tgt.skipRequests(ctx)
 	if err != nil {
-		lock.Release()
+		release()
 		return nil, err
 	}
 	// A request already marked done stays in force: the mark is not
@@ -65,10 +66,10 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg 
 	want := map[string]bool{}    // requested, pending or done
 	pending := map[string]bool{} // not yet marked done
 	for _, s := range skips {
-		want[s.Txn] = true
-		if s.Skipped == nil {
-			pending[s.Txn] = true
-			log.Info("a transaction will be skipped (prepl skip)", "txn", s.Txn, "channel", tgt.Channel)
+		want[s.txn] = true
+		if !s.done {
+			pending[s.txn] = true
+			log.Info("a transaction will be skipped (prepl skip)", "txn", s.txn, "channel", tgt.channelName())
 		}
 	}
 	if len(want) == 0 {
@@ -93,11 +94,11 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg 
 		delete(want, id)
 		cr.skipped.Add(1)
 		log.Warn("skipping a transaction as prepl skip asked: not applied, counted in the position", "txn", mysql.TxnID(t),
-			"position", t.Start.String(), "channel", tgt.Channel)
+			"position", t.Start.String(), "channel", tgt.channelName())
 		if pending[id] {
 			mctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := tgt.MarkSkipped(mctx, id); err != nil {
+			if err := tgt.markSkipped(mctx, id); err != nil {
 				log.Warn("could not mark the skip request done", "txn", id, "err", err)
 			}
 			mysql.CrashPoint("after-skip-mark", t)
@@ -109,7 +110,7 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg 
 
 func (cr *channelRun) release() {
 	if cr != nil {
-		cr.lock.Release()
+		cr.unlock()
 	}
 }
 
@@ -132,6 +133,10 @@ func (c *channelFlags) register(fs *flag.FlagSet) {
 func (c *channelFlags) open(ctx context.Context) (*mysql.Target, error) {
 	if c.target == "" {
 		return nil, fmt.Errorf("%w: --target is required", errUsage)
+	}
+	if postgres.IsURL(c.target) {
+		return nil, fmt.Errorf("%w: prepl skip and prepl reset change a MySQL target's channel; with a PostgreSQL target, "+
+			"run replicate or replay with --skip-gtid GTID, or change prepl.position there by hand", errUsage)
 	}
 	e, err := c.secrets.endpoint(c.target, &c.secrets.target)
 	if err != nil {

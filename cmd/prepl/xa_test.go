@@ -132,7 +132,7 @@ func TestXAKillNine(t *testing.T) {
 			n, withPrepared := 0, 0
 			for n < kills {
 				threshold += 1 + r.Int63n(total/(2*kills))
-				if killAt(t, bin, c.args(tgt), tgt, c.channel, threshold) {
+				if killAt(t, bin, c.args(tgt), appliedOn(t, tgt, c.channel), threshold) {
 					break
 				}
 				n++

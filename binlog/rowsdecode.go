@@ -1,0 +1,225 @@
+package binlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/prepl/prepl/txn"
+)
+
+// Row images of the common column types (integers, floats, strings and
+// blobs) are decoded here, straight into the values of the txn model,
+// rather than by go-mysql: go-mysql boxes every integer in the type of
+// its width, builds a map of the table's signedness and a list of skipped
+// columns for every image, and returns strings that the model then had to
+// copy. Those were most of prepl's CPU per row. A table with a column of
+// any other type (DECIMAL, temporal, ENUM, SET, BIT, JSON), and every
+// compressed or partial-JSON rows event, is decoded by go-mysql as before.
+//
+// The values are those go-mysql's decoding gives after normalize (the
+// fuzz target FuzzDecodeRowsFast compares the two); strings and blobs are
+// slices of the event, which the transaction keeps anyway
+// (txn.RowsEvent).
+
+// decodeFast turns decodeRowsFast on; tests turn it off to compare.
+var decodeFast = true
+
+// fastType reports whether decodeRowsFast decodes a column of binlog
+// type typ with metadata meta.
+func fastType(typ byte, meta uint16) bool {
+	switch typ {
+	case txn.TypeTiny, txn.TypeShort, txn.TypeInt24, txn.TypeLong, txn.TypeLongLong, txn.TypeYear,
+		txn.TypeFloat, txn.TypeDouble, txn.TypeVarchar, txn.TypeVarString, txn.TypeBlob, txn.TypeGeometry:
+		return true
+	case txn.TypeString:
+		_, rt := stringLength(meta)
+		return rt == txn.TypeString
+	}
+	return false
+}
+
+// stringLength is a MYSQL_TYPE_STRING column's declared length in bytes
+// and real type (ENUM and SET hide in its metadata), as go-mysql reads it.
+func stringLength(meta uint16) (int, byte) {
+	if meta < 256 {
+		return int(meta), txn.TypeString
+	}
+	b0, b1 := byte(meta>>8), byte(meta)
+	if b0&0x30 != 0x30 {
+		return int(uint16(b1) | uint16((b0&0x30)^0x30)<<4), b0 | 0x30
+	}
+	return int(b1), b0
+}
+
+// fastRows reports whether the rows event e of type typ is decoded by
+// decodeRowsFast: version 1 and 2 events, not compressed, of a table of
+// fastType columns. (go-mysql reads version 0 updates as one image each.)
+func fastRows(e *replication.RowsEvent, typ replication.EventType) bool {
+	switch typ {
+	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2:
+	default:
+		return false
+	}
+	for i, typ := range e.Table.ColumnType {
+		if !fastType(typ, e.Table.ColumnMeta[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+var errRowPastEnd = errors.New("a row image runs past the event's end")
+
+// decodeRowsFast decodes the row images of e from data[pos:] into
+// e.Rows, as go-mysql's DecodeData would with normalize applied. The
+// caller checked fastRows.
+func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool) error {
+	n := int(e.ColumnCount)
+	images := 1
+	if update {
+		images = 2
+	}
+	e.Rows = make([][]any, 0, images) // most events hold one row
+	for pos < len(data) {
+		vals := make([]any, images*n) // the row's images, in one allocation
+		var err error
+		for i := range images {
+			bitmap := e.ColumnBitmap1
+			if i == 1 {
+				bitmap = e.ColumnBitmap2
+			}
+			row := vals[i*n : (i+1)*n : (i+1)*n]
+			if pos, err = decodeImage(e.Table, row, bitmap, data, pos); err != nil {
+				return err
+			}
+			e.Rows = append(e.Rows, row)
+		}
+	}
+	return nil
+}
+
+// decodeImage decodes the row image at data[pos:] with column bitmap
+// bitmap into row and returns the position after it.
+func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, pos int) (int, error) {
+	n := len(row)
+	nulls := (bitsSet(bitmap, n) + 7) / 8
+	if nulls > len(data)-pos {
+		return 0, errRowPastEnd
+	}
+	nullBitmap := data[pos : pos+nulls]
+	pos += nulls
+	ni := 0 // index in nullBitmap: one bit per present column
+	for c := range n {
+		if bitmap[c>>3]&(1<<(c&7)) == 0 {
+			continue
+		}
+		null := nullBitmap[ni>>3]&(1<<(ni&7)) != 0
+		ni++
+		if null {
+			continue
+		}
+		v, size, err := decodeValue(tm.ColumnType[c], tm.ColumnMeta[c], data[pos:])
+		if err != nil {
+			return 0, err
+		}
+		row[c] = v
+		pos += size
+	}
+	return pos, nil
+}
+
+// decodeValue decodes one value of a fastType column at the start of b.
+func decodeValue(typ byte, meta uint16, b []byte) (txn.Value, int, error) {
+	fixed := func(size int) error {
+		if len(b) < size {
+			return errRowPastEnd
+		}
+		return nil
+	}
+	switch typ {
+	case txn.TypeTiny:
+		if err := fixed(1); err != nil {
+			return nil, 0, err
+		}
+		return int64(int8(b[0])), 1, nil
+	case txn.TypeShort:
+		if err := fixed(2); err != nil {
+			return nil, 0, err
+		}
+		return int64(int16(binary.LittleEndian.Uint16(b))), 2, nil
+	case txn.TypeInt24:
+		if err := fixed(3); err != nil {
+			return nil, 0, err
+		}
+		u := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+		return int64(int32(u<<8) >> 8), 3, nil
+	case txn.TypeLong:
+		if err := fixed(4); err != nil {
+			return nil, 0, err
+		}
+		return int64(int32(binary.LittleEndian.Uint32(b))), 4, nil
+	case txn.TypeLongLong:
+		if err := fixed(8); err != nil {
+			return nil, 0, err
+		}
+		return int64(binary.LittleEndian.Uint64(b)), 8, nil
+	case txn.TypeYear:
+		if err := fixed(1); err != nil {
+			return nil, 0, err
+		}
+		if b[0] == 0 {
+			return int64(0), 1, nil
+		}
+		return int64(b[0]) + 1900, 1, nil
+	case txn.TypeFloat:
+		if err := fixed(4); err != nil {
+			return nil, 0, err
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(b)), 4, nil
+	case txn.TypeDouble:
+		if err := fixed(8); err != nil {
+			return nil, 0, err
+		}
+		return math.Float64frombits(binary.LittleEndian.Uint64(b)), 8, nil
+	case txn.TypeVarchar, txn.TypeVarString:
+		return decodeString(b, int(meta))
+	case txn.TypeString:
+		length, _ := stringLength(meta)
+		return decodeString(b, length)
+	case txn.TypeBlob, txn.TypeGeometry:
+		return decodeBlob(b, int(meta))
+	}
+	return nil, 0, errors.New("decodeRowsFast: column type not decoded here")
+}
+
+// decodeString reads a CHAR or VARCHAR value: a length of one byte for
+// columns of fewer than 256 bytes, else two.
+func decodeString(b []byte, declared int) (txn.Value, int, error) {
+	if declared < 256 {
+		return decodeBlob(b, 1)
+	}
+	return decodeBlob(b, 2)
+}
+
+// decodeBlob reads a value with a length prefix of packlen bytes.
+func decodeBlob(b []byte, packlen int) (txn.Value, int, error) {
+	if packlen < 1 || packlen > 4 {
+		return nil, 0, errors.New("invalid blob length size")
+	}
+	if len(b) < packlen {
+		return nil, 0, errRowPastEnd
+	}
+	l := 0
+	for i := range packlen {
+		l |= int(b[i]) << (8 * i)
+	}
+	end := packlen + l
+	if l < 0 || end > len(b) {
+		return nil, 0, errRowPastEnd
+	}
+	return b[packlen:end:end], end, nil
+}

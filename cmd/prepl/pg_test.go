@@ -1,0 +1,425 @@
+package main
+
+import (
+	"bufio"
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/sandbox"
+)
+
+// The PostgreSQL target, tested as the MySQL target is: every mode on a
+// conflicting workload, kill -9 at random points, the target killed
+// mid-run, and every column type of docs/postgres.md. prepl verify is the
+// comparison; a few values are read back with PostgreSQL's own client.
+
+// pgDatabase creates database name on pg and returns its URL.
+func pgDatabase(t *testing.T, pg *sandbox.PGServer, name string) string {
+	t.Helper()
+	sandbox.MustExec(t, sandbox.MustOpenPostgres(t, pg, "postgres"), "CREATE DATABASE "+name)
+	return pg.URL(name)
+}
+
+// pgVerify runs prepl verify from src to the PostgreSQL database at url
+// and fails the test unless it says equal.
+func pgVerify(t *testing.T, src *sandbox.Server, url string, flags ...string) {
+	t.Helper()
+	code, out := prepl(t, append([]string{"verify", "--source", src.URL(), "--target", url, "--chunk-rows", "50"}, flags...)...)
+	if code != 0 || !strings.Contains(out, "equal") {
+		t.Fatalf("verify: exit %d, the PostgreSQL target differs from the source:\n%s", code, out)
+	}
+}
+
+// appliedOnPG is appliedOn for a PostgreSQL target.
+func appliedOnPG(t *testing.T, pg *sandbox.PGServer, db, channel string) func() int64 {
+	pdb := sandbox.MustOpenPostgres(t, pg, db)
+	return func() int64 {
+		var n int64 = -1
+		pdb.QueryRow("SELECT COALESCE(SUM(applied), -1) FROM prepl.position WHERE channel = $1", channel).Scan(&n)
+		return n
+	}
+}
+
+// keyShiftWorkload changes primary and unique keys: shifts of every key
+// by one (each row event moves a key to the value the next one frees),
+// swaps, composite keys, and a table without a key whose identical rows
+// are updated and deleted one at a time.
+var keyShiftWorkload = []string{
+	"CREATE DATABASE p",
+	"CREATE TABLE p.t (id INT PRIMARY KEY, v INT, u INT NOT NULL, UNIQUE KEY (u))",
+	"INSERT INTO p.t SELECT seq, seq, seq FROM p.seq_1_to_20",
+	"UPDATE p.t SET id = id + 1 ORDER BY id DESC",
+	"UPDATE p.t SET u = u + 1 ORDER BY u DESC",
+	"UPDATE p.t SET id = id - 1 ORDER BY id",
+	"BEGIN", "DELETE FROM p.t WHERE id % 3 = 0", "INSERT INTO p.t VALUES (3, 0, 1000), (6, 0, 1001)",
+	"UPDATE p.t SET id = 100 WHERE id = 4", "UPDATE p.t SET id = 4 WHERE id = 5", "COMMIT",
+	"BEGIN", "UPDATE p.t SET id = 200 WHERE id = 1", "UPDATE p.t SET id = 1 WHERE id = 2", "UPDATE p.t SET id = 2 WHERE id = 200", "COMMIT",
+	"CREATE TABLE p.uk (a INT NOT NULL, b VARCHAR(10), UNIQUE KEY (a))",
+	"INSERT INTO p.uk VALUES (1,'x'),(2,'y'),(3,'z')",
+	"BEGIN", "UPDATE p.uk SET a = a + 10", "DELETE FROM p.uk WHERE a = 12", "INSERT INTO p.uk VALUES (2, 'again')", "COMMIT",
+	"CREATE TABLE p.nk (a INT, b TEXT)",
+	"INSERT INTO p.nk VALUES (1,'d'),(1,'d'),(1,'d'),(2,NULL),(NULL,NULL),(NULL,NULL)",
+	"UPDATE p.nk SET b = 'e' WHERE a = 1 LIMIT 1",
+	"DELETE FROM p.nk WHERE a IS NULL LIMIT 1",
+	"BEGIN", "UPDATE p.nk SET a = 3 WHERE b = 'd' LIMIT 1", "INSERT INTO p.nk VALUES (1,'d')", "DELETE FROM p.nk WHERE b = 'd' LIMIT 1", "COMMIT",
+	"CREATE TABLE p.comp (a INT, b VARCHAR(5), c INT, PRIMARY KEY (a, b))",
+	"INSERT INTO p.comp VALUES (1,'a',1),(1,'b',2),(2,'a',3)",
+	"UPDATE p.comp SET b = 'c' WHERE a = 1 AND b = 'a'",
+	"UPDATE p.comp SET a = a + 1 ORDER BY a DESC",
+}
+
+// TestPostgresTarget runs the differential and crash tests of the MySQL
+// target (modes_test.go, crash_test.go) against PostgreSQL, on one source:
+// keyShiftWorkload and conflictWorkload (hot rows, unique swaps, cascades,
+// a table without a key, two GTID domains, an ALTER) for the modes, then
+// counterWorkload after them for the kills.
+func TestPostgresTarget(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, func(o *sandbox.Options) { o.CommitWaitCount, o.CommitWaitUsec = 4, 2000 })
+	one := sandbox.MustOpen(t, src, "")
+	one.SetMaxOpenConns(1) // BEGIN ... COMMIT
+	sandbox.MustExec(t, one, keyShiftWorkload...)
+	db := sandbox.MustOpen(t, src, "")
+	conflictWorkload(t, db, 42, 40, 8)
+	files := binlogFiles(t, src)
+	conflictFiles := files[:len(files)-1] // the last one, just opened, gets counterWorkload
+	const total = 1500
+	counterWorkload(t, db, total, 8)
+	allFiles := binlogFiles(t, src)
+	pg := sandbox.MustStartPostgres(t)
+
+	t.Run("modes", func(t *testing.T) {
+		for _, mode := range depend.Modes {
+			// Commit units of 4 source transactions compacted, and of one
+			// each, every row change its own statement.
+			for _, run := range []struct{ compact, unit string }{{"true", "4"}, {"false", "1"}} {
+				t.Run(fmt.Sprintf("%s/compact=%s", mode, run.compact), func(t *testing.T) {
+					url := pgDatabase(t, pg, strings.ReplaceAll(fmt.Sprintf("m_%s_%s", mode, run.compact), "-", "_"))
+					mustPrepl(t, append([]string{"replay", "--target", url, "--mode", string(mode), "--workers", "4",
+						"--compact=" + run.compact, "--commit-unit", run.unit, "--progress", "0"}, conflictFiles...)...)
+					pgVerify(t, src, url, "--databases", "a,b,p")
+				})
+			}
+		}
+	})
+
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	t.Run("kill-9", func(t *testing.T) {
+		const kills = 10
+		for _, c := range []struct {
+			name, channel string
+			args          func(url string) []string
+		}{
+			{"replay-writeset", "replay", func(url string) []string {
+				return append([]string{"replay", "--target", url, "--workers", "4", "--commit-unit", "3", "--progress", "0"}, allFiles...)
+			}},
+			// A position row per schema (a, b, w), each resumed from its own.
+			{"replay-schema", "replay", func(url string) []string {
+				return append([]string{"replay", "--target", url, "--workers", "4", "--mode", "schema", "--commit-unit", "4", "--progress", "0"}, allFiles...)
+			}},
+			{"replicate-commit-order", "default", func(url string) []string {
+				return []string{"replicate", "--source", src.URL(), "--target", url, "--mode", "commit-order", "--workers", "4",
+					"--stop-at-end", "--progress", "0"}
+			}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				dbName := "k_" + strings.ReplaceAll(c.name, "-", "_")
+				url := pgDatabase(t, pg, dbName)
+				applied := appliedOnPG(t, pg, dbName, c.channel)
+				var threshold int64
+				for k := 0; k < kills; k++ {
+					threshold += 1 + rng.Int63n(total/(2*kills))
+					if killAt(t, bin, c.args(url), applied, threshold) {
+						t.Fatalf("prepl finished after %d kills, want %d: the workload is too small to kill it at random points", k, kills)
+					}
+				}
+				if code, out := runBin(bin, c.args(url)); code != 0 {
+					t.Fatalf("final run: exit %d\n%s", code, out)
+				}
+				pgVerify(t, src, url)
+			})
+		}
+	})
+
+	// The target killed and started again while prepl applies to it:
+	// prepl reconnects and finishes, or exits 1 naming the target; a run
+	// after it ends with target = source.
+	t.Run("target-killed", func(t *testing.T) {
+		tpg := sandbox.MustStartPostgres(t)
+		url := pgDatabase(t, tpg, "killed")
+		args := append([]string{"replay", "--target", url, "--workers", "4", "--commit-unit", "5",
+			"--progress", "0", "--reconnect-timeout", "2m"}, allFiles...)
+		var r *preplProc
+		if startUntil(t, bin, args, appliedOnPG(t, tpg, "killed", "replay"), total/5, func(x *preplProc) { r = x; tpg.Kill() }) {
+			t.Fatal("prepl ended before the target could be killed: make the workload bigger")
+		}
+		if err := tpg.Restart(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-r.exited:
+			code := r.cmd.ProcessState.ExitCode()
+			if err != nil && (code != 1 || !strings.Contains(r.out.String(), "target")) {
+				t.Fatalf("prepl failed with exit %d (want 1) or without naming the target: %v\n%s", code, err, r.out.String())
+			}
+			if err == nil && !strings.Contains(r.out.String(), "reconnected") {
+				t.Fatalf("prepl finished but never said it reconnected:\n%s", r.out.String())
+			}
+			t.Logf("prepl after the target's restart: %v", err)
+		case <-time.After(3 * time.Minute):
+			r.cmd.Process.Kill()
+			t.Fatalf("prepl hung after the target restarted:\n%s", r.out.String())
+		}
+		url = tpg.URL("killed") // the restart may have moved it to another port
+		args[2] = url
+		if code, out := runBin(bin, args); code != 0 {
+			t.Fatalf("run after the restart: exit %d\n%s", code, out)
+		}
+		pgVerify(t, src, url)
+	})
+}
+
+// typeCase is one value of testdata/pgtypes.txt.
+type typeCase struct {
+	col, my, pg string
+	also        [][2]string // other columns of the row: name, PostgreSQL value
+}
+
+// readTypeCases reads testdata/pgtypes.txt: the cases, and the column
+// definitions in the order of their first use.
+func readTypeCases(t *testing.T) (cases []typeCase, defs []string) {
+	t.Helper()
+	f, err := os.Open("testdata/pgtypes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Split(line, " | ")
+		if len(fields) < 3 {
+			t.Fatalf("pgtypes.txt:%d: want column | MySQL value | PostgreSQL value", n)
+		}
+		c := typeCase{col: strings.Fields(fields[0])[0], my: fields[1], pg: fields[2]}
+		if !seen[c.col] {
+			seen[c.col] = true
+			defs = append(defs, fields[0])
+		} else if fields[0] != c.col {
+			t.Fatalf("pgtypes.txt:%d: column %s is defined twice", n, c.col)
+		}
+		for _, a := range fields[3:] {
+			name, val, ok := strings.Cut(a, "=")
+			if !ok {
+				t.Fatalf("pgtypes.txt:%d: %q is not column=value", n, a)
+			}
+			c.also = append(c.also, [2]string{name, val})
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cases, defs
+}
+
+// checkTypeValues reads the row of each case (id base+i) on PostgreSQL
+// and compares every checked column with the PostgreSQL value the case
+// table gives.
+func checkTypeValues(t *testing.T, pdb *sql.DB, cases []typeCase, base int) {
+	t.Helper()
+	for i, c := range cases {
+		for _, chk := range append([][2]string{{c.col, c.pg}}, c.also...) {
+			var got sql.NullString
+			var same bool
+			q := fmt.Sprintf("SELECT %s::text, %s IS NOT DISTINCT FROM (%s) FROM pt.t WHERE id = %d", chk[0], chk[0], chk[1], base+i)
+			if err := pdb.QueryRow(q).Scan(&got, &same); err != nil {
+				t.Errorf("row %d (%s = %s): %s: %v", base+i, c.col, c.my, q, err)
+				continue
+			}
+			if !same {
+				shown := "NULL"
+				if got.Valid {
+					shown = show(got.String)
+				}
+				t.Errorf("row %d (%s = %s): column %s is %s on PostgreSQL, want %s", base+i, c.col, c.my, chk[0], shown, chk[1])
+			}
+		}
+	}
+}
+
+func show(s string) string {
+	if len(s) > 80 {
+		return fmt.Sprintf("%q... (%d bytes)", s[:80], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// TestPostgresColumnTypes carries every value of testdata/pgtypes.txt to
+// PostgreSQL by both paths: prepl copy (rows id i), and, after the copy,
+// prepl replicate (rows 1000+i updated to the value, rows 3000+i
+// inserted, rows 2000+i deleted, and keysAndDDLWorkload), then prepl
+// replay of the whole binlog into another database, twice. prepl verify is equal after each, and every row
+// holds the value the case table says. Then the values the mapping
+// refuses: each an error naming its column, by copy and by replay.
+func TestPostgresColumnTypes(t *testing.T) {
+	cases, defs := readTypeCases(t)
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1) // the session's sql_mode and time zone
+	sandbox.MustExec(t, db, "SET SESSION sql_mode = ''", "SET SESSION time_zone = '+00:00'", "CREATE DATABASE pt",
+		"CREATE TABLE pt.t (id INT PRIMARY KEY, "+strings.Join(defs, ", ")+") DEFAULT CHARSET=utf8mb4")
+	for i, c := range cases {
+		sandbox.MustExec(t, db,
+			fmt.Sprintf("INSERT INTO pt.t (id, %s) VALUES (%d, %s)", c.col, i, c.my),
+			fmt.Sprintf("INSERT INTO pt.t (id) VALUES (%d)", 1000+i),
+			fmt.Sprintf("INSERT INTO pt.t (id, %s) VALUES (%d, %s)", c.col, 2000+i, c.my))
+	}
+	// Foreign keys the copy creates: the source's cascades after it are
+	// not in its binlog, the target must run them.
+	sandbox.MustExec(t, db, "CREATE DATABASE fk", "CREATE TABLE fk.parent (id INT PRIMARY KEY)",
+		"CREATE TABLE fk.child (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES fk.parent (id) ON DELETE CASCADE ON UPDATE CASCADE)",
+		"CREATE TABLE fk.nulled (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES fk.parent (id) ON DELETE SET NULL)",
+		"INSERT INTO fk.parent VALUES (1), (2), (3)", "INSERT INTO fk.child VALUES (1, 1), (2, 2), (3, 3)", "INSERT INTO fk.nulled VALUES (1, 1), (2, 2)")
+	pg := sandbox.MustStartPostgres(t)
+	zero := []string{"--zero-dates", "null"}
+	copied := pgDatabase(t, pg, "copied")
+	mustPrepl(t, append([]string{"copy", "--source", src.URL(), "--target", copied, "--chunk-rows", "7", "--progress=false"}, zero...)...)
+	pgVerify(t, src, copied, zero...)
+	cdb := sandbox.MustOpenPostgres(t, pg, "copied")
+	checkTypeValues(t, cdb, cases, 0)
+
+	// After the copy: the keys, transactions and DDL of the MySQL
+	// target's test (e2e_test.go), then updates, inserts and deletes of every value.
+	sandbox.MustExec(t, db, keysAndDDLWorkload...)
+	sandbox.MustExec(t, db, "DELETE FROM fk.parent WHERE id = 1", "UPDATE fk.parent SET id = 30 WHERE id = 3")
+	for i, c := range cases {
+		sandbox.MustExec(t, db,
+			fmt.Sprintf("UPDATE pt.t SET %s = %s WHERE id = %d", c.col, c.my, 1000+i),
+			fmt.Sprintf("INSERT INTO pt.t (id, %s) VALUES (%d, %s)", c.col, 3000+i, c.my),
+			fmt.Sprintf("DELETE FROM pt.t WHERE id = %d", 2000+i))
+	}
+	files := binlogFiles(t, src)
+	files = files[:len(files)-1] // the last one, just opened, gets the errors below
+	mustPrepl(t, append([]string{"replicate", "--source", src.URL(), "--target", copied, "--workers", "4", "--stop-at-end", "--progress", "0"}, zero...)...)
+	pgVerify(t, src, copied, zero...)
+	for _, base := range []int{0, 1000, 3000} {
+		checkTypeValues(t, cdb, cases, base)
+	}
+
+	replayed := pgDatabase(t, pg, "replayed")
+	mustPrepl(t, append(append([]string{"replay", "--target", replayed, "--workers", "4", "--progress", "0"}, zero...), files...)...)
+	pgVerify(t, src, replayed, zero...)
+	// A second replay of the same files applies nothing: the position says they are done.
+	out := mustPrepl(t, append(append([]string{"replay", "--target", replayed, "--workers", "4", "--progress", "0"}, zero...), files...)...)
+	if !strings.Contains(out, "applied 0 transactions") {
+		t.Errorf("second replay applied something:\n%s", out)
+	}
+	rdb := sandbox.MustOpenPostgres(t, pg, "replayed")
+	for _, base := range []int{0, 1000, 3000} {
+		checkTypeValues(t, rdb, cases, base)
+	}
+	var left int
+	rdb.QueryRow("SELECT count(*) FROM pt.t WHERE id BETWEEN 2000 AND 2999").Scan(&left)
+	if left != 0 {
+		t.Errorf("%d deleted rows are still on the replayed target", left)
+	}
+
+	// Values PostgreSQL cannot hold: an error naming the column, exit 2,
+	// and nothing of the transaction applied. Each database's statements
+	// come after the previous one's, so a replay from its start stops
+	// at it.
+	refused := []struct {
+		db, col, zeroDates string
+		stmts              []string
+	}{
+		{"enul", "v", "null", []string{"CREATE TABLE enul.t (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO enul.t VALUES (1, X'610062')"}},
+		{"ezero", "d", "error", []string{"CREATE TABLE ezero.t (id INT PRIMARY KEY, d DATE)", "INSERT INTO ezero.t VALUES (1, '0000-00-00')"}},
+		{"esp", "g", "null", []string{"CREATE TABLE esp.t (id INT PRIMARY KEY, g POINT)", "INSERT INTO esp.t VALUES (1, POINT(1, 2))"}},
+	}
+	before := map[string]string{}
+	for _, r := range refused {
+		var pos string
+		if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+			t.Fatal(err)
+		}
+		before[r.db] = pos
+		sandbox.MustExec(t, db, append([]string{"CREATE DATABASE " + r.db}, r.stmts...)...)
+	}
+	files = binlogFiles(t, src)
+	for _, r := range refused {
+		t.Run("refused-"+r.db, func(t *testing.T) {
+			url := pgDatabase(t, pg, "c_"+r.db)
+			code, out := prepl(t, "copy", "--source", src.URL(), "--target", url, "--databases", r.db, "--zero-dates", r.zeroDates, "--progress=false")
+			if code != 2 || !strings.Contains(out, "column "+r.col) {
+				t.Errorf("copy: exit %d, want 2 (a restart cannot help) and an error naming column %s:\n%s", code, r.col, out)
+			}
+			url = pgDatabase(t, pg, "r_"+r.db)
+			code, out = prepl(t, append([]string{"replay", "--target", url, "--start-gtid", before[r.db], "--zero-dates", r.zeroDates, "--progress", "0"}, files...)...)
+			if code != 2 || !strings.Contains(out, "column "+r.col) {
+				t.Errorf("replay: exit %d, want 2 and an error naming column %s:\n%s", code, r.col, out)
+			}
+			var rows int
+			if err := sandbox.MustOpenPostgres(t, pg, "r_"+r.db).QueryRow("SELECT count(*) FROM " + r.db + ".t").Scan(&rows); err == nil && rows != 0 {
+				t.Errorf("replay applied %d rows of the refused transaction", rows)
+			}
+		})
+	}
+}
+
+// TestVerifyPostgresKeyOrder: verify reads the source and PostgreSQL in
+// chunks of primary key, and a key the two order differently (a _ci
+// collation, where 'a' and 'A' are one key and 'a' < 'B', against
+// PostgreSQL's C order where 'B' < 'a'; a PAD SPACE collation, where
+// 'a\t' < 'a'; ENUM by member number; binary keys with bytes over 0x7F;
+// integers past 2^53)
+// must still compare equal rows as equal, chunk after chunk, and find a
+// planted row.
+func TestVerifyPostgresKeyOrder(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, db, "CREATE DATABASE kci",
+		"CREATE TABLE kci.ci (k VARCHAR(10) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT)",
+		"INSERT INTO kci.ci VALUES ('a',1),('B',2),('c',3),('D',4),('e',5),('F',6),('€',7),('Z',8),('_',9),('0',10),('ж',11),('Y',12)",
+		"CREATE TABLE kci.pad (k VARCHAR(10) COLLATE utf8mb4_bin PRIMARY KEY, v INT)",
+		"INSERT INTO kci.pad VALUES ('a',1),('a\t',2),('a\t\t',3),('b',4),(' ',5)",
+		"CREATE TABLE kci.l1 (k VARCHAR(10) CHARACTER SET latin1 PRIMARY KEY, v INT)",
+		"INSERT INTO kci.l1 VALUES ('café',1),('Cafz',2),('zz',3),('Äb',4),('ab',5),('€x',6)",
+		"CREATE TABLE kci.en (e ENUM('z','y','x','a') PRIMARY KEY, v INT)",
+		"INSERT INTO kci.en VALUES ('a',1),('x',2),('y',3),('z',4)",
+		"CREATE TABLE kci.bn (k BINARY(16) PRIMARY KEY, v INT)",
+		"INSERT INTO kci.bn SELECT UNHEX(MD5(seq)), seq FROM kci.seq_1_to_20",
+		"CREATE TABLE kci.big (k BIGINT UNSIGNED PRIMARY KEY, v INT)",
+		"INSERT INTO kci.big VALUES (9007199254740992,1),(9007199254740993,2),(9007199254740994,3),(9007199254740995,4),"+
+			"(18446744073709551613,5),(18446744073709551614,6),(18446744073709551615,7)",
+		"CREATE TABLE kci.comp (a INT, s VARCHAR(5) COLLATE utf8mb4_general_ci, v INT, PRIMARY KEY (a, s))",
+		"INSERT INTO kci.comp VALUES (1,'b',1),(1,'A',2),(1,'C',3),(2,'a',4),(2,'B',5),(2,'c',6)")
+	if _, err := db.Exec("INSERT INTO kci.ci VALUES ('A', 99)"); err == nil {
+		t.Fatal("'A' was inserted next to 'a': the collation should make them one key")
+	}
+	pg := sandbox.MustStartPostgres(t)
+	url := pgDatabase(t, pg, "keys")
+	mustPrepl(t, "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "2", "--progress=false")
+	for _, chunk := range []string{"1", "2", "3", "5000"} {
+		if code, out := prepl(t, "verify", "--source", src.URL(), "--target", url, "--chunk-rows", chunk); code != 0 {
+			t.Fatalf("verify --chunk-rows %s: exit %d on equal tables:\n%s", chunk, code, out)
+		}
+	}
+	// On PostgreSQL 'A' is another key than 'a': a row the source cannot have.
+	sandbox.MustExec(t, sandbox.MustOpenPostgres(t, pg, "keys"), "INSERT INTO kci.ci VALUES ('A', 99)")
+	code, out := prepl(t, "verify", "--source", src.URL(), "--target", url, "--chunk-rows", "2")
+	if code != 1 || !strings.Contains(out, "kci.ci k=A: extra on target") || strings.Count(out, "kci.") != 1 {
+		t.Fatalf("verify after planting 'A': exit %d, want 1 and the one extra row:\n%s", code, out)
+	}
+}
