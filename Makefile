@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build man deps deps-server test fuzz soak demo bench bench-full bench-docs clean
+.PHONY: all build man deps deps-server test fuzz soak demo bench bench-io bench-keepgtid bench-full bench-scale bench-docs clean
 
 all: build
 
@@ -72,32 +72,68 @@ demo: deps build
 		--repeats 1 --out demo-out
 	@echo; sed -n '/^#### /,/^CPU per/p' demo-out/results.md
 
-# bench is the quick catch-up benchmark (under 15 minutes on a 2-core
-# machine): all three workloads and configs, 3 repeats, but threads 0, 4 and
-# 16 only, MariaDB's conservative and optimistic modes (not aggressive),
-# prepl replicate and replay in writeset mode only, and 20,000 transactions
-# per binlog. bench-full is the
-# whole matrix of tracker issue 4 (hours). Results: bench-out/*/results.md.
+# bench is the quick catch-up benchmark (about 25 minutes on a quiet 2-core
+# machine), in three runs, each into its own directory:
+# - bench-out/quick: all three workloads on configs A, B and C, 3 repeats,
+#   threads 0, 4 and 16 only, MariaDB's conservative and optimistic modes
+#   (not aggressive), prepl replicate and replay in writeset mode only,
+#   20,000 transactions per binlog;
+# - bench-out/io: config D (I/O-bound: 32 MiB buffer pool, O_DIRECT, cold)
+#   on update-index over 4 tables of 300,000 rows (about 8.6x the pool),
+#   uniform keys, 5,000 transactions;
+# - bench-out/keepgtid: prepl --keep-gtid beside MariaDB's replica on
+#   update-index, configs A, B and C, 5,000 transactions, threads 0 and 16.
+# bench-full is the whole matrix of tracker issue 4 (hours).
 BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 20000 \
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate,prepl-replay \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3
+BENCH_IO := --workloads update-index --tables 4 --rows 300000 --rand-type uniform --events 5000 \
+	--threads 0,4,16 --configs D --systems mariadb,prepl-replicate \
+	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3 --limit-args ""
+BENCH_KEEPGTID := --workloads update-index --rows 100000 --events 5000 \
+	--threads 0,16 --configs A,B,C --systems mariadb,prepl-keep-gtid \
+	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3 --limit-args ""
 
 bench: deps build
 	$(BIN) bench $(BENCH_QUICK) --out bench-out/quick $(BENCH_ARGS)
+	$(BIN) bench $(BENCH_IO) --out bench-out/io $(BENCH_ARGS)
+	$(BIN) bench $(BENCH_KEEPGTID) --out bench-out/keepgtid $(BENCH_ARGS)
+
+# bench-io and bench-keepgtid are the second and third parts of bench alone.
+bench-io: deps build
+	$(BIN) bench $(BENCH_IO) --out bench-out/io $(BENCH_ARGS)
+
+bench-keepgtid: deps build
+	$(BIN) bench $(BENCH_KEEPGTID) --out bench-out/keepgtid $(BENCH_ARGS)
 
 bench-full: deps build
 	$(BIN) bench --out bench-out/full $(BENCH_ARGS)
 
-# bench-docs puts the last `make bench` into docs/benchmarks.md: its
-# results.md between the markers, its charts in docs/img/. Review the prose
-# around them: it discusses the numbers of the run it was written for.
+# bench-scale (not part of test or bench): prepl at scale, into
+# bench-out/scale/: a SCALE_VOLUME binlog (default 10GiB: needs that much
+# free disk and about half an hour) replayed with RSS and throughput
+# sampled, one SCALE_BIG_TXN transaction (default 1GiB, a single UPDATE of
+# about 4 million rows), and --workers up to 256. See docs/benchmarks.md.
+SCALE_VOLUME  ?= 10GiB
+SCALE_BIG_TXN ?= 1GiB
+bench-scale: deps build
+	$(BIN) bench scale --volume $(SCALE_VOLUME) --big-txn $(SCALE_BIG_TXN) --out bench-out/scale $(BENCH_ARGS)
+
+# bench-docs puts the last `make bench` into docs/benchmarks.md: each
+# part's results.md between its markers, its charts in docs/img/. Review
+# the prose around them: it discusses the numbers of the run it was
+# written for. A part not run (no results.md) is left as it is. The io and
+# keepgtid charts are copied as io-NAME.png and keepgtid-NAME.png.
 bench-docs:
-	test -f bench-out/quick/results.md || { echo "run make bench first"; exit 1; }
-	cp bench-out/quick/*.png docs/img/
-	awk 'FNR == NR { r = r $$0 "\n"; next } \
-	     /^<!-- results.md begins/ { print; printf "%s", r; skip = 1; next } \
-	     /^<!-- results.md ends/ { skip = 0 } !skip' bench-out/quick/results.md docs/benchmarks.md > docs/benchmarks.md.new
-	mv docs/benchmarks.md.new docs/benchmarks.md
+	@for part in quick io keepgtid scale; do \
+		f=bench-out/$$part/results.md; test -f $$f || { echo "bench-docs: no $$f, $$part left as it is"; continue; }; \
+		prefix=$$part-; case $$part in quick|scale) prefix=;; esac; \
+		for png in bench-out/$$part/*.png; do test -f $$png && cp $$png docs/img/$$prefix$$(basename $$png); done; \
+		awk -v part=$$part 'FNR == NR { r = r $$0 "\n"; next } \
+		     $$0 ~ "^<!-- " part " results.md begins" { print; printf "%s", r; skip = 1; next } \
+		     $$0 ~ "^<!-- " part " results.md ends" { skip = 0 } !skip' $$f docs/benchmarks.md > docs/benchmarks.md.new \
+		&& mv docs/benchmarks.md.new docs/benchmarks.md; \
+	done
 
 clean:
 	rm -rf bin demo-out

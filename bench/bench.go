@@ -15,6 +15,7 @@ package bench
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/prepl/prepl/sandbox"
@@ -78,9 +79,18 @@ type ReplicaConfig struct {
 	// TargetRatio is the most prepl's best time may be, as a fraction of
 	// MariaDB's best, for the target to be met.
 	TargetRatio float64
+	// BufferPool overrides the sandbox's innodb_buffer_pool_size (e.g.
+	// "32M"); IOBound also sets innodb_flush_method=O_DIRECT and starts
+	// the replica with an empty buffer pool (no load of the snapshot's
+	// pool dump), so that rows not yet read come from the disk.
+	BufferPool string
+	IOBound    bool
 }
 
-// Configs are the seeds' configs A, B and C.
+// Configs are the seeds' configs A, B and C, and D: A's durability on a
+// replica whose data does not fit in its buffer pool (the data set is
+// --rows × --tables, which must be at least 8× the pool: the report says
+// the ratio measured).
 var Configs = []ReplicaConfig{
 	{Name: "A", Description: "binlog, log_slave_updates, sync_binlog=1, innodb_flush_log_at_trx_commit=1",
 		Binlog: true, SyncBinlog: 1, FlushAtTrx: 1, TargetRatio: 0.5},
@@ -88,9 +98,11 @@ var Configs = []ReplicaConfig{
 		SyncBinlog: -1, FlushAtTrx: 1, TargetRatio: 0.5},
 	{Name: "C", Description: "no binlog, innodb_flush_log_at_trx_commit=2",
 		SyncBinlog: -1, FlushAtTrx: 2, TargetRatio: 1},
+	{Name: "D", Description: "I/O-bound: A's durability, 32M buffer pool, O_DIRECT, cold",
+		Binlog: true, SyncBinlog: 1, FlushAtTrx: 1, BufferPool: "32M", IOBound: true, TargetRatio: 0.5},
 }
 
-// ParseConfig returns the config called name (A, B or C).
+// ParseConfig returns the config called name (A, B, C or D).
 func ParseConfig(name string) (ReplicaConfig, error) {
 	n := strings.ToUpper(strings.TrimSpace(name))
 	for _, c := range Configs {
@@ -98,7 +110,7 @@ func ParseConfig(name string) (ReplicaConfig, error) {
 			return c, nil
 		}
 	}
-	return ReplicaConfig{}, fmt.Errorf("unknown config %q (want A, B or C)", name)
+	return ReplicaConfig{}, fmt.Errorf("unknown config %q (want A, B, C or D)", name)
 }
 
 // Durable reports whether every commit reaches the disk.
@@ -113,7 +125,33 @@ func (c ReplicaConfig) options(snapshot string) sandbox.Options {
 	o.LogSlaveUpdates = c.Binlog
 	o.SyncBinlog = c.SyncBinlog
 	o.FlushLogAtTrxCommit = c.FlushAtTrx
+	if c.BufferPool != "" {
+		o.Flags = append(o.Flags, "--innodb-buffer-pool-size="+c.BufferPool)
+	}
+	if c.IOBound {
+		o.Flags = append(o.Flags, "--innodb-flush-method=O_DIRECT", "--innodb-buffer-pool-load-at-startup=OFF")
+	}
 	return o
+}
+
+// PoolBytes is the replica's buffer pool size in bytes (the sandbox's
+// 256 MiB unless BufferPool says otherwise).
+func (c ReplicaConfig) PoolBytes() int64 {
+	s := c.BufferPool
+	if s == "" {
+		return 256 << 20
+	}
+	mult := int64(1)
+	switch s[len(s)-1] {
+	case 'K', 'k':
+		mult, s = 1<<10, s[:len(s)-1]
+	case 'M', 'm':
+		mult, s = 1<<20, s[:len(s)-1]
+	case 'G', 'g':
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n * mult
 }
 
 // System is what applies the binlog in a run.
@@ -123,13 +161,19 @@ const (
 	MariaDB        System = "mariadb"         // MariaDB's own replica (IO thread, then SQL thread timed)
 	PreplReplicate System = "prepl-replicate" // prepl replicate --stop-at-end from the live source
 	PreplReplay    System = "prepl-replay"    // prepl replay of the source's binlog files
+	// PreplKeepGTID is prepl replicate --keep-gtid: one target
+	// transaction per source transaction, carrying its GTID.
+	PreplKeepGTID System = "prepl-keep-gtid"
+	// PreplPrefetch is prepl replicate --prefetch 4: four connections
+	// read ahead the index pages of the transactions admitted.
+	PreplPrefetch System = "prepl-prefetch"
 	// Limit is the physical limit: the target ingesting the same row
 	// changes in one stream of large transactions, durability off.
 	Limit System = "limit"
 )
 
 // Systems that can be asked for on the command line, in table order.
-var Systems = []System{MariaDB, PreplReplicate, PreplReplay}
+var Systems = []System{MariaDB, PreplReplicate, PreplReplay, PreplKeepGTID, PreplPrefetch}
 
 // ParseSystem returns the system called name.
 func ParseSystem(name string) (System, error) {
@@ -137,11 +181,11 @@ func ParseSystem(name string) (System, error) {
 	if slices.Contains(Systems, s) {
 		return s, nil
 	}
-	return "", fmt.Errorf("unknown system %q (want mariadb, prepl-replicate or prepl-replay)", name)
+	return "", fmt.Errorf("unknown system %q (want mariadb, prepl-replicate, prepl-replay, prepl-keep-gtid or prepl-prefetch)", name)
 }
 
 // IsPrepl reports whether the system runs the prepl binary.
-func (s System) IsPrepl() bool { return s == PreplReplicate || s == PreplReplay || s == Limit }
+func (s System) IsPrepl() bool { return s != MariaDB }
 
 // Label is the system's name in tables and charts.
 func (s System) Label() string {
@@ -152,6 +196,10 @@ func (s System) Label() string {
 		return "prepl"
 	case PreplReplay:
 		return "prepl replay"
+	case PreplKeepGTID:
+		return "prepl --keep-gtid"
+	case PreplPrefetch:
+		return "prepl --prefetch 4"
 	case Limit:
 		return "physical limit"
 	}
@@ -193,7 +241,10 @@ type Result struct {
 	// PreplCPU is the CPU seconds (user + system) of the prepl process;
 	// ServerCPU those of the target's mariadbd while it was timed.
 	PreplCPU, ServerCPU float64
-	Err                 string // why the run failed; empty when it succeeded
+	// Counters are the target server's status counters over the timed
+	// run (differences of SHOW GLOBAL STATUS).
+	Counters Counters
+	Err      string // why the run failed; empty when it succeeded
 }
 
 // OK reports whether the run finished and the target equals the source.

@@ -16,8 +16,14 @@ type Config struct {
 	// benchmark measures exactly what users run.
 	Prepl     string
 	Workloads []Workload
-	Rows      int // rows in the sysbench table
-	Events    int // sysbench --events: transactions in each workload's binlog
+	Rows      int // rows in each sysbench table
+	// Tables is the number of sysbench tables (default 1); RandType is
+	// sysbench's --rand-type ("" keeps its default, special: most
+	// accesses on 1% of the rows; uniform spreads them over all rows,
+	// as an I/O-bound config needs).
+	Tables   int
+	RandType string
+	Events   int // sysbench --events: transactions in each workload's binlog
 	// SourceThreads is the sysbench threads of the parallel workloads
 	// (the serial one uses 1).
 	SourceThreads int
@@ -87,6 +93,9 @@ func (c *Config) check() error {
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		return ErrNoSysbench
 	}
+	if c.Tables < 1 {
+		c.Tables = 1
+	}
 	if c.SourceThreads < 1 {
 		c.SourceThreads = 48
 	}
@@ -104,7 +113,7 @@ func (c *Config) modes(s System) []string {
 	switch s {
 	case MariaDB:
 		return c.MariaDBModes
-	case PreplReplicate, PreplReplay:
+	case PreplReplicate, PreplReplay, PreplKeepGTID, PreplPrefetch:
 		return c.PreplModes
 	}
 	return nil

@@ -56,8 +56,11 @@ func TestParse(t *testing.T) {
 	if c, _ := ParseConfig("C"); c.Durable() || c.TargetRatio != 1 {
 		t.Errorf("config C = %+v", c)
 	}
-	if _, err := ParseConfig("D"); err == nil {
-		t.Error("config D accepted")
+	if c, err := ParseConfig("d"); err != nil || !c.IOBound || !c.Durable() || c.PoolBytes() != 32<<20 {
+		t.Errorf("config d = %+v, %v", c, err)
+	}
+	if _, err := ParseConfig("E"); err == nil {
+		t.Error("config E accepted")
 	}
 	if _, err := ParseSystem("limit"); err == nil {
 		t.Error("the physical limit is not a system one asks for")
@@ -71,8 +74,13 @@ func TestReplicaOptions(t *testing.T) {
 		t.Errorf("config A options = %+v", o)
 	}
 	c, _ := ParseConfig("C")
-	if o := c.options("/snap"); o.Binlog || o.FlushLogAtTrxCommit != 2 {
+	if o := c.options("/snap"); o.Binlog || o.FlushLogAtTrxCommit != 2 || len(o.Flags) != 0 {
 		t.Errorf("config C options = %+v", o)
+	}
+	d, _ := ParseConfig("D")
+	want := []string{"--innodb-buffer-pool-size=32M", "--innodb-flush-method=O_DIRECT", "--innodb-buffer-pool-load-at-startup=OFF"}
+	if o := d.options("/snap"); !o.Binlog || o.SyncBinlog != 1 || o.FlushLogAtTrxCommit != 1 || !slices.Equal(o.Flags, want) {
+		t.Errorf("config D options = %+v", o)
 	}
 }
 
@@ -87,6 +95,8 @@ func TestPreplArgs(t *testing.T) {
 			"--target", "T", "--start-gtid", "0-1-4", "--progress", "0", "--workers", "8", "--mode", "writeset", "--commit-unit", "1"}},
 		{Cell{System: PreplReplay, Mode: SerialMode, Threads: 0}, []string{"replay", "--target", "T", "--start-gtid", "0-1-4",
 			"--progress", "0", "--workers", "0", "--mode", "serial", "--commit-unit", "1", "/b/binlog.000002", "/b/binlog.000003"}},
+		{Cell{System: PreplKeepGTID, Mode: "writeset", Threads: 4}, []string{"replicate", "--source", "S", "--stop-at-end", "--keep-gtid",
+			"--target", "T", "--start-gtid", "0-1-4", "--progress", "0", "--workers", "4", "--mode", "writeset", "--commit-unit", "1"}},
 		{Cell{System: Limit, Mode: "one stream"}, []string{"replay", "--target", "T", "--start-gtid", "0-1-4",
 			"--progress", "0", "--commit-unit", "1", "/b/binlog.000002", "/b/binlog.000003"}},
 	} {

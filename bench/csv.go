@@ -10,7 +10,7 @@ import (
 
 // csvHeader names the columns of results.csv: one line per run.
 var csvHeader = []string{"workload", "config", "system", "mode", "threads", "repeat", "seconds", "txns", "txn_per_s", "verified",
-	"prepl_cpu_s", "server_cpu_s", "error"}
+	"prepl_cpu_s", "server_cpu_s", "error", "pool_reads", "innodb_fsyncs", "binlog_group_commits"}
 
 // csvWriter appends runs to results.csv as they finish, so an interrupted
 // benchmark keeps what it measured.
@@ -32,6 +32,9 @@ func (cw *csvWriter) write(r Result) error {
 		strconv.FormatFloat(r.Seconds, 'f', 3, 64), strconv.Itoa(r.Txns),
 		strconv.FormatFloat(r.TxnPerSec(), 'f', 1, 64), strconv.FormatBool(r.Verified),
 		strconv.FormatFloat(r.PreplCPU, 'f', 3, 64), strconv.FormatFloat(r.ServerCPU, 'f', 3, 64), r.Err}
+	for _, f := range r.Counters.fields() {
+		rec = append(rec, strconv.FormatInt(*f, 10))
+	}
 	if err := cw.w.Write(rec); err != nil {
 		return err
 	}
@@ -69,6 +72,11 @@ func ReadCSV(r io.Reader) ([]Result, error) {
 		}
 		if r.Verified, err = strconv.ParseBool(rec[9]); err != nil {
 			return nil, fmt.Errorf("results csv line %d, verified: %w", line, err)
+		}
+		for j, f := range r.Counters.fields() {
+			if *f, err = strconv.ParseInt(rec[13+j], 10, 64); err != nil {
+				return nil, fmt.Errorf("results csv line %d, %s: %w", line, csvHeader[13+j], err)
+			}
 		}
 		out = append(out, r)
 	}

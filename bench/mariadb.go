@@ -18,15 +18,15 @@ const pollEvery = 20 * time.Millisecond
 // the IO thread alone, then START SLAVE SQL_THREAD is timed until
 // MASTER_GTID_WAIT says the source's last GTID is applied. threads 0 is
 // the single-threaded replica.
-func mariaDBCatchUp(ctx context.Context, src *Source, replica *sandbox.Server, mode string, threads int) (elapsed, cpu time.Duration, err error) {
+func mariaDBCatchUp(ctx context.Context, src *Source, replica *sandbox.Server, mode string, threads int) (elapsed, cpu time.Duration, ctr Counters, err error) {
 	db, err := replica.Open("")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, ctr, err
 	}
 	defer db.Close()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("connect to replica: %w", err)
+		return 0, 0, ctr, fmt.Errorf("connect to replica: %w", err)
 	}
 	defer conn.Close()
 	setup := []string{
@@ -43,25 +43,33 @@ func mariaDBCatchUp(ctx context.Context, src *Source, replica *sandbox.Server, m
 	setup = append(setup, "START SLAVE IO_THREAD")
 	for _, q := range setup {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return 0, 0, fmt.Errorf("replica: %s: %w", q, err)
+			return 0, 0, ctr, fmt.Errorf("replica: %s: %w", q, err)
 		}
 	}
 	if err := waitRelayLog(ctx, conn, src.MasterFile, src.MasterPos); err != nil {
-		return 0, 0, err
+		return 0, 0, ctr, err
+	}
+	before, err := readCounters(ctx, conn)
+	if err != nil {
+		return 0, 0, ctr, err
 	}
 	meter := startCPU(replica)
 	start := time.Now()
 	if _, err := conn.ExecContext(ctx, "START SLAVE SQL_THREAD"); err != nil {
-		return 0, 0, fmt.Errorf("replica: START SLAVE SQL_THREAD: %w", err)
+		return 0, 0, ctr, fmt.Errorf("replica: START SLAVE SQL_THREAD: %w", err)
 	}
 	if err := waitGTID(ctx, conn, src.Stats.EndGTID); err != nil {
-		return 0, 0, err
+		return 0, 0, ctr, err
 	}
 	elapsed, cpu = time.Since(start), meter.elapsed()
-	if _, err := conn.ExecContext(ctx, "STOP SLAVE"); err != nil {
-		return 0, 0, fmt.Errorf("replica: STOP SLAVE: %w", err)
+	after, err := readCounters(ctx, conn)
+	if err != nil {
+		return 0, 0, ctr, err
 	}
-	return elapsed, cpu, nil
+	if _, err := conn.ExecContext(ctx, "STOP SLAVE"); err != nil {
+		return 0, 0, ctr, fmt.Errorf("replica: STOP SLAVE: %w", err)
+	}
+	return elapsed, cpu, after.sub(before), nil
 }
 
 // waitRelayLog waits until the IO thread has read the source's binlog up

@@ -18,6 +18,10 @@ func preplArgs(cell Cell, sourceURL, targetURL, startGTID string, files, extra [
 	switch cell.System {
 	case PreplReplicate:
 		a = []string{"replicate", "--source", sourceURL, "--stop-at-end"}
+	case PreplKeepGTID:
+		a = []string{"replicate", "--source", sourceURL, "--stop-at-end", "--keep-gtid"}
+	case PreplPrefetch:
+		a = []string{"replicate", "--source", sourceURL, "--stop-at-end", "--prefetch", "4"}
 	default:
 		a = []string{"replay"}
 	}
@@ -30,7 +34,7 @@ func preplArgs(cell Cell, sourceURL, targetURL, startGTID string, files, extra [
 		a = append(a, "--workers", strconv.Itoa(cell.Threads), "--mode", mode)
 	}
 	a = append(a, extra...)
-	if cell.System != PreplReplicate {
+	if cell.System == PreplReplay || cell.System == Limit {
 		a = append(a, files...)
 	}
 	return a

@@ -25,8 +25,9 @@ type Report struct {
 
 // Settings are the benchmark's parameters printed above the tables.
 type Settings struct {
-	Rows, Events, SourceThreads, Repeats int
-	PreplArgs, LimitArgs                 []string
+	Rows, Tables, Events, SourceThreads, Repeats int
+	RandType                                     string // sysbench --rand-type; "" its default
+	PreplArgs, LimitArgs                         []string
 }
 
 // Summaries groups the results by cell.
@@ -133,8 +134,15 @@ func (r *Report) Markdown(w io.Writer) {
 			"during the runs, so single runs are noisy; compare medians, and mind the spreads.\n\n", m.LoadMax, m.Cores)
 	}
 	st := r.Settings
-	fmt.Fprintf(w, "Settings: %d rows in one sysbench table; %d sysbench events per workload (%d source threads for the parallel workloads); "+
-		"%d repeat(s) per cell", st.Rows, st.Events, st.SourceThreads, st.Repeats)
+	tables := "one sysbench table"
+	if st.Tables > 1 {
+		tables = fmt.Sprintf("each of %d sysbench tables", st.Tables)
+	}
+	fmt.Fprintf(w, "Settings: %d rows in %s; %d sysbench events per workload (%d source threads for the parallel workloads", st.Rows, tables, st.Events, st.SourceThreads)
+	if st.RandType != "" {
+		fmt.Fprintf(w, ", `--rand-type=%s`", st.RandType)
+	}
+	fmt.Fprintf(w, "); %d repeat(s) per cell", st.Repeats)
 	if len(st.PreplArgs) > 0 {
 		fmt.Fprintf(w, "; prepl runs with `%s`", strings.Join(st.PreplArgs, " "))
 	}
@@ -197,9 +205,13 @@ func (r *Report) writeWorkload(w io.Writer, sum map[Cell]Summary, wl Workload) {
 	}
 	for _, c := range r.Configs {
 		fmt.Fprintf(w, "#### %s, config %s: %s\n\n", wl.Name, c.Name, c.Description)
+		if c.IOBound {
+			r.writeIOBound(w, wl.Name, c)
+		}
 		r.writeTable(w, sum, wl.Name, c.Name)
 		fmt.Fprintln(w)
 		r.writeCPU(w, sum, wl.Name, c.Name)
+		r.writeCounters(w, sum, wl.Name, c.Name)
 	}
 	if s, ok := sum[limitCell(wl)]; ok {
 		fmt.Fprintf(w, "Physical limit (config C, `prepl replay %s`, one stream of large transactions): %s s",
@@ -228,6 +240,56 @@ func (r *Report) writeCPU(w io.Writer, sum map[Cell]Summary, wl, cfg string) {
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "CPU per transaction, single-threaded (median): %s.\n\n", strings.Join(parts, "; "))
 	}
+}
+
+// writeIOBound says how much bigger than the buffer pool the data is:
+// an I/O-bound config is one only if most of the data is not in memory.
+func (r *Report) writeIOBound(w io.Writer, wl string, c ReplicaConfig) {
+	for _, s := range r.Sources {
+		if s.Workload != wl || s.DataBytes == 0 {
+			continue
+		}
+		ratio := float64(s.DataBytes) / float64(c.PoolBytes())
+		fmt.Fprintf(w, "Data: %.0f MiB (%d table(s) of %d rows, data and indexes) in a buffer pool of %.0f MiB: **%.1f×** the pool",
+			float64(s.DataBytes)/(1<<20), s.Tables, s.Rows, float64(c.PoolBytes())/(1<<20), ratio)
+		if ratio < 8 {
+			fmt.Fprint(w, " (**less than 8×**: give more --rows or --tables for an I/O-bound run)")
+		}
+		fmt.Fprint(w, ".\n\n")
+	}
+}
+
+// writeCounters writes the target server's status counters per source
+// transaction for every cell: what bound the run (fsyncs of durable
+// commits, page reads from disk).
+func (r *Report) writeCounters(w io.Writer, sum map[Cell]Summary, wl, cfg string) {
+	var lines []string
+	add := func(c Cell) {
+		if s, ok := sum[c]; ok && s.OK() {
+			lines = append(lines, fmt.Sprintf("| %s | %d | %s |", c.Label(), c.Threads, s.Counters.perTxn(s.Txns)))
+		}
+	}
+	for _, s := range r.Systems {
+		add(Cell{Workload: wl, Config: cfg, System: s, Mode: SerialMode})
+		for _, m := range r.Modes[s] {
+			for _, t := range r.Threads {
+				if t > 0 {
+					add(Cell{Workload: wl, Config: cfg, System: s, Mode: m, Threads: t})
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Target server counters per source transaction over the timed run (median of the repeats):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| cell | threads | per source transaction |")
+	fmt.Fprintln(w, "|---|---:|---|")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
 }
 
 // cpuText is a cell's CPU per transaction: the target server's, and

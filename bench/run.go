@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prepl/prepl/sandbox"
@@ -58,9 +59,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	b := &bencher{cfg: &cfg, csv: cw, prog: newProgress(cfg.Progress, total)}
 	b.report = &Report{Command: cfg.Command, Machine: detectMachine(ctx, cfg.Prepl),
-		Settings:  Settings{Rows: cfg.Rows, Events: cfg.Events, SourceThreads: cfg.SourceThreads, Repeats: cfg.Repeats, PreplArgs: cfg.PreplArgs, LimitArgs: cfg.LimitArgs},
+		Settings:  Settings{Rows: cfg.Rows, Tables: cfg.Tables, RandType: cfg.RandType, Events: cfg.Events, SourceThreads: cfg.SourceThreads, Repeats: cfg.Repeats, PreplArgs: cfg.PreplArgs, LimitArgs: cfg.LimitArgs},
 		Workloads: cfg.Workloads, Configs: cfg.Configs, Systems: cfg.Systems, Threads: cfg.Threads,
-		Modes: map[System][]string{MariaDB: cfg.MariaDBModes, PreplReplicate: cfg.PreplModes, PreplReplay: cfg.PreplModes}}
+		Modes: map[System][]string{MariaDB: cfg.MariaDBModes, PreplReplicate: cfg.PreplModes, PreplReplay: cfg.PreplModes, PreplKeepGTID: cfg.PreplModes, PreplPrefetch: cfg.PreplModes}}
 	limit := ""
 	if cfg.LimitArgs != nil {
 		limit = " + the physical limit"
@@ -144,18 +145,17 @@ func (b *bencher) run(ctx context.Context, src *Source, r plannedRun) Result {
 
 	rctx, cancel := context.WithTimeout(ctx, b.cfg.RunTimeout)
 	defer cancel()
+	if rc.IOBound {
+		// The copy of the snapshot is still in the page cache, dirty: write
+		// it out now, or the first O_DIRECT reads of the timed run would.
+		syscall.Sync()
+	}
 	var d, serverCPU, preplCPU time.Duration
+	var ctr Counters
 	if r.System == MariaDB {
-		d, serverCPU, err = mariaDBCatchUp(rctx, src, replica, r.Mode, r.Threads)
+		d, serverCPU, ctr, err = mariaDBCatchUp(rctx, src, replica, r.Mode, r.Threads)
 	} else {
-		extra := b.cfg.PreplArgs
-		if r.System == Limit {
-			extra = b.cfg.LimitArgs
-		}
-		args := preplArgs(r.Cell, src.Server.URL(), replica.URL(), src.Stats.StartGTID, src.Files, extra)
-		meter := startCPU(replica)
-		d, preplCPU, err = runPrepl(rctx, b.cfg.Prepl, args, b.logPath(r))
-		serverCPU = meter.elapsed()
+		d, serverCPU, preplCPU, ctr, err = b.runPrepl(rctx, src, replica, r)
 	}
 	if err != nil {
 		if rctx.Err() == context.DeadlineExceeded {
@@ -164,13 +164,39 @@ func (b *bencher) run(ctx context.Context, src *Source, r plannedRun) Result {
 		res.Err = err.Error()
 		return res
 	}
-	res.Seconds, res.ServerCPU, res.PreplCPU = d.Seconds(), serverCPU.Seconds(), preplCPU.Seconds()
+	res.Seconds, res.ServerCPU, res.PreplCPU, res.Counters = d.Seconds(), serverCPU.Seconds(), preplCPU.Seconds(), ctr
 	if err := b.verify(ctx, src, replica); err != nil {
 		res.Err = "target differs from source: " + err.Error()
 		return res
 	}
 	res.Verified = true
 	return res
+}
+
+// runPrepl times the prepl run of cell r against replica, with the
+// replica's CPU time and status counters over the run.
+func (b *bencher) runPrepl(ctx context.Context, src *Source, replica *sandbox.Server, r plannedRun) (d, serverCPU, preplCPU time.Duration, ctr Counters, err error) {
+	extra := b.cfg.PreplArgs
+	if r.System == Limit {
+		extra = b.cfg.LimitArgs
+	}
+	args := preplArgs(r.Cell, src.Server.URL(), replica.URL(), src.Stats.StartGTID, src.Files, extra)
+	db, err := replica.Open("")
+	if err != nil {
+		return 0, 0, 0, ctr, err
+	}
+	defer db.Close()
+	before, err := readCounters(ctx, db)
+	if err != nil {
+		return 0, 0, 0, ctr, err
+	}
+	meter := startCPU(replica)
+	if d, preplCPU, err = runPrepl(ctx, b.cfg.Prepl, args, b.logPath(r)); err != nil {
+		return 0, 0, 0, ctr, err
+	}
+	serverCPU = meter.elapsed()
+	after, err := readCounters(ctx, db)
+	return d, serverCPU, preplCPU, after.sub(before), err
 }
 
 // verify compares every table of the replica with the source's by checksum.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prepl/prepl/position"
@@ -33,9 +34,13 @@ type Source struct {
 
 // SourceStats describe a workload's binlog.
 type SourceStats struct {
-	Workload      string
-	Script        string
-	Rows          int
+	Workload string
+	Script   string
+	Rows     int // per table
+	Tables   int
+	// DataBytes is the sysbench tables' data and indexes on disk after
+	// the prepare (information_schema data_length + index_length).
+	DataBytes     int64
 	SourceThreads int
 	CommitWait    bool
 	// StartGTID is the gtid_binlog_pos of the snapshot; EndGTID the one
@@ -79,13 +84,16 @@ func prepareSource(ctx context.Context, cfg *Config, w Workload, workDir string,
 		}
 	}()
 	st := &src.Stats
-	*st = SourceStats{Workload: w.Name, Script: w.Script, Rows: cfg.Rows, SourceThreads: cfg.SourceThreads, CommitWait: w.CommitWait}
+	*st = SourceStats{Workload: w.Name, Script: w.Script, Rows: cfg.Rows, Tables: cfg.Tables, SourceThreads: cfg.SourceThreads, CommitWait: w.CommitWait}
 	if w.Serial {
 		st.SourceThreads = 1
 	}
-	sb := Sysbench{Server: srv, TableSize: cfg.Rows}
-	say("%s: source %s: sysbench %s prepare, %d rows", w.Name, srv.Dir, w.Script, cfg.Rows)
+	sb := Sysbench{Server: srv, TableSize: cfg.Rows, Tables: cfg.Tables, RandType: cfg.RandType}
+	say("%s: source %s: sysbench %s prepare, %d table(s) of %d rows", w.Name, srv.Dir, w.Script, cfg.Tables, cfg.Rows)
 	if err := sb.Prepare(ctx, w.Script); err != nil {
+		return nil, err
+	}
+	if st.DataBytes, err = dataBytes(ctx, srv, sb.db()); err != nil {
 		return nil, err
 	}
 	if err := src.snapshot(ctx, filepath.Join(workDir, "snapshot-"+w.Name)); err != nil {
@@ -101,6 +109,41 @@ func prepareSource(ctx context.Context, cfg *Config, w Workload, workDir string,
 		float64(st.Txns)/st.Generate.Seconds())
 	ok = true
 	return src, nil
+}
+
+// dataBytes is the size of schema's tables, data and indexes, after
+// ANALYZE TABLE makes information_schema's figures current.
+func dataBytes(ctx context.Context, srv *sandbox.Server, schema string) (int64, error) {
+	db, err := srv.Open(schema)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", schema)
+	if err != nil {
+		return 0, fmt.Errorf("source data size: %w", err)
+	}
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		tables = append(tables, "`"+t+"`")
+	}
+	rows.Close()
+	if len(tables) > 0 {
+		if _, err := db.ExecContext(ctx, "ANALYZE TABLE "+strings.Join(tables, ", ")); err != nil {
+			return 0, fmt.Errorf("source data size: %w", err)
+		}
+	}
+	var n sql.NullInt64
+	err = db.QueryRowContext(ctx, "SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = ?", schema).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("source data size: %w", err)
+	}
+	return n.Int64, nil
 }
 
 // snapshot stops the source cleanly, copies its data directory and

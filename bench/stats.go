@@ -15,6 +15,8 @@ type Summary struct {
 	// PreplCPU and ServerCPU are the median CPU seconds of the prepl
 	// process and of the target server over the runs that count.
 	PreplCPU, ServerCPU float64
+	// Counters are the medians of each target status counter.
+	Counters Counters
 }
 
 // OK reports whether the cell has a time and no failed run: a cell with a
@@ -48,6 +50,7 @@ func median(xs []float64) float64 {
 func summarize(results []Result) map[Cell]Summary {
 	secs := map[Cell][]float64{}
 	pcpu, scpu := map[Cell][]float64{}, map[Cell][]float64{}
+	ctrs := map[Cell][]Counters{}
 	out := map[Cell]Summary{}
 	for _, r := range results {
 		s := out[r.Cell]
@@ -56,6 +59,7 @@ func summarize(results []Result) map[Cell]Summary {
 			secs[r.Cell] = append(secs[r.Cell], r.Seconds)
 			pcpu[r.Cell] = append(pcpu[r.Cell], r.PreplCPU)
 			scpu[r.Cell] = append(scpu[r.Cell], r.ServerCPU)
+			ctrs[r.Cell] = append(ctrs[r.Cell], r.Counters)
 			s.Runs++
 		} else {
 			s.Failed++
@@ -66,6 +70,14 @@ func summarize(results []Result) map[Cell]Summary {
 		s := out[c]
 		s.Median, s.Min, s.Max = median(xs), slices.Min(xs), slices.Max(xs)
 		s.PreplCPU, s.ServerCPU = median(pcpu[c]), median(scpu[c])
+		fields := s.Counters.fields()
+		for i := range fields {
+			var xs []float64
+			for _, x := range ctrs[c] {
+				xs = append(xs, float64(*x.fields()[i]))
+			}
+			*fields[i] = int64(median(xs))
+		}
 		out[c] = s
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -11,11 +12,13 @@ import (
 )
 
 // Sysbench drives sysbench's bundled OLTP Lua scripts against a sandbox
-// server: one table (sbtest.sbtest1) of TableSize rows.
+// server: Tables tables (sbtest.sbtest1...; default 1) of TableSize rows.
 type Sysbench struct {
 	Server    *sandbox.Server
 	DB        string // default "sbtest"
 	TableSize int
+	Tables    int
+	RandType  string // sysbench --rand-type; "" keeps its default
 }
 
 // RunSpec bounds a sysbench run by transactions (Events), by time
@@ -35,7 +38,10 @@ func (sb Sysbench) db() string {
 
 func (sb Sysbench) args(script string, extra ...string) []string {
 	a := []string{script, "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(sb.Server.Port),
-		"--mysql-user=root", "--mysql-db=" + sb.db(), "--tables=1", "--table-size=" + strconv.Itoa(sb.TableSize)}
+		"--mysql-user=root", "--mysql-db=" + sb.db(), "--tables=" + strconv.Itoa(max(sb.Tables, 1)), "--table-size=" + strconv.Itoa(sb.TableSize)}
+	if sb.RandType != "" {
+		a = append(a, "--rand-type="+sb.RandType)
+	}
 	return append(a, extra...)
 }
 
@@ -52,7 +58,8 @@ func (sb Sysbench) Prepare(ctx context.Context, script string) error {
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+sb.db()+"`"); err != nil {
 		return fmt.Errorf("sysbench prepare: create database %s: %w", sb.db(), err)
 	}
-	return sb.exec(ctx, sb.args(script, "prepare"))
+	// One thread per table, as many as there are cores to fill them.
+	return sb.exec(ctx, sb.args(script, "--threads="+strconv.Itoa(min(max(sb.Tables, 1), runtime.NumCPU())), "prepare"))
 }
 
 // Run runs the script's load.

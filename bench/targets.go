@@ -66,7 +66,9 @@ func best(sum map[Cell]Summary, w, c string, which func(System) bool, threads fu
 	return b
 }
 
-func isPrepl(s System) bool   { return s == PreplReplicate || s == PreplReplay }
+// isPrepl: the systems whose best is prepl's best (--keep-gtid is another
+// promise, measured beside them).
+func isPrepl(s System) bool   { return s == PreplReplicate || s == PreplReplay || s == PreplPrefetch }
 func isMariaDB(s System) bool { return s == MariaDB }
 
 // checkTargets evaluates the targets for every workload and

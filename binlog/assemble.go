@@ -58,6 +58,10 @@ type assembler struct {
 	// while the rest of such a transaction is read and dropped.
 	skip     func(gtid string, start txn.Position) bool
 	dropping bool
+	// tooBig is set while the rest of a transaction larger than
+	// --max-txn-size is read and dropped, to refuse it at its end: its
+	// limit then, and the error names the whole transaction.
+	tooBig int64
 }
 
 type tableEntry struct {
@@ -104,7 +108,45 @@ func (a *assembler) add(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		// lastEnd to its position in the new one.
 		defer func() { a.lastEnd = h.LogPos }()
 	}
-	return a.handle(ev)
+	t, err := a.handle(ev)
+	if t != nil && a.tooBig > 0 {
+		err, a.tooBig = a.refuseTooBig(t, a.tooBig), 0
+		return nil, err
+	}
+	return t, err
+}
+
+// overLimit handles an open transaction that has grown past limit
+// (--max-txn-size): prepl holds a transaction whole until it applies it.
+// It is dropped when the user chose to skip it; otherwise the rest of it
+// is read and dropped, and it is refused at its end, before anything of
+// it is applied, with an error that says how to go on.
+func (a *assembler) overLimit(limit int64) {
+	if a.dropping {
+		return
+	}
+	a.cur.Changes, a.dropping = nil, true
+	if a.skip == nil || !a.skip(a.cur.GTID, a.cur.Start) {
+		a.tooBig = limit
+	}
+}
+
+// refuseTooBig is the error of a transaction read whole past limit.
+func (a *assembler) refuseTooBig(t *txn.Txn, limit int64) error {
+	id := t.Start.String()
+	if t.GTID != "" {
+		id = t.GTID
+	}
+	return &FormatError{File: t.Start.File, Offset: t.Start.Offset, GTID: t.GTID, Err: fmt.Errorf("transaction of %d bytes "+
+		"(%s to offset %d) is larger than --max-txn-size %d; prepl holds a transaction whole in memory until it applies it "+
+		"(several times its binlog size), so nothing of this one is applied. To go on, either raise --max-txn-size above %d "+
+		"if this host has the memory, or apply the transaction outside prepl and then leave it out "+
+		"(prepl replay --skip-gtid %s, or prepl skip --target TARGET %s before prepl replicate): "+
+		"mariadb-binlog --start-position=%d --stop-position=%d %s | mariadb --max-allowed-packet=1G --host TARGET "+
+		"(add --read-from-remote-server --host SOURCE to read it from the source; the target's max_allowed_packet must "+
+		"hold the BINLOG text of its largest statement, 4/3 of its bytes and at most 1 GiB), or by running its "+
+		"statements again on the target",
+		t.Size, t.Start, t.End.Offset, limit, t.Size, id, id, t.Start.Offset, t.End.Offset, t.Start.File)}
 }
 
 func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
@@ -132,6 +174,7 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		}
 		g := e.GTID
 		a.cur.GTID = mariaGTID(g.DomainID, g.ServerID, g.SequenceNumber)
+		a.dropIfSkipped()
 		a.cur.Domain, a.cur.SeqNo = g.DomainID, g.SequenceNumber
 		a.cur.CommitID, a.cur.Flags = e.CommitID, e.Flags
 		switch {
@@ -259,7 +302,18 @@ func (a *assembler) mysqlGTID(h *replication.EventHeader, e *replication.GTIDEve
 		a.cur.SeqNo = uint64(e.GNO)
 	}
 	a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
+	a.dropIfSkipped()
 	return nil
+}
+
+// dropIfSkipped drops, as they are read, the rows of a transaction the
+// user chose to leave out (--skip-gtid, --skip-position, prepl skip): it
+// is not applied, and holding it would cost memory for nothing (a
+// transaction refused for its size is then read without being held).
+func (a *assembler) dropIfSkipped() {
+	if a.skip != nil && a.skip(a.cur.GTID, a.cur.Start) {
+		a.dropping = true
+	}
 }
 
 // implicitBegin opens a transaction at its first event when no GTID event

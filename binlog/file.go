@@ -273,8 +273,8 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 		if err != nil {
 			return err
 		}
-		if err := g.countTxn(asm.open(), len(raw)); err != nil {
-			return fail(off, err)
+		if g.countTxn(asm.open(), len(raw)) {
+			asm.overLimit(g.lim.MaxTxn)
 		}
 		r.noteFlavor(asm.flavor)
 		if t != nil && !send(fileResult{t: t}) {

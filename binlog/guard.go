@@ -736,16 +736,13 @@ func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
 }
 
 // countTxn adds an event of n bytes to the open transaction's size (open
-// after the event was assembled) and fails past the limit.
-func (g *eventGuard) countTxn(open bool, n int) error {
+// after the event was assembled) and reports whether the transaction is
+// now past the limit.
+func (g *eventGuard) countTxn(open bool, n int) bool {
 	if !open {
 		g.txnBytes = 0
-		return nil
+		return false
 	}
 	g.txnBytes += int64(n)
-	if g.txnBytes > g.lim.MaxTxn {
-		return fmt.Errorf("transaction larger than --max-txn-size %d bytes: a damaged binlog, or raise --max-txn-size "+
-			"(prepl holds a transaction whole in memory)", g.lim.MaxTxn)
-	}
-	return nil
+	return g.txnBytes > g.lim.MaxTxn
 }

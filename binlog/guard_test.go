@@ -338,7 +338,60 @@ func TestGuardLimits(t *testing.T) {
 			t.Errorf("limits %+v: %v, want %q", c.lim, err, c.msg)
 		}
 	}
-	if _, err := decodeBytes("crc32.000001", clean, Limits{}); err != nil {
+	good, err := decodeBytes("crc32.000001", clean, Limits{})
+	if err != nil {
 		t.Fatal(err)
+	}
+
+	// A transaction past --max-txn-size is refused at its end, before
+	// anything of it is returned, named with its size, its place and the
+	// ways to go on. (A DDL is one event: --max-event-size bounds it.)
+	// The cap counts a transaction's events before its commit (an XID
+	// event of 31 bytes with its checksum).
+	over := func(x *txn.Txn) bool { return x.Size-31 > 300 && x.Flags&txn.FlagStandalone == 0 }
+	var big *txn.Txn
+	for _, x := range good {
+		if over(x) {
+			big = x
+			break
+		}
+	}
+	if big == nil {
+		t.Fatal("no transaction of more than 300 bytes in the seed")
+	}
+	got, err := decodeBytes("crc32.000001", clean, Limits{MaxTxn: 300})
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Offset != big.Start.Offset || fe.GTID != big.GTID {
+		t.Fatalf("refusal: %v, want a *FormatError at %s (%s)", err, big.Start, big.GTID)
+	}
+	for _, want := range []string{fmt.Sprintf("transaction of %d bytes", big.Size), fmt.Sprintf("to offset %d", big.End.Offset),
+		fmt.Sprintf("--start-position=%d --stop-position=%d crc32.000001", big.Start.Offset, big.End.Offset), "--skip-gtid " + big.GTID} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	if n := len(got); n == 0 || got[n-1].End.Offset > big.Start.Offset {
+		t.Errorf("%d transactions returned before the refusal, the last ending after %s", n, big.Start)
+	}
+
+	// Named by a skip, a transaction is dropped as it is read, whatever
+	// its size, and the read goes on.
+	overByGTID := map[string]bool{}
+	for _, x := range good {
+		overByGTID[x.GTID] = over(x)
+	}
+	r := &FileReader{lim: Limits{MaxTxn: 300}.withDefaults(), skip: func(g string, _ txn.Position) bool { return overByGTID[g] }}
+	asm := newAssembler()
+	asm.skip = r.skip
+	var all []*txn.Txn
+	err = r.parseEvents(context.Background(), asm, "crc32.000001", bytes.NewReader(clean), int64(len(clean)), 4,
+		func(res fileResult) bool { all = append(all, res.t); return true })
+	if err = endOfFile(err, asm, false); err != nil || len(all) != len(good) {
+		t.Fatalf("skipping: %d transactions, %v; want %d", len(all), err, len(good))
+	}
+	for i, x := range all {
+		if dropped := over(good[i]); dropped != (len(x.Changes) == 0 && len(good[i].Changes) > 0) || x.End != good[i].End {
+			t.Errorf("txn %d (%d bytes): %d changes (of %d), end %s", i, good[i].Size, len(x.Changes), len(good[i].Changes), x.End)
+		}
 	}
 }

@@ -74,6 +74,10 @@ type StreamConfig struct {
 	Log *slog.Logger
 	// Limits bound the size of an event and of a transaction.
 	Limits Limits
+	// Skip says whether the user chose to leave out a transaction (by
+	// GTID or start position) that cannot be read whole: one larger than
+	// Limits.MaxTxn is then dropped as it is read instead of refused.
+	Skip func(gtid string, start txn.Position) bool
 }
 
 // StreamReader reads transactions over the replication protocol.
@@ -156,6 +160,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &StreamReader{cfg: cfg, asm: newAssembler(), seen: map[uint32]uint64{}}
+	s.asm.skip = cfg.Skip
 	s.heard.Store(time.Now().UnixNano())
 	if err := s.inspect(ctx); err != nil {
 		return nil, err
@@ -483,10 +488,8 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			continue
 		}
 		t, err := s.asm.add(ev)
-		if err == nil {
-			if err = s.guard.countTxn(s.asm.open(), len(raw.RawData)); err != nil {
-				err = s.damage(raw.Header, err)
-			}
+		if err == nil && s.guard.countTxn(s.asm.open(), len(raw.RawData)) {
+			s.asm.overLimit(s.guard.lim.MaxTxn)
 		}
 		if err != nil {
 			s.err = err

@@ -80,12 +80,15 @@ func TestBenchSmoke(t *testing.T) {
 func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "--workloads", "tpcc"},
-		{"bench", "--configs", "D"},
+		{"bench", "--configs", "E"},
 		{"bench", "--threads", "0,x"},
 		{"bench", "--prepl-modes", "fastest"},
 		{"bench", "--systems", "postgres"},
 		{"bench", "--mariadb-modes", "fast"},
 		{"bench", "extra"},
+		{"bench", "scale", "--volume", "lots"},
+		{"bench", "scale", "--workers", "x"},
+		{"bench", "scale", "extra"},
 	} {
 		if code, out := prepl(t, args...); code != 2 {
 			t.Errorf("prepl %s: exit %d, want 2 (usage)\n%s", strings.Join(args, " "), code, out)

@@ -13,6 +13,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/prefetch"
 	"github.com/prepl/prepl/redact"
 )
 
@@ -21,6 +22,7 @@ type applyFlags struct {
 	target    string
 	workers   int
 	fixedWork bool
+	prefetch  int
 	mode      string
 	retries   int
 	window    string
@@ -69,6 +71,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"1: one target transaction per source transaction")
 	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+
 		"no foreign keys or triggers); --compact=false sends every row change as its own statement")
+	fs.IntVar(&f.prefetch, "prefetch", 0, "connections that read ahead, with SELECTs by key, the index pages the transactions about to be\n"+
+		"applied will touch, so that a target whose data does not fit in its buffer pool waits less on disk reads (0: off;\n"+
+		"experimental: not faster in the I/O-bound benchmark, docs/benchmarks.md config D)")
 	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
 	fs.StringVar(&f.pendingDDL, "pending-ddl", "", "ID=applied or ID=not-applied: tell prepl whether the DDL of transaction ID (its GTID, or FILE:POS),\n"+
 		"interrupted by a crash, took effect on the target. Needed only when prepl stops and asks: on a target with\n"+
@@ -80,8 +85,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
 	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB);\n"+
 		"a bigger one is taken for a damaged length and stops the run")
-	fs.StringVar(&f.maxTxn, "max-txn-size", "4GiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory,\n"+
-		"so a bigger one stops the run (raise it when the host has the memory)")
+	fs.StringVar(&f.maxTxn, "max-txn-size", "256MiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory\n"+
+		"(about 5 times its binlog size), so a bigger one is refused before anything of it is applied, with an error that\n"+
+		"names it and says how to go on (raise this when the host has the memory, or apply it outside prepl and leave it out)")
 	f.registerOps(fs)
 	f.gate.register(fs)
 	f.pg.register(fs)
@@ -167,6 +173,26 @@ func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	l := slog.New(redact.Handler(h))
 	slog.SetDefault(l)
 	return l, nil
+}
+
+// withPrefetch wraps the target in --prefetch read-ahead connections;
+// stop ends them and logs what they did. Without --prefetch it is the
+// target itself.
+func (f *applyFlags) withPrefetch(log *slog.Logger, tgt target) (t apply.Target, stop func()) {
+	if f.prefetch <= 0 {
+		return tgt, func() {}
+	}
+	m, ok := tgt.(myTarget)
+	if !ok {
+		log.Warn("--prefetch reads ahead on MySQL/MariaDB targets only: ignored")
+		return tgt, func() {}
+	}
+	p := prefetch.Wrap(m.Target, f.prefetch)
+	return p, func() {
+		st := p.Stop()
+		log.Info("prefetch done", "connections", f.prefetch, "selects", st.Queries.Load(), "failed", st.Failed.Load(),
+			"dropped_queue_full", st.Dropped.Load())
+	}
 }
 
 // parseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.

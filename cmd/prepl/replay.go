@@ -182,7 +182,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	stats, err := apply.Run(rctx, rd, tgt, res, cfg)
+	at, stopPrefetch := af.withPrefetch(log, tgt)
+	stats, err := apply.Run(rctx, rd, at, res, cfg)
+	stopPrefetch()
 	err = gate.stop(rctx, err)
 	w.finish(stats, err)
 	printSummary(stdout, stats)

@@ -137,7 +137,8 @@ Flags:
 	}
 	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
 		TLS: srcTLS, TLSFallback: srcFallback,
-		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log, Limits: lim}
+		ServerID: uint32(*serverID), Heartbeat: *heartbeat, StopAtEnd: *stopAtEnd, ReconnectTimeout: *sourceReconnect, Log: log, Limits: lim,
+		Skip: chRun.requestedSkip}
 	switch {
 	case res.Found && res.Position.GTIDPos != "":
 		sc.StartGTID = res.Position.GTIDPos
@@ -170,7 +171,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	stats, err := apply.Run(rctx, rd, tgt, res, cfg)
+	at, stopPrefetch := af.withPrefetch(log, tgt)
+	stats, err := apply.Run(rctx, rd, at, res, cfg)
+	stopPrefetch()
 	err = gate.stop(rctx, err)
 	w.finish(stats, err)
 	printSummary(stdout, stats)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/txn"
 )
 
 // channelLockWait is how long a run waits for the channel's lock: a prepl
@@ -30,6 +32,16 @@ const channelLockWait = 10 * time.Second
 type channelRun struct {
 	unlock  func() // lets the channel's lock go
 	skipped atomic.Uint64
+	// requested are the transactions prepl skip asked to leave out, by
+	// GTID or FILE:OFFSET, as the run started; read-only.
+	requested map[string]bool
+}
+
+// requestedSkip reports whether prepl skip named the transaction: the
+// binlog reader then drops one too big to hold (--max-txn-size) instead
+// of refusing it.
+func (cr *channelRun) requestedSkip(gtid string, start txn.Position) bool {
+	return gtid != "" && cr.requested[gtid] || cr.requested[start.String()]
 }
 
 // claimChannel takes the channel's lock and installs the skip requests in
@@ -63,6 +75,7 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt target, cfg *apply.
 	if len(want) == 0 {
 		return cr, nil
 	}
+	cr.requested = maps.Clone(want)
 	inner := cfg.Filter
 	cfg.Filter = func(t *txnT) apply.Action {
 		id := ""
