@@ -11,19 +11,23 @@ import (
 )
 
 // Sysbench drives sysbench's bundled OLTP Lua scripts against a sandbox
-// server: one table (sbtest.sbtest1) of TableSize rows.
+// server: Tables tables (sbtest.sbtest1, ...; default one) of TableSize
+// rows each.
 type Sysbench struct {
 	Server    *sandbox.Server
 	DB        string // default "sbtest"
+	Tables    int
 	TableSize int
 }
 
 // RunSpec bounds a sysbench run by transactions (Events), by time
 // (Seconds), or both; 0 means no bound, and one of them must be set.
+// Rate caps the transactions per second (0: as fast as it goes).
 type RunSpec struct {
 	Threads int
 	Events  int
 	Seconds int
+	Rate    int
 }
 
 func (sb Sysbench) db() string {
@@ -35,7 +39,7 @@ func (sb Sysbench) db() string {
 
 func (sb Sysbench) args(script string, extra ...string) []string {
 	a := []string{script, "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(sb.Server.Port),
-		"--mysql-user=root", "--mysql-db=" + sb.db(), "--tables=1", "--table-size=" + strconv.Itoa(sb.TableSize)}
+		"--mysql-user=root", "--mysql-db=" + sb.db(), "--tables=" + strconv.Itoa(max(sb.Tables, 1)), "--table-size=" + strconv.Itoa(sb.TableSize)}
 	return append(a, extra...)
 }
 
@@ -61,7 +65,8 @@ func (sb Sysbench) Run(ctx context.Context, script string, spec RunSpec) error {
 		return fmt.Errorf("sysbench run: give events or seconds")
 	}
 	return sb.exec(ctx, sb.args(script, "--threads="+strconv.Itoa(max(spec.Threads, 1)),
-		"--events="+strconv.Itoa(max(spec.Events, 0)), "--time="+strconv.Itoa(max(spec.Seconds, 0)), "run"))
+		"--events="+strconv.Itoa(max(spec.Events, 0)), "--time="+strconv.Itoa(max(spec.Seconds, 0)),
+		"--rate="+strconv.Itoa(max(spec.Rate, 0)), "run"))
 }
 
 func (sb Sysbench) exec(ctx context.Context, args []string) error {
