@@ -57,7 +57,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		total += len(runs)
 	}
 	b := &bencher{cfg: &cfg, csv: cw, prog: newProgress(cfg.Progress, total)}
-	b.report = &Report{Command: cfg.Command, Machine: detectMachine(ctx, cfg.Prepl),
+	b.report = &Report{Command: cfg.Command, Machine: DetectMachine(ctx, cfg.Prepl),
 		Settings:  Settings{Rows: cfg.Rows, Events: cfg.Events, SourceThreads: cfg.SourceThreads, Repeats: cfg.Repeats, PreplArgs: cfg.PreplArgs, LimitArgs: cfg.LimitArgs},
 		Workloads: cfg.Workloads, Configs: cfg.Configs, Systems: cfg.Systems, Threads: cfg.Threads,
 		Modes: map[System][]string{MariaDB: cfg.MariaDBModes, PreplReplicate: cfg.PreplModes, PreplReplay: cfg.PreplModes}}
@@ -114,7 +114,7 @@ func (b *bencher) workload(ctx context.Context, w Workload, workDir string, runs
 		start := time.Now()
 		res := b.run(ctx, src, r)
 		b.prog.end(res, time.Since(start))
-		b.report.Machine.LoadMax = max(b.report.Machine.LoadMax, loadAvg())
+		b.report.Machine.LoadMax = max(b.report.Machine.LoadMax, LoadAvg())
 		b.report.Results = append(b.report.Results, res)
 		if err := b.csv.write(res); err != nil {
 			return fmt.Errorf("write %s: %w", ResultsCSV, err)
@@ -154,7 +154,7 @@ func (b *bencher) run(ctx context.Context, src *Source, r plannedRun) Result {
 		}
 		args := preplArgs(r.Cell, src.Server.URL(), replica.URL(), src.Stats.StartGTID, src.Files, extra)
 		meter := startCPU(replica)
-		d, preplCPU, err = runPrepl(rctx, b.cfg.Prepl, args, b.logPath(r))
+		d, preplCPU, err = RunPrepl(rctx, b.cfg.Prepl, args, b.logPath(r))
 		serverCPU = meter.elapsed()
 	}
 	if err != nil {

@@ -72,13 +72,13 @@ func (sb Sysbench) Run(ctx context.Context, script string, spec RunSpec) error {
 func (sb Sysbench) exec(ctx context.Context, args []string) error {
 	out, err := exec.CommandContext(ctx, "sysbench", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), err, tail(string(out), 20))
+		return fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), err, Tail(string(out), 20))
 	}
 	return nil
 }
 
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
+// Tail returns the last n lines of s.
+func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
