@@ -22,7 +22,7 @@ func TableDefFromMetadata(tb *txn.Table) (*txn.TableDef, error) {
 			c.Unsigned = tb.Unsigned[i]
 		}
 		if tb.Collations != nil && i < len(tb.Collations) && tb.Collations[i] != 0 {
-			c.Charset = charsetOfCollation(tb.Collations[i])
+			c.Charset = txn.CharsetOfCollation(tb.Collations[i])
 		}
 		d.Columns = append(d.Columns, c)
 	}
@@ -30,22 +30,4 @@ func TableDefFromMetadata(tb *txn.Table) (*txn.TableDef, error) {
 		d.Indexes = []txn.IndexDef{{Name: "PRIMARY", Primary: true, Columns: append([]int(nil), tb.PrimaryKey...)}}
 	}
 	return d, nil
-}
-
-// charsetOfCollation names the character set of the collation ids MySQL
-// and MariaDB use most; "" (the bytes as binary) for the others.
-func charsetOfCollation(id uint64) string {
-	switch {
-	case id == 63:
-		return "binary"
-	case id == 8 || id == 5 || id == 15 || id == 31 || id == 47 || id == 48 || id == 49 || id == 94:
-		return "latin1"
-	case id == 33 || id == 83 || id >= 192 && id <= 215:
-		return "utf8mb3"
-	case id == 45 || id == 46 || id >= 224 && id <= 247 || id >= 255 && id <= 323:
-		return "utf8mb4"
-	case id == 11 || id == 65:
-		return "ascii"
-	}
-	return ""
 }

@@ -2,9 +2,10 @@ package mysql
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/prepl/prepl/apply"
 )
 
 // Reconnect makes Open, and every Retry of the target, retry a lost
@@ -15,31 +16,8 @@ func Reconnect(timeout time.Duration, log *slog.Logger) Option {
 
 // Retry runs f until it succeeds, fails with an error that is not a lost
 // connection (Classify), or the target has been unreachable for the
-// Reconnect timeout: a target lost at any moment of a run (at connect,
-// while loading table definitions, mid-unit, at commit) is waited for the
-// same way. Without the Reconnect option it runs f once.
+// Reconnect timeout (apply.RetryLost). Without the Reconnect option it
+// runs f once.
 func (t *Target) Retry(ctx context.Context, what string, f func() error) error {
-	var deadline time.Time
-	wait := 100 * time.Millisecond
-	for {
-		err := f()
-		if err == nil || t.reconnect <= 0 || Classify(err) != Connection {
-			return err
-		}
-		if deadline.IsZero() {
-			deadline = time.Now().Add(t.reconnect)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: target %s unreachable for %s: %w", what, t.Endpoint, t.reconnect, err)
-		}
-		if t.log != nil {
-			t.log.Warn("target connection lost: retrying", "while", what, "err", err.Error(), "retry_in", wait)
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		wait = min(2*wait, 2*time.Second)
-	}
+	return apply.RetryLost(ctx, what, t.Endpoint.String(), t.reconnect, t.log, Classify, f)
 }

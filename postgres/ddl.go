@@ -94,7 +94,7 @@ func (p *parser) createTable(defaultDB string) (*TableDef, error) {
 	if !p.accept("TABLE") {
 		return nil, p.errorf("%w: CREATE of something other than a table", ErrNotTranslated)
 	}
-	p.accept("IF", "NOT", "EXISTS")
+	p.ifNotExists = p.accept("IF", "NOT", "EXISTS")
 	t := &TableDef{}
 	var err error
 	if t.Schema, t.Name, err = p.name(defaultDB); err != nil {

@@ -141,6 +141,8 @@ type parser struct {
 	src  string
 	toks []token
 	i    int
+	// ifNotExists: the CREATE TABLE read said IF NOT EXISTS.
+	ifNotExists bool
 }
 
 func (p *parser) peek() token {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -135,7 +136,15 @@ func ForeignKeySQL(t *TableDef, o Options) []string {
 // statement with no translation is an error wrapping ErrNotTranslated and
 // naming it; the caller stops before it.
 func Translate(sql, defaultDB string, o Options) ([]string, error) {
-	out, err := translate(sql, defaultDB, o)
+	return TranslateDefs(sql, defaultDB, o, nil)
+}
+
+// TranslateDefs is Translate keeping defs (when not nil) in step with the
+// statement: the definitions it creates, changes, renames or drops are
+// put in defs as copies (see Defs). A CREATE TABLE IF NOT EXISTS of a
+// table defs holds translates to nothing.
+func TranslateDefs(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
+	out, err := translate(sql, defaultDB, o, defs)
 	if err != nil {
 		return nil, fmt.Errorf("translate %q: %w", short(sql), err)
 	}
@@ -150,7 +159,7 @@ func short(s string) string {
 	return s
 }
 
-func translate(sql, defaultDB string, o Options) ([]string, error) {
+func translate(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
 	toks, err := lex(sql)
 	if err != nil {
 		return nil, err
@@ -168,15 +177,21 @@ func translate(sql, defaultDB string, o Options) ([]string, error) {
 		}
 		unique := p.accept("UNIQUE")
 		if p.accept("INDEX") {
-			return p.createIndex(defaultDB, unique, o)
+			return p.createIndex(defaultDB, unique, o, defs)
 		}
 		t, err := p.createTable(defaultDB)
 		if err != nil {
 			return nil, err
 		}
+		if p.ifNotExists && defs.Get(t.Schema, t.Name) != nil {
+			return nil, nil
+		}
 		stmts, err := CreateTable(t, o)
 		if err != nil {
 			return nil, err
+		}
+		if defs != nil {
+			defs.Put(t)
 		}
 		return append(stmts, ForeignKeySQL(t, o)...), nil
 	case p.accept("ALTER"):
@@ -184,13 +199,18 @@ func translate(sql, defaultDB string, o Options) ([]string, error) {
 		if !p.accept("TABLE") {
 			return nil, p.errorf("%w: ALTER of something other than a table", ErrNotTranslated)
 		}
-		return p.alterTable(defaultDB, o)
+		return p.alterTable(defaultDB, o, defs)
 	case p.accept("DROP"):
 		if p.accept("DATABASE") || p.accept("SCHEMA") {
 			ifExists := p.accept("IF", "EXISTS")
 			db, err := p.ident()
 			if err != nil {
 				return nil, err
+			}
+			for k, t := range defs {
+				if t.Schema == db {
+					delete(defs, k)
+				}
 			}
 			return []string{"DROP SCHEMA " + ifExistsSQL(ifExists) + Ident(db, o) + " CASCADE"}, nil
 		}
@@ -206,6 +226,11 @@ func translate(sql, defaultDB string, o Options) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
+			if t := defs.Get(db, tbl); t != nil {
+				t = t.Clone()
+				t.dropIndex(name)
+				defs.Put(t)
+			}
 			return []string{dropIndex(db, tbl, name, o)}, nil
 		}
 		p.accept("TEMPORARY")
@@ -220,6 +245,7 @@ func translate(sql, defaultDB string, o Options) ([]string, error) {
 				return nil, err
 			}
 			names = append(names, Table(db, t, o))
+			delete(defs, defKey(db, t))
 			if !p.acceptPunct(",") {
 				break
 			}
@@ -247,6 +273,7 @@ func translate(sql, defaultDB string, o Options) ([]string, error) {
 				return nil, err
 			}
 			out = append(out, renameTable(db, t, db2, t2, o)...)
+			defs.rename(db, t, db2, t2)
 			if !p.acceptPunct(",") {
 				break
 			}
@@ -289,7 +316,7 @@ func renameTable(db, t, db2, t2 string, o Options) []string {
 	return out
 }
 
-func (p *parser) createIndex(defaultDB string, unique bool, o Options) ([]string, error) {
+func (p *parser) createIndex(defaultDB string, unique bool, o Options, defs Defs) ([]string, error) {
 	name, err := p.ident()
 	if err != nil {
 		return nil, err
@@ -305,7 +332,15 @@ func (p *parser) createIndex(defaultDB string, unique bool, o Options) ([]string
 	if err := p.indexColumnsInto(&ix); err != nil {
 		return nil, err
 	}
-	s, err := indexSQL(&TableDef{Schema: db, Name: tbl}, ix, o)
+	t := defs.Get(db, tbl)
+	if t == nil {
+		t = &TableDef{Schema: db, Name: tbl}
+	} else {
+		t = t.Clone()
+		t.Indexes = append(t.Indexes, ix)
+		defs.Put(t)
+	}
+	s, err := indexSQL(t, ix, o)
 	return []string{s}, err
 }
 
@@ -336,16 +371,26 @@ func (p *parser) indexColumnsInto(ix *Index) error {
 }
 
 // alterTable translates the column and index changes; anything else
-// (engine, partitions, options) stops the translation.
-func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
+// (engine, partitions, options) stops the translation. The table's
+// definition in defs, when there, follows each clause.
+func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, error) {
 	db, name, err := p.name(defaultDB)
 	if err != nil {
 		return nil, err
 	}
+	cur := defs.Get(db, name)
+	if cur != nil {
+		cur = cur.Clone()
+	}
 	t := &TableDef{Schema: db, Name: name}
+	if cur != nil {
+		t.Columns = cur.Columns // prefixes of binary columns are cut in bytes
+	}
 	tbl := Table(db, name, o)
 	var out []string
 	alter := func(s string) { out = append(out, "ALTER TABLE "+tbl+" "+s) }
+	renamed := false
+	db2, name2 := db, name
 	for {
 		switch {
 		case p.accept("ADD"):
@@ -358,9 +403,15 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 				}
 				if len(t.ForeignKeys) > 0 {
 					out = append(out, ForeignKeySQL(t, o)...)
+					if cur != nil {
+						cur.ForeignKeys = append(cur.ForeignKeys, t.ForeignKeys...)
+					}
 					t.ForeignKeys = nil
 				}
 				for _, ix := range t.Indexes {
+					if cur != nil {
+						cur.Indexes = append(cur.Indexes, ix)
+					}
 					if ix.Primary {
 						cols, err := indexColumns(t, ix, o, false)
 						if err != nil {
@@ -395,24 +446,41 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 			if ifNot {
 				ine = "IF NOT EXISTS "
 			}
-			// FIRST/AFTER: PostgreSQL appends; rows carry every column by name.
+			// FIRST/AFTER: PostgreSQL appends; rows carry every column by
+			// name, and defs keep the source's order of the row images.
 			alter("ADD COLUMN " + ine + d)
+			pk := Index{Name: "PRIMARY", Primary: true, Unique: true, Columns: []string{c.Name}, Prefix: []int{0}}
+			uk := Index{Name: c.Name, Unique: true, Columns: []string{c.Name}, Prefix: []int{0}}
 			if c.primary {
 				alter("ADD CONSTRAINT " + Ident(IndexName(name, "PRIMARY"), o) + " PRIMARY KEY (" + Ident(c.Name, o) + ")")
 			} else if c.unique {
-				s, _ := indexSQL(t, Index{Name: c.Name, Unique: true, Columns: []string{c.Name}}, o)
+				s, _ := indexSQL(t, uk, o)
 				out = append(out, s)
+			}
+			if cur != nil && !(ifNot && cur.columnIndex(c.Name) >= 0) {
+				cur.placeColumn(c, -1)
+				if c.primary {
+					cur.Indexes = append([]Index{pk}, cur.Indexes...)
+				} else if c.unique {
+					cur.Indexes = append(cur.Indexes, uk)
+				}
 			}
 		case p.accept("DROP"):
 			switch {
 			case p.accept("PRIMARY", "KEY"):
 				out = append(out, dropIndex(db, name, "PRIMARY", o))
+				if cur != nil {
+					cur.dropIndex("PRIMARY")
+				}
 			case p.accept("INDEX"), p.accept("KEY"):
 				n, err := p.ident()
 				if err != nil {
 					return nil, err
 				}
 				out = append(out, dropIndex(db, name, n, o))
+				if cur != nil {
+					cur.dropIndex(n)
+				}
 			case p.accept("FOREIGN", "KEY"), p.accept("CONSTRAINT"):
 				p.accept("IF", "EXISTS")
 				n, err := p.ident()
@@ -420,6 +488,9 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 					return nil, err
 				}
 				alter("DROP CONSTRAINT IF EXISTS " + Ident(IndexName(name, n), o))
+				if cur != nil {
+					cur.ForeignKeys = slices.DeleteFunc(cur.ForeignKeys, func(fk ForeignKey) bool { return strings.EqualFold(fk.Name, n) })
+				}
 			default:
 				p.accept("COLUMN")
 				ie := p.accept("IF", "EXISTS")
@@ -428,6 +499,9 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 					return nil, err
 				}
 				alter("DROP COLUMN " + ifExistsSQL(ie) + Ident(n, o))
+				if cur != nil {
+					cur.dropColumn(n)
+				}
 			}
 		case p.accept("MODIFY"), p.at("CHANGE"):
 			old := ""
@@ -447,6 +521,8 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 				old = c.Name
 			}
 			if old != c.Name {
+				// The CHECK named after the old name goes with it.
+				alter("DROP CONSTRAINT IF EXISTS " + Ident(checkName(name, old), o))
 				alter("RENAME COLUMN " + Ident(old, o) + " TO " + Ident(c.Name, o))
 			}
 			stmts, err := modifyColumn(name, tbl, &c.Column, o)
@@ -454,6 +530,10 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 				return nil, err
 			}
 			out = append(out, stmts...)
+			if cur != nil {
+				cur.renameColumn(old, c.Name)
+				cur.placeColumn(c, cur.columnIndex(c.Name))
+			}
 		case p.accept("RENAME", "COLUMN"):
 			a, err := p.ident()
 			if err != nil {
@@ -467,6 +547,9 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 				return nil, err
 			}
 			alter("RENAME COLUMN " + Ident(a, o) + " TO " + Ident(b, o))
+			if cur != nil {
+				cur.renameColumn(a, b)
+			}
 		case p.accept("RENAME", "INDEX"), p.accept("RENAME", "KEY"):
 			a, err := p.ident()
 			if err != nil {
@@ -480,13 +563,20 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 				return nil, err
 			}
 			out = append(out, "ALTER INDEX "+Ident(db, o)+"."+Ident(IndexName(name, a), o)+" RENAME TO "+Ident(IndexName(name, b), o))
+			if cur != nil {
+				for i := range cur.Indexes {
+					if strings.EqualFold(cur.Indexes[i].Name, a) {
+						cur.Indexes[i].Name = b
+					}
+				}
+			}
 		case p.accept("RENAME"):
 			_ = p.accept("TO") || p.accept("AS")
-			db2, t2, err := p.name(db)
-			if err != nil {
+			if db2, name2, err = p.name(db); err != nil {
 				return nil, err
 			}
-			out = append(out, renameTable(db, name, db2, t2, o)...)
+			out = append(out, renameTable(db, name, db2, name2, o)...)
+			renamed = true
 		default:
 			return nil, p.errorf("%w: ALTER TABLE clause", ErrNotTranslated)
 		}
@@ -496,6 +586,12 @@ func (p *parser) alterTable(defaultDB string, o Options) ([]string, error) {
 	}
 	if !p.done() {
 		return nil, p.errorf("%w: ALTER TABLE clause", ErrNotTranslated)
+	}
+	if cur != nil {
+		defs.Put(cur)
+		if renamed {
+			defs.rename(db, name, db2, name2)
+		}
 	}
 	return out, nil
 }

@@ -18,44 +18,26 @@ type PGTarget struct {
 	Opts postgres.Options
 }
 
-// PGSetup creates prepl's schema on a PostgreSQL target: the position
-// table (the columns target/mysql writes), the copy's progress.
-var PGSetup = []string{
-	"CREATE SCHEMA IF NOT EXISTS prepl",
-	`CREATE TABLE IF NOT EXISTS prepl.position (
-		channel varchar(64) NOT NULL,
-		slot varchar(128) NOT NULL,
-		gtid_pos text NOT NULL,
-		file varchar(512) NOT NULL,
-		pos bigint NOT NULL,
-		last_gtid varchar(128) NOT NULL,
-		source_ts timestamptz(6),
-		pending_ddl varchar(128) NOT NULL DEFAULT '',
-		pending_state varchar(64) NOT NULL DEFAULT '',
-		applied bigint NOT NULL DEFAULT 0,
-		floor_gtid text NOT NULL,
-		floor_file varchar(512) NOT NULL DEFAULT '',
-		floor_pos bigint NOT NULL DEFAULT 0,
-		updated_at timestamptz(6) NOT NULL DEFAULT now(),
-		PRIMARY KEY (channel, slot))`,
+// PGSetup creates prepl's schema on a PostgreSQL target: the tables of
+// replication (postgres.SetupSQL: the position, the source's table
+// definitions) and the copy's snapshot and progress.
+var PGSetup = append(append([]string{}, postgres.SetupSQL...),
 	`CREATE TABLE IF NOT EXISTS prepl.copy_snapshot (
 		channel varchar(64) PRIMARY KEY, gtid_pos text NOT NULL, file varchar(512) NOT NULL, pos bigint NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS prepl.copy_progress (
 		channel varchar(64) NOT NULL, schema_name text NOT NULL, table_name text NOT NULL,
 		last_key text NOT NULL DEFAULT '', rows_copied bigint NOT NULL DEFAULT 0, done boolean NOT NULL DEFAULT false,
 		PRIMARY KEY (channel, schema_name, table_name))`,
-}
+)
 
 // OpenPG connects to a PostgreSQL target.
 func OpenPG(ctx context.Context, url string, o postgres.Options) (*PGTarget, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("target URL: %w", err)
-	}
-	cfg.ConnConfig.RuntimeParams["TimeZone"] = "UTC"
 	// Rows never fire the target's triggers (nor its foreign keys, which
 	// are triggers): they are the source's effects already. Needs superuser.
-	cfg.ConnConfig.RuntimeParams["session_replication_role"] = "replica"
+	cfg, err := postgres.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to target: %w", err)
@@ -94,23 +76,30 @@ func (t *PGTarget) BeginSnapshot(ctx context.Context, channel string, p Position
 	return err
 }
 
-func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, _ string) error {
+// CreateTable creates the table unless it exists, and stores the
+// source's definition (create, SHOW CREATE TABLE) in prepl.tables, where
+// replicate reads the source's column types.
+func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, create string) error {
 	var exists bool
 	if err := t.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", postgres.Table(d.Schema, d.Name, t.Opts)).Scan(&exists); err != nil {
 		return err
 	}
-	if exists {
-		return nil
-	}
-	stmts, err := postgres.CreateTable(d, t.Opts)
-	if err != nil {
-		return err
+	var stmts []string
+	if !exists {
+		var err error
+		if stmts, err = postgres.CreateTable(d, t.Opts); err != nil {
+			return err
+		}
 	}
 	tx, err := t.Pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx)
+	q, args := postgres.StoreDefSQL(d, create)
+	if _, err := tx.Exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("store the definition of %s.%s: %w", d.Schema, d.Name, err)
+	}
 	for _, q := range stmts {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)

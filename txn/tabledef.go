@@ -159,3 +159,21 @@ func DataTypeName(t byte) string {
 	}
 	return ""
 }
+
+// CharsetOfCollation names the character set of the collation ids MySQL
+// and MariaDB use most; "" (the bytes as binary) for the others.
+func CharsetOfCollation(id uint64) string {
+	switch {
+	case id == 63:
+		return "binary"
+	case id == 8 || id == 5 || id == 15 || id == 31 || id == 47 || id == 48 || id == 49 || id == 94:
+		return "latin1"
+	case id == 33 || id == 83 || id >= 192 && id <= 215:
+		return "utf8mb3"
+	case id == 45 || id == 46 || id >= 224 && id <= 247 || id >= 255 && id <= 323:
+		return "utf8mb4"
+	case id == 11 || id == 65:
+		return "ascii"
+	}
+	return ""
+}

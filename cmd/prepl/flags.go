@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
 )
 
@@ -39,6 +37,7 @@ type applyFlags struct {
 	pendingDDL string
 
 	gate gateFlags // pause and throttling (throttle.go)
+	pg   pgFlags   // the PostgreSQL mapping's options (copy.go)
 
 	ops // metrics, filters, progress bar (ops.go)
 	// secrets: password files, option files, TLS (secrets.go)
@@ -47,8 +46,9 @@ type applyFlags struct {
 
 func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.target, "target", "", "target server URL: mysql://USER@HOST:PORT[?ssl-mode=MODE&ssl-ca=FILE&ssl-cert=FILE&ssl-key=FILE]\n"+
-		"or mysql://USER@localhost?socket=/path (required); the password from --target-password-file, PREPL_TARGET_PASSWORD,\n"+
-		"--defaults-file or MYSQL_PWD rather than in the URL, where ps and shell history show it")
+		"or mysql://USER@localhost?socket=/path, or postgres://USER@HOST:5432/DB (required); the password from\n"+
+		"--target-password-file, PREPL_TARGET_PASSWORD, --defaults-file or MYSQL_PWD (PostgreSQL: also PGPASSWORD, ~/.pgpass)\n"+
+		"rather than in the URL, where ps and shell history show it")
 	fs.IntVar(&f.workers, "workers", 4, "worker connections to the target; 0 applies serially on one connection")
 	fs.StringVar(&f.mode, "mode", string(depend.Writeset), "how transactions are found independent: "+strings.Join(modeNames(), ", ")+
 		"\n(serial: one at a time; commit-order: the source's group commits; writeset: prepl's own key analysis, any source;\n"+
@@ -81,6 +81,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"so a bigger one stops the run (raise it when the host has the memory)")
 	f.registerOps(fs)
 	f.gate.register(fs)
+	f.pg.register(fs)
 	f.secrets.register(fs)
 }
 
@@ -163,21 +164,6 @@ func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	l := slog.New(redact.Handler(h))
 	slog.SetDefault(l)
 	return l, nil
-}
-
-func (f *applyFlags) openTarget(ctx context.Context) (*mysql.Target, error) {
-	if f.target == "" {
-		return nil, fmt.Errorf("%w: --target is required", errUsage)
-	}
-	e, err := f.secrets.endpoint(f.target, &f.secrets.target)
-	if err != nil {
-		return nil, err
-	}
-	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default()), mysql.XADecoder(binlog.DecodeEvents)}
-	if f.keepGTID {
-		opts = append(opts, mysql.KeepGTIDs())
-	}
-	return mysql.Open(ctx, e, f.channel, opts...)
 }
 
 // parseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.

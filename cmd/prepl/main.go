@@ -17,6 +17,7 @@ import (
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/redact"
 )
 
@@ -58,6 +59,9 @@ func exitCode(err error) int {
 		return exitFatal
 	case errors.Is(err, mysql.ErrRowCount), errors.Is(err, mysql.ErrUnsupported):
 		return exitFatal
+	case errors.Is(err, postgres.ErrRefusedDDL), errors.Is(err, postgres.ErrNotTranslated), errors.Is(err, postgres.ErrUnsupported),
+		errors.Is(err, postgres.ErrNoTable):
+		return exitFatal // a PostgreSQL target cannot take it: the user must (--skip-gtid, or a fix of the source)
 	case errors.As(err, new(*mysql.PendingDDLError)):
 		return exitFatal // a restart cannot answer the question; the user must
 	}

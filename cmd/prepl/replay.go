@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
@@ -113,7 +114,7 @@ Flags:
 	}
 	sel.logSelection(log)
 
-	var tgt *mysql.Target
+	var tgt target
 	var res apply.Resume
 	var chRun *channelRun
 	if !*dryRun || af.target != "" {
@@ -121,7 +122,7 @@ Flags:
 			return err
 		}
 		defer tgt.Close()
-		checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
+		tgt.checkPrivileges(ctx, log, cfg)
 		if !*dryRun {
 			if chRun, err = claimChannel(ctx, log, tgt, &cfg); err != nil {
 				return err
@@ -136,7 +137,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	if af.keepGTID && tgt != nil && tgt.IsMariaDB {
+	if my, ok := tgt.(myTarget); ok && af.keepGTID && my.IsMariaDB {
 		for _, s := range sums {
 			if s.Flavor == txn.MySQL {
 				return fmt.Errorf("%w: --keep-gtid: %s is a MySQL binlog and the target is MariaDB: a MariaDB server cannot carry a "+
@@ -163,15 +164,19 @@ Flags:
 	}
 	defer rd.Close()
 	if *dryRun {
-		return dryRunReplay(ctx, rd, cfg.Filter, tgt, *printSQL, sel.loc, stdout)
+		var my *mysql.Target // the definitions --print-sql reads
+		if m, ok := tgt.(myTarget); ok {
+			my = m.Target
+		}
+		return dryRunReplay(ctx, rd, cfg.Filter, my, *printSQL, sel.loc, stdout)
 	}
-	gate, rctx, err := af.startGate(ctx, log, tgt.DB, &cfg)
+	gate, rctx, err := af.startGate(ctx, log, tgt.mysqlDB(), &cfg)
 	if err != nil {
 		return err
 	}
 	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, channel: chRun, info: metrics.Info{Command: "replay", Source: filesSource(files),
-		Target: tgt.Endpoint.String()}, end: sourceend.NewFiles(files), bar: true,
-		security: []any{"target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
+		Target: tgt.String()}, end: sourceend.NewFiles(files), bar: true,
+		security: []any{"target_tls", tgt.security(ctx)}})
 	if err != nil {
 		return err
 	}
@@ -180,7 +185,8 @@ Flags:
 	w.finish(stats, err)
 	printSummary(stdout, stats)
 	var refused *gomysql.MySQLError
-	if errors.As(err, &refused) {
+	var pgRefused *pgconn.PgError
+	if errors.As(err, &refused) || errors.As(err, &pgRefused) {
 		err = fmt.Errorf("%w\nnothing of that transaction is applied. To go on without it (after checking what it does, with "+
 			"--dry-run --print-sql): the same command with --skip-gtid GTID, or --skip-position FILE:OFFSET for a "+
 			"transaction without GTID", err)

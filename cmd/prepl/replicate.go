@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/prepl/prepl/apply"
@@ -26,6 +27,9 @@ func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	srcFlags.register(fs, "source")
 	startGTID := fs.String("start-gtid", "", "GTID position to start after when the target has no stored position\n(MariaDB gtid_slave_pos form 0-1-100,1-1-5, or a MySQL GTID set); default: the oldest binlog")
 	untilGTID := fs.String("until-gtid", "", "stop after applying this GTID (inclusive)")
+	var skipGTIDs multiFlag
+	fs.Var(&skipGTIDs, "skip-gtid", "do not apply this GTID (repeatable); the position still moves past it: the way past a\n"+
+		"transaction the target refuses (a DDL a PostgreSQL target has no translation for), once handled by hand")
 	stopAtEnd := fs.Bool("stop-at-end", false, "exit 0 once everything the source had written when prepl started is applied")
 	serverID := fs.Uint("server-id", 0, "server_id prepl presents to the source (default: derived, unique per channel)")
 	heartbeat := fs.Duration("heartbeat", time.Second, "heartbeat period asked of the source; a silent network is noticed after a few of them")
@@ -79,9 +83,7 @@ Flags:
 	if err != nil {
 		return fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
-	if *untilGTID != "" {
-		cfg.Filter = af.filter(untilFilter(*untilGTID))
-	}
+	cfg.Filter = af.filter(replicateFilter(*untilGTID, skipGTIDs))
 	lim, err := af.limits()
 	if err != nil {
 		return err
@@ -120,7 +122,7 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
-	checkPrivileges(ctx, log, tgt.DB, "target", tgt.Endpoint, targetNeeds(ctx, tgt, cfg))
+	tgt.checkPrivileges(ctx, log, cfg)
 	chRun, err := claimChannel(ctx, log, tgt, &cfg)
 	if err != nil {
 		return err
@@ -155,13 +157,13 @@ Flags:
 		return fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
 	}
 	defer rd.Close()
-	gate, rctx, err := af.startGate(ctx, log, tgt.DB, &cfg)
+	gate, rctx, err := af.startGate(ctx, log, tgt.mysqlDB(), &cfg)
 	if err != nil {
 		return err
 	}
 	w, err := af.startWatch(ctx, log, &cfg, watchOptions{gate: gate, channel: chRun, info: metrics.Info{Command: "replicate", Source: src.String(),
-		Target: tgt.Endpoint.String()}, end: poller, bar: *stopAtEnd, sourceReconnects: rd.Reconnects,
-		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode), "target_tls", mysql.Security(ctx, tgt.DB, tgt.Endpoint)}})
+		Target: tgt.String()}, end: poller, bar: *stopAtEnd, sourceReconnects: rd.Reconnects,
+		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode), "target_tls", tgt.security(ctx)}})
 	if err != nil {
 		return err
 	}
@@ -174,6 +176,36 @@ Flags:
 
 // sourceAnswerTimeout bounds the checks of the source at start.
 const sourceAnswerTimeout = 30 * time.Second
+
+// replicateFilter skips the transactions of skip and stops after until
+// (see untilFilter); nil when there is nothing to do.
+func replicateFilter(until string, skip []string) func(t *txnT) apply.Action {
+	if until == "" && len(skip) == 0 {
+		return nil
+	}
+	skips := map[string]bool{}
+	for _, g := range skip {
+		skips[strings.TrimSpace(g)] = true
+	}
+	var last func(t *txnT) apply.Action
+	if until != "" {
+		last = untilFilter(until)
+	}
+	return func(t *txnT) apply.Action {
+		if last != nil {
+			if a := last(t); a == apply.Stop {
+				return a
+			}
+		}
+		if t.GTID != "" && skips[t.GTID] {
+			return apply.Skip
+		}
+		if last != nil {
+			return last(t)
+		}
+		return apply.Apply
+	}
+}
 
 // untilFilter applies up to and including GTID g, then stops. For a
 // MariaDB GTID, a later sequence number in the same domain also stops.

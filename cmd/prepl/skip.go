@@ -27,30 +27,28 @@ const channelLockWait = 10 * time.Second
 // channel's lock (prepl skip and prepl reset refuse while it is held) and
 // the transactions `prepl skip` asked it to leave out.
 type channelRun struct {
-	lock    *mysql.ChannelLock
+	unlock  func() // lets the channel's lock go
 	skipped atomic.Uint64
 }
 
 // claimChannel takes the channel's lock and installs the skip requests in
 // cfg.Filter: a transaction named there is skipped (counted in the
 // position, not applied) with a log line.
-func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg *apply.Config) (*channelRun, error) {
-	lock, err := tgt.LockChannel(ctx, channelLockWait)
+func claimChannel(ctx context.Context, log *slog.Logger, tgt target, cfg *apply.Config) (*channelRun, error) {
+	release, err := tgt.lockChannel(ctx, channelLockWait)
 	if err != nil {
 		return nil, err
 	}
-	cr := &channelRun{lock: lock}
-	skips, err := tgt.Skips(ctx)
+	cr := &channelRun{unlock: release}
+	skips, err := tgt.pendingSkips(ctx)
 	if err != nil {
-		lock.Release()
+		release()
 		return nil, err
 	}
 	want := map[string]bool{}
 	for _, s := range skips {
-		if s.Skipped == nil {
-			want[s.Txn] = true
-			log.Info("a transaction will be skipped (prepl skip)", "txn", s.Txn, "channel", tgt.Channel)
-		}
+		want[s] = true
+		log.Info("a transaction will be skipped (prepl skip)", "txn", s, "channel", tgt.channelName())
 	}
 	if len(want) == 0 {
 		return cr, nil
@@ -73,10 +71,10 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg 
 		delete(want, id)
 		cr.skipped.Add(1)
 		log.Warn("skipping a transaction as prepl skip asked: not applied, counted in the position", "txn", mysql.TxnID(t),
-			"position", t.Start.String(), "channel", tgt.Channel)
+			"position", t.Start.String(), "channel", tgt.channelName())
 		mctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := tgt.MarkSkipped(mctx, id); err != nil {
+		if err := tgt.markSkipped(mctx, id); err != nil {
 			log.Warn("could not mark the skip request done", "txn", id, "err", err)
 		}
 		return apply.Skip
@@ -86,7 +84,7 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt *mysql.Target, cfg 
 
 func (cr *channelRun) release() {
 	if cr != nil {
-		cr.lock.Release()
+		cr.unlock()
 	}
 }
 

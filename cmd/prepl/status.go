@@ -168,10 +168,10 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 		return nil, nil
 	}
 	defer tgt.Close()
-	stored, err := storedChannels(ctx, tgt.DB)
+	stored, err := tgt.channels(ctx)
 	if err != nil {
-		fmt.Fprintf(w, "target %s: %v\n", tgt.Endpoint, err)
-		h.problem(statusCritical, "cannot read the positions on %s: %v", tgt.Endpoint, err)
+		fmt.Fprintf(w, "target %s: %v\n", tgt, err)
+		h.problem(statusCritical, "cannot read the positions on %s: %v", tgt, err)
 		return nil, nil
 	}
 	channels := stored
@@ -179,19 +179,18 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 		channels = []string{af.channel}
 	}
 	if len(channels) == 0 {
-		fmt.Fprintf(w, "no position stored on %s for any channel\n", tgt.Endpoint)
+		fmt.Fprintf(w, "no position stored on %s for any channel\n", tgt)
 		return []string{""}, nil
 	}
 	var missing []string
 	for _, ch := range channels {
-		tgt.Channel = ch
-		ps, err := tgt.Positions(ctx)
+		ps, err := tgt.positions(ctx, ch)
 		if err != nil {
-			h.problem(statusCritical, "cannot read the position of channel %q on %s: %v", ch, tgt.Endpoint, err)
+			h.problem(statusCritical, "cannot read the position of channel %q on %s: %v", ch, tgt, err)
 			continue
 		}
 		if len(ps) == 0 {
-			fmt.Fprintf(w, "channel %q: no position stored on %s", ch, tgt.Endpoint)
+			fmt.Fprintf(w, "channel %q: no position stored on %s", ch, tgt)
 			if len(stored) > 0 {
 				fmt.Fprintf(w, " (channels with a position: %s; status without a channel shows them all)", strings.Join(stored, ", "))
 			}

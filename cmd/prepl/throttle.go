@@ -80,8 +80,9 @@ type gateRun struct {
 var errCriticalLoad = errors.New("critical load")
 
 // startGate makes the run's gate (cfg.Gate), listens for SIGUSR1 (pause)
-// and SIGUSR2 (resume), and starts the throttle checks. The context
-// returned is cancelled, with a cause, when --critical-load is met.
+// and SIGUSR2 (resume), and starts the throttle checks; target is the
+// MySQL target's pool the load limits read (nil: a PostgreSQL target).
+// The context returned is cancelled, with a cause, when --critical-load is met.
 func (f *applyFlags) startGate(ctx context.Context, log *slog.Logger, target *sql.DB, cfg *apply.Config) (*gateRun, context.Context, error) {
 	maxLoad, err := parseLoad("max-load", f.gate.maxLoad)
 	if err != nil {
@@ -90,6 +91,10 @@ func (f *applyFlags) startGate(ctx context.Context, log *slog.Logger, target *sq
 	critical, err := parseLoad("critical-load", f.gate.criticalLoad)
 	if err != nil {
 		return nil, nil, err
+	}
+	if target == nil && (len(maxLoad) > 0 || len(critical) > 0) {
+		log.Warn("--max-load and --critical-load read MySQL status variables (SHOW GLOBAL STATUS), which a PostgreSQL target does not have: ignored")
+		maxLoad, critical = nil, nil
 	}
 	if f.gate.maxLagMillis > 0 && len(f.gate.replicas) == 0 {
 		return nil, nil, fmt.Errorf("%w: --max-lag-millis needs at least one --throttle-replica URL", errUsage)

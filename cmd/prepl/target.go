@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/postgres"
+)
+
+// target is what replay and replicate need of a target: the engine's
+// apply.Target, and around it the channel's lock and skip requests, the
+// start-up checks and how the connection is protected. The MySQL target
+// (myTarget) and the PostgreSQL one (pgTarget) implement it; what only
+// MySQL has (SHOW STATUS for --max-load, SHOW GRANTS) is behind mysqlDB.
+type target interface {
+	apply.Target
+	Close() error
+	// lockChannel takes the channel's lock; release lets it go.
+	lockChannel(ctx context.Context, wait time.Duration) (release func(), err error)
+	// pendingSkips lists what `prepl skip` asked the next run to leave out.
+	pendingSkips(ctx context.Context) ([]string, error)
+	markSkipped(ctx context.Context, id string) error
+	channelName() string
+	// checkPrivileges warns at start of what the target's user lacks.
+	checkPrivileges(ctx context.Context, log *slog.Logger, cfg apply.Config)
+	// security says how the connection is protected, for the start line.
+	security(ctx context.Context) string
+	// mysqlDB is a MySQL target's pool (nil for PostgreSQL).
+	mysqlDB() *sql.DB
+	// channels lists the channels with a stored position; positions
+	// reads one channel's (prepl status).
+	channels(ctx context.Context) ([]string, error)
+	positions(ctx context.Context, channel string) (map[string]position.Checkpoint, error)
+}
+
+type myTarget struct{ *mysql.Target }
+
+func (m myTarget) lockChannel(ctx context.Context, wait time.Duration) (func(), error) {
+	l, err := m.LockChannel(ctx, wait)
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
+}
+
+func (m myTarget) pendingSkips(ctx context.Context) ([]string, error) {
+	skips, err := m.Skips(ctx)
+	var out []string
+	for _, s := range skips {
+		if s.Skipped == nil {
+			out = append(out, s.Txn)
+		}
+	}
+	return out, err
+}
+
+func (m myTarget) markSkipped(ctx context.Context, id string) error { return m.MarkSkipped(ctx, id) }
+func (m myTarget) channelName() string                              { return m.Channel }
+func (m myTarget) mysqlDB() *sql.DB                                 { return m.DB }
+
+func (m myTarget) checkPrivileges(ctx context.Context, log *slog.Logger, cfg apply.Config) {
+	checkPrivileges(ctx, log, m.DB, "target", m.Endpoint, targetNeeds(ctx, m.Target, cfg))
+}
+
+func (m myTarget) security(ctx context.Context) string { return mysql.Security(ctx, m.DB, m.Endpoint) }
+
+func (m myTarget) channels(ctx context.Context) ([]string, error) { return storedChannels(ctx, m.DB) }
+
+func (m myTarget) positions(ctx context.Context, channel string) (map[string]position.Checkpoint, error) {
+	m.Channel = channel
+	return m.Positions(ctx)
+}
+
+type pgTarget struct{ *postgres.Target }
+
+func (p pgTarget) lockChannel(ctx context.Context, wait time.Duration) (func(), error) {
+	l, err := p.LockChannel(ctx, wait)
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
+}
+
+func (p pgTarget) pendingSkips(ctx context.Context) ([]string, error) { return p.PendingSkips(ctx) }
+func (p pgTarget) markSkipped(ctx context.Context, id string) error   { return p.MarkSkipped(ctx, id) }
+func (p pgTarget) channelName() string                                { return p.Channel }
+func (p pgTarget) mysqlDB() *sql.DB                                   { return nil }
+
+// checkPrivileges: a PostgreSQL user that cannot set
+// session_replication_role is refused at connect, with what to grant.
+func (p pgTarget) checkPrivileges(context.Context, *slog.Logger, apply.Config) {}
+
+func (p pgTarget) security(ctx context.Context) string {
+	var ssl bool
+	if err := p.Pool.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	if ssl {
+		return "TLS (sslmode from the URL)"
+	}
+	return "none"
+}
+
+func (p pgTarget) channels(ctx context.Context) ([]string, error) {
+	rows, err := p.Pool.Query(ctx, "SELECT DISTINCT channel FROM "+postgres.PositionSchema+".position ORDER BY channel")
+	if err != nil {
+		return nil, fmt.Errorf("list channels: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (p pgTarget) positions(ctx context.Context, channel string) (map[string]position.Checkpoint, error) {
+	p.Channel = channel
+	return p.Checkpoints(ctx)
+}
+
+// openTarget opens --target: postgres:// or postgresql:// for
+// PostgreSQL, else MySQL/MariaDB.
+func (f *applyFlags) openTarget(ctx context.Context) (target, error) {
+	if f.target == "" {
+		return nil, fmt.Errorf("%w: --target is required", errUsage)
+	}
+	if postgres.IsURL(f.target) {
+		return f.openPG(ctx)
+	}
+	e, err := f.secrets.endpoint(f.target, &f.secrets.target)
+	if err != nil {
+		return nil, err
+	}
+	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default()), mysql.XADecoder(binlog.DecodeEvents)}
+	if f.keepGTID {
+		opts = append(opts, mysql.KeepGTIDs())
+	}
+	t, err := mysql.Open(ctx, e, f.channel, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return myTarget{t}, nil
+}
+
+func (f *applyFlags) openPG(ctx context.Context) (target, error) {
+	if f.keepGTID {
+		return nil, fmt.Errorf("%w: --keep-gtid: a PostgreSQL target has no GTIDs to keep; the position in prepl.position "+
+			"(written with the rows) is what a restart continues from", errUsage)
+	}
+	o, err := f.pg.options()
+	if err != nil {
+		return nil, err
+	}
+	opts := []postgres.Option{postgres.Reconnect(f.reconnect, slog.Default())}
+	pw, err := f.pgPassword()
+	if err != nil {
+		return nil, err
+	}
+	if pw != "" {
+		opts = append(opts, postgres.Password(pw))
+	}
+	t, err := postgres.Open(ctx, f.target, f.channel, o, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return pgTarget{t}, nil
+}
+
+// pgPassword is the PostgreSQL target's password from
+// --target-password-file or PREPL_TARGET_PASSWORD ("" leaves it to the
+// URL, PGPASSWORD or ~/.pgpass).
+func (f *applyFlags) pgPassword() (string, error) {
+	if pf := f.secrets.target.passwordFile; pf != "" {
+		b, err := os.ReadFile(pf)
+		if err != nil {
+			return "", fmt.Errorf("%w: --target-password-file: %v", errUsage, err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	return os.Getenv("PREPL_TARGET_PASSWORD"), nil
+}
