@@ -239,18 +239,24 @@ func setupVersion(setupPy string) (string, error) {
 // the replica instead of dropping the table from it.
 func (c *chameleon) configure(src *sandbox.Server, pg *sandbox.PGServer, db string) error {
 	os.RemoveAll(c.home)
-	confDir := filepath.Join(c.home, ".pg_chameleon", "configuration")
+	// The directories `chameleon set_configuration_files` makes.
+	conf := filepath.Join(c.home, ".pg_chameleon")
+	confDir := filepath.Join(conf, "configuration")
 	out := filepath.Join(c.home, "out")
-	for _, d := range []string{confDir, out} {
+	for _, d := range []string{confDir, filepath.Join(conf, "pid"), filepath.Join(conf, "logs"), out} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
-	conf := map[string]any{
+	settings := map[string]any{
 		"pid_dir": "~/.pg_chameleon/pid/", "log_dir": "~/.pg_chameleon/logs/", "log_dest": "stdout",
 		"log_level": "info", "log_days_keep": 10, "rollbar_key": "", "rollbar_env": "",
+		// The sandbox trusts its clients, but the password must not be
+		// empty: pg_chameleon writes "password=%s port=%s" into a libpq
+		// connection string, where an empty value takes "port=..." as
+		// the password, and the default port is another server's.
 		"pg_conn": map[string]any{"host": "127.0.0.1", "port": strconv.Itoa(pg.Port), "user": "postgres",
-			"password": "", "database": "postgres", "charset": "utf8"},
+			"password": "unused", "database": "postgres", "charset": "utf8"},
 		"sources": map[string]any{"mysql": map[string]any{
 			"db_conn": map[string]any{"host": "127.0.0.1", "port": strconv.Itoa(src.Port), "user": "root",
 				"password": "", "charset": "utf8", "connect_timeout": 10},
@@ -262,7 +268,7 @@ func (c *chameleon) configure(src *sandbox.Server, pg *sandbox.PGServer, db stri
 			"gtid_enable": false, "type": "mysql", "keep_existing_schema": false, "net_read_timeout": 600,
 		}},
 	}
-	b, err := json.MarshalIndent(conf, "", "  ") // JSON is YAML
+	b, err := json.MarshalIndent(settings, "", "  ") // JSON is YAML
 	if err != nil {
 		return err
 	}
@@ -275,11 +281,14 @@ func (c *chameleon) configure(src *sandbox.Server, pg *sandbox.PGServer, db stri
 // command is `chameleon.py verb --config default --source mysql`, logging
 // to logPath.
 func (c *chameleon) command(ctx context.Context, verb, logPath string) (*exec.Cmd, *os.File, error) {
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, nil, err
 	}
-	args := []string{c.script, verb, "--config", "default", "--source", "mysql"}
+	args := []string{c.script, verb, "--config", "default"}
+	if verb != "create_replica_schema" { // which refuses a source
+		args = append(args, "--source", "mysql")
+	}
 	fmt.Fprintf(log, "$ %s %s\n", c.python, strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, c.python, args...)
 	cmd.Env = append(os.Environ(), "HOME="+c.home, "PYTHONPATH="+c.pyPath)
@@ -369,9 +378,13 @@ func (c *chameleon) catchUp(ctx context.Context, logPath string, done func() (bo
 }
 
 // errLogRE matches the lines that say pg_chameleon failed: of its log
-// format ("date time process LEVEL: message"), of what it prints
-// ("ERROR - ...", "**FATAL - ...") and Python's tracebacks.
-var errLogRE = regexp.MustCompile(`(?m)^(?:.* (?:ERROR|CRITICAL): |ERROR - |\*\*FATAL|Traceback \(most recent call last\)).*$`)
+// format ("date time process LEVEL: message") and of what it prints
+// ("ERROR - ...", "**FATAL - ..."). Not Python's tracebacks: one is
+// printed at every exit of a command run in the foreground (daemonize's
+// atexit handler calling sys.exit(0)); an uncaught one ends a command
+// with a non-zero exit status, and the replica logs its processes' at
+// level ERROR.
+var errLogRE = regexp.MustCompile(`(?m)^(?:.* (?:ERROR|CRITICAL): |ERROR - |\*\*FATAL).*$`)
 
 // logError returns the first error line pg_chameleon logged, if any.
 func logError(logPath string) error {

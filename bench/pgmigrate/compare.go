@@ -58,8 +58,9 @@ func sameTable(ctx context.Context, src, pg *sql.DB, table string, cols []string
 	my := make([]string, len(cols))
 	pq := make([]string, len(cols))
 	for i, c := range cols {
-		my[i] = "CAST(`" + c + "` AS CHAR)"
-		pq[i] = `"` + c + `"::text`
+		// Aliased: PostgreSQL's ORDER BY id would take the text column.
+		my[i] = fmt.Sprintf("CAST(`%s` AS CHAR) AS c%d", c, i)
+		pq[i] = fmt.Sprintf(`"%s"::text AS c%d`, c, i)
 	}
 	a, err := src.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM `%s`.`%s` ORDER BY id", strings.Join(my, ", "), DB, table))
 	if err != nil {

@@ -289,6 +289,10 @@ func (b *bencher) chameleonSteps(ctx context.Context, s *side, r int) error {
 			return err
 		}
 	}
+	var sources int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sch_chameleon.t_sources").Scan(&sources); err != nil || sources != 1 {
+		return fmt.Errorf("pg_chameleon's catalog is not on its sandbox %s (%d sources, %v): see %s", s.pg.Addr(), sources, err, log("add_source"))
+	}
 	s.copy = func(ctx context.Context) (time.Duration, error) {
 		return b.cham.run(ctx, "init_replica", log("init_replica"))
 	}
