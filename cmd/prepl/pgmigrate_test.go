@@ -29,17 +29,19 @@ func TestMigrateToPostgresUnderLoad(t *testing.T) {
 
 	// The load: bounded in time, ended earlier by cancel.
 	loadCtx, stopLoad := context.WithCancel(context.Background())
-	loadDone := make(chan error, 1)
+	var loadErr error
+	loadDone := make(chan struct{})
 	go func() {
-		loadDone <- sb.Run(loadCtx, "oltp_read_write", bench.RunSpec{Threads: 2, Seconds: 120, Rate: 100})
+		loadErr = sb.Run(loadCtx, "oltp_read_write", bench.RunSpec{Threads: 2, Seconds: 120, Rate: 100})
+		close(loadDone)
 	}()
 	defer func() { stopLoad(); <-loadDone }()
 	loading := func(what string) {
 		from := sourceTxns(t, sdb)
 		waitFor(t, "sysbench to write "+what, func() bool {
 			select {
-			case err := <-loadDone:
-				t.Fatalf("sysbench ended %s: %v", what, err)
+			case <-loadDone:
+				t.Fatalf("sysbench ended %s: %v", what, loadErr)
 			default:
 			}
 			return sourceTxns(t, sdb) > from
