@@ -286,13 +286,13 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 			return false, err
 		}
 	}
-	crashPoint("before-ddl", tx)
+	CrashPoint("before-ddl", tx)
 	if run {
 		if err := t.execDDL(ctx, c, tx, keepGTID); err != nil {
 			return false, err
 		}
 	}
-	crashPoint("after-ddl", tx)
+	CrashPoint("after-ddl", tx)
 	t.Catalog.Invalidate()
 	if scopeOf(st.SQL) == scopeEvents {
 		if err := t.disableEvent(ctx, c, st.SQL, st.Schema, keepGTID); err != nil {
@@ -428,12 +428,15 @@ func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after position.C
 }
 
 // testCrash ("POINT:ID", from the environment variable PREPL_TEST_CRASH)
-// makes the process kill itself at a named point of applying the DDL of
-// transaction ID: the crash windows around a DDL are narrow, and tests
-// must hit each of them for sure, not by luck of a random kill -9.
+// makes the process kill itself at a named point of applying transaction
+// ID (around a DDL, after a skip is marked): the crash windows there are
+// narrow, and tests must hit each of them for sure, not by luck of a
+// random kill -9.
 var testCrash = os.Getenv("PREPL_TEST_CRASH")
 
-func crashPoint(point string, tx *txn.Txn) {
+// CrashPoint kills the process at point for transaction tx when
+// PREPL_TEST_CRASH names them (tests only).
+func CrashPoint(point string, tx *txn.Txn) {
 	if testCrash != "" && testCrash == point+":"+TxnID(tx) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way

@@ -29,9 +29,9 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	next := old.Clone()
 	stmts, err := TranslateDefs(st.SQL, st.Schema, t.Opts, next)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s at %s: %w. Nothing of it is applied and the run stops before it: apply its "+
+		return false, fmt.Errorf("%w: %s: %w. Nothing of it is applied and the run stops before it: apply its "+
 			"equivalent on the target by hand if it matters there, then run again with --skip-gtid %s to go past it",
-			ErrRefusedDDL, describe(tx), tx.Start, err, skipArg(tx))
+			ErrRefusedDDL, describe(tx), err, skipArg(tx))
 	}
 	c, err := t.conn(ctx)
 	if err != nil {

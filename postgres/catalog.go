@@ -124,7 +124,7 @@ func (c *Catalog) lookup(tb *txn.Table) (*table, error) {
 				"the catalog does not describe the source's table (was a DDL applied around prepl?); "+
 				"fix its row in prepl.tables, or copy the table again", tb.QualifiedName(), len(t.src.Columns), len(tb.Types))
 		}
-		return t, nil
+		return c.withCharsets(t, tb), nil
 	}
 	d, err := defFromTableMap(tb)
 	if err != nil {
@@ -135,6 +135,38 @@ func (c *Catalog) lookup(tb *txn.Table) (*table, error) {
 	c.meta.Put(d)
 	c.rebuild()
 	return c.tables[defKey(tb.Schema, tb.Name)], nil
+}
+
+// withCharsets fills in the charsets a CREATE TABLE left to the
+// database's default (which the statement does not say) from the table
+// map's, when it has them; the table is cached so.
+func (c *Catalog) withCharsets(t *table, tb *txn.Table) *table {
+	if tb.Collations == nil {
+		return t
+	}
+	var fixed *TableDef
+	for i := range t.src.Columns {
+		col := &t.src.Columns[i]
+		if col.Charset != "" || !textType(col.Type) || i >= len(tb.Collations) {
+			continue
+		}
+		if cs := txn.CharsetOfCollation(tb.Collations[i]); cs != "" {
+			if fixed == nil {
+				fixed = t.src.Clone()
+			}
+			fixed.Columns[i].Charset = cs
+		}
+	}
+	if fixed == nil {
+		return t
+	}
+	n := &table{src: fixed, def: t.def}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables[defKey(tb.Schema, tb.Name)] == t {
+		c.tables[defKey(tb.Schema, tb.Name)] = n
+	}
+	return n
 }
 
 // sameColumns: the table map names the columns of d, in d's order.

@@ -54,14 +54,20 @@ func (l *ChannelLock) Release() {
 	}
 }
 
-// PendingSkips lists the transactions (GTID or FILE:OFFSET) this
-// channel's next run must leave out (prepl.skip, not yet skipped).
-func (t *Target) PendingSkips(ctx context.Context) ([]string, error) {
-	rows, err := t.Pool.Query(ctx, "SELECT txn FROM "+PositionSchema+".skip WHERE channel = $1 AND skipped_at IS NULL ORDER BY requested_at", t.Channel)
+// Skip is a transaction (GTID or FILE:OFFSET) this channel's runs leave
+// out (prepl.skip), and whether one has.
+type Skip struct {
+	Txn  string
+	Done bool
+}
+
+// Skips lists this channel's skip requests.
+func (t *Target) Skips(ctx context.Context) ([]Skip, error) {
+	rows, err := t.Pool.Query(ctx, "SELECT txn, skipped_at IS NOT NULL FROM "+PositionSchema+".skip WHERE channel = $1 ORDER BY requested_at", t.Channel)
 	if err != nil {
 		return nil, fmt.Errorf("read %s.skip: %w", PositionSchema, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Skip])
 }
 
 // MarkSkipped notes that a run skipped transaction id.

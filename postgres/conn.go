@@ -1,12 +1,14 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/position"
@@ -57,6 +59,13 @@ func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
 // exec runs a chunk's statements as one simple query and checks each
 // statement's result against its expectation.
 func (c *Conn) exec(ctx context.Context, ch chunk) error {
+	if ch.copy != nil {
+		tag, err := c.c.PgConn().CopyFrom(ctx, bytes.NewReader(ch.copy), string(ch.sql))
+		if err != nil {
+			return ch.expect[0].failed(err)
+		}
+		return ch.expect[0].check(&pgconn.Result{CommandTag: tag})
+	}
 	results, err := c.c.PgConn().Exec(ctx, string(ch.sql)).ReadAll()
 	if err != nil {
 		// The results before the failed statement; a statement that

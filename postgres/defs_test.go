@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/prepl/prepl/txn"
 )
 
 // TestTranslateDefsFollowsDDL runs DDL scripts through TranslateDefs and
@@ -87,4 +90,19 @@ func showDefs(d Defs) string {
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
+}
+
+// TestTableKnownNowhere: a table neither in the catalog nor described by
+// its table map (no full row metadata) is an error naming it.
+func TestTableKnownNowhere(t *testing.T) {
+	c := newCatalog(Defs{})
+	tb := &txn.Table{Schema: "shop", Name: "orders", Types: []byte{txn.TypeLong}}
+	_, err := c.lookup(tb)
+	if !errors.Is(err, ErrNoTable) || !strings.Contains(err.Error(), "shop.orders") || !strings.Contains(err.Error(), "binlog_row_metadata=FULL") {
+		t.Fatalf("got %v, want ErrNoTable naming shop.orders and binlog_row_metadata=FULL", err)
+	}
+	tb.Names = []string{"id"}
+	if _, err := c.lookup(tb); err != nil {
+		t.Fatalf("with full row metadata: %v", err)
+	}
 }

@@ -44,7 +44,7 @@ func workload(t *testing.T, db *sql.DB, seed int64, n int) {
 		for j := 0; j <= r.Intn(3); j++ {
 			switch r.Intn(7) {
 			case 0, 1:
-				stmts = append(stmts, fmt.Sprintf("INSERT INTO w.k VALUES (%d, 'r%d', %d, '%c', '2026-11-%02d 10:00:00.%03d', %g, X'%02x', %d.%02d) "+
+				stmts = append(stmts, fmt.Sprintf("INSERT INTO w.k (id, v, n, e, d, f, b, m) VALUES (%d, 'r%d', %d, '%c', '2026-11-%02d 10:00:00.%03d', %g, X'%02x', %d.%02d) "+
 					"ON DUPLICATE KEY UPDATE v = VALUES(v), n = n + 1", id, i, r.Intn(1<<31), "abc"[r.Intn(3)], 1+r.Intn(28), r.Intn(1000),
 					r.Float64()*1e6, r.Intn(256), r.Intn(1e6), r.Intn(100)))
 			case 2:
@@ -72,12 +72,13 @@ var ddlStream = []string{
 	"ALTER TABLE w.k ADD COLUMN x INT DEFAULT 7 AFTER v",
 	"UPDATE w.k SET x = id * 3 WHERE id % 2 = 0",
 	"INSERT INTO w.k (id, v, x) VALUES (100, 'after alter', 42)",
+	"INSERT INTO w.k (id, v, n, e) SELECT seq, CONCAT('bulk', seq), seq, 'b' FROM w.seq_1000_to_1149", // COPY with compaction
 	"CREATE TABLE w.n2 (id INT PRIMARY KEY, s SET('p','q','r'), t TIME(2))",
 	"INSERT INTO w.n2 VALUES (1, 'p,r', '-838:59:59'), (2, '', '25:00:00.5')",
 	"RENAME TABLE w.n2 TO w.n3",
 	"UPDATE w.n3 SET s = 'q' WHERE id = 2",
 	"TRUNCATE TABLE w.nk",
-	"INSERT INTO w.nk VALUES (7, 'after truncate')",
+	"INSERT INTO w.nk VALUES (7, 'truncated')",
 	"CREATE TABLE w.tmp (id INT PRIMARY KEY)",
 	"INSERT INTO w.tmp VALUES (1)",
 	"DROP TABLE w.tmp",
@@ -98,6 +99,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	o := sandbox.Defaults()
 	o.Binlog, o.BinlogRowMetadata = true, "FULL"
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
 	e := &env{src: sandbox.MustStart(t, o), pg: sandbox.MustStartPostgres(t)}
 	e.sdb = sandbox.MustOpen(t, e.src, "")
 	e.sdb.SetMaxOpenConns(1)
@@ -185,7 +187,8 @@ func (e *env) verify(t *testing.T, url string) {
 
 // TestReplicateIntoPostgres copies a source to PostgreSQL, then applies
 // its binlog (rows on keyed and keyless tables, DDL mid-stream) in
-// writeset mode, with compaction and without: the run stops before the
+// writeset mode, with compaction and without (and then with one table's
+// definition from the table maps, not the catalog): the run stops before the
 // CREATE TRIGGER, naming its GTID, with everything before it applied;
 // skipping it, the run ends with the target equal to the source.
 func TestReplicateIntoPostgres(t *testing.T) {
@@ -204,6 +207,17 @@ func TestReplicateIntoPostgres(t *testing.T) {
 	for _, compaction := range []bool{true, false} {
 		t.Run(dbs[compaction], func(t *testing.T) {
 			ctx := context.Background()
+			// A trigger on the target that refuses every change: rows are the
+			// source's effects and must not fire it.
+			pdb := sandbox.MustOpenPostgres(t, e.pg, dbs[compaction])
+			if !compaction {
+				// w.c's definition is read from the binlog's table maps
+				// (binlog_row_metadata=FULL) instead.
+				sandbox.MustExec(t, pdb, "DELETE FROM prepl.tables WHERE schema_name = 'w' AND table_name = 'c'")
+			}
+			sandbox.MustExec(t, pdb,
+				`CREATE FUNCTION w.refuse() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'a target trigger fired'; END$$`,
+				"CREATE TRIGGER refuse BEFORE INSERT OR UPDATE OR DELETE ON w.k FOR EACH ROW EXECUTE FUNCTION w.refuse()")
 			tgt := openTarget(t, urls[compaction])
 			cfg := apply.Config{Mode: depend.Writeset, Workers: 4, UnitTxns: 20, NoCompact: !compaction}
 			_, err := replay(ctx, tgt, files, cfg)
@@ -227,11 +241,23 @@ func TestReplicateIntoPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run past the trigger: %v", err)
 			}
+			t.Logf("after the trigger: %d transactions, %d rows, %d compacted away, %d units", stats.Txns, stats.Rows, stats.CompactedRows, stats.Units)
 			if compaction && stats.CompactedRows == 0 {
 				t.Errorf("compaction on, but no row change was compacted: %+v", stats)
 			}
 			e.verify(t, urls[compaction])
 		})
+	}
+
+	// A row the target lost: the run stops, naming the transaction and
+	// the row by its key.
+	sandbox.MustExec(t, sandbox.MustOpenPostgres(t, e.pg, dbs[false]), "DELETE FROM w.n3 WHERE id = 1")
+	sandbox.MustExec(t, e.sdb, "UPDATE w.n3 SET t = '01:00:00' WHERE id = 1")
+	files = e.binlogFiles(t)
+	_, err := replay(context.Background(), openTarget(t, urls[false]), files, apply.Config{Workers: 2, Retries: 2})
+	t.Log(err)
+	if !errors.Is(err, apply.ErrRowCount) || !strings.Contains(err.Error(), `(row id='1')`) {
+		t.Fatalf("update of a row the target lacks: got %v, want a row count error naming row id='1'", err)
 	}
 }
 
@@ -271,7 +297,7 @@ func nextSeq(t *testing.T, g string) string {
 func TestPositionCommitsWithRows(t *testing.T) {
 	e := newEnv(t)
 	url := e.copyTo(t, "crash")
-	workload(t, e.sdb, 3, 1500)
+	workload(t, e.sdb, 3, 1000)
 	files := e.binlogFiles(t)
 	ctx := context.Background()
 
@@ -303,15 +329,20 @@ func TestPositionCommitsWithRows(t *testing.T) {
 	}
 	url = e.pg.URL("crash")
 	tgt = openTarget(t, url)
-	if _, err := replay(ctx, tgt, files, cfg); err != nil {
+	stats, err := replay(ctx, tgt, files, cfg)
+	if err != nil {
 		t.Fatalf("run after the restart: %v", err)
+	}
+	if stats.Txns == 0 {
+		t.Fatal("nothing was left to apply after the restart: the kill came too late to test anything")
 	}
 	e.verify(t, url)
 }
 
 // TestClassify provokes the errors the engine tells apart, for real: a
 // unique violation is refused, a serialization failure and a deadlock are
-// retried, a terminated backend reconnects.
+// retried, a terminated backend reconnects. And a user who may not turn
+// triggers off is refused at connect, told what to grant.
 func TestClassify(t *testing.T) {
 	pg := sandbox.MustStartPostgres(t)
 	ctx := context.Background()
@@ -364,6 +395,13 @@ func TestClassify(t *testing.T) {
 	check("deadlock", errors.Join(errA, errB), apply.Retry)
 	a.ExecContext(ctx, "ROLLBACK")
 	b.ExecContext(ctx, "ROLLBACK")
+
+	// A user that may not set session_replication_role is told what to grant.
+	sandbox.MustExec(t, db, "CREATE ROLE plain LOGIN")
+	u := strings.Replace(pg.URL("postgres"), "postgres@", "plain@", 1)
+	if _, err := postgres.Open(ctx, u, "test", postgres.Options{}); err == nil || !strings.Contains(err.Error(), "GRANT SET ON PARAMETER session_replication_role") {
+		t.Errorf("open as a user without superuser: got %v, want an error saying what to grant", err)
+	}
 
 	w, err := tgt.Conn(ctx)
 	if err != nil {

@@ -286,6 +286,30 @@ func translate(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
 			return nil, err
 		}
 		return []string{"TRUNCATE TABLE " + Table(db, t, o)}, nil
+	case p.accept("ANALYZE"), p.accept("OPTIMIZE"), p.accept("REPAIR"), p.accept("CHECK"):
+		// Maintenance the source logs (unless NO_WRITE_TO_BINLOG): it
+		// changes no row. ANALYZE is PostgreSQL's too; the others have no
+		// counterpart that runs in a transaction (VACUUM does not).
+		analyze := strings.EqualFold(p.toks[0].text, "ANALYZE")
+		_ = p.accept("NO_WRITE_TO_BINLOG") || p.accept("LOCAL")
+		if !p.accept("TABLE") {
+			return nil, p.errorf("%w", ErrNotTranslated)
+		}
+		var names []string
+		for {
+			db, t, err := p.name(defaultDB)
+			if err != nil {
+				return nil, err
+			}
+			names = append(names, Table(db, t, o))
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		if !analyze {
+			return nil, nil
+		}
+		return []string{"ANALYZE " + strings.Join(names, ", ")}, nil
 	}
 	return nil, p.errorf("%w", ErrNotTranslated)
 }

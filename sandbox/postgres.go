@@ -29,12 +29,10 @@ var ErrNoPostgres = errors.New("postgres and initdb not found: install them with
 // PGServer is a running (or stopped) PostgreSQL sandbox. Its superuser is
 // `postgres`, trusted on 127.0.0.1 without a password.
 type PGServer struct {
-	Dir     string // holds data/ and the log
-	Port    int
-	Flags   []string // extra server settings, "-c", "name=value" pairs
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
+	Dir   string // holds data/ and the log
+	Port  int
+	Flags []string // extra server settings, "-c", "name=value" pairs
+	process
 }
 
 // DataDir is the instance's data directory.
@@ -118,38 +116,12 @@ func (s *PGServer) launchOnce(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: Kill takes the backends down with the postmaster.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: pgCredential(), Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("sandbox: start postgres: %w", err)
-	}
+	s.group = true
+	err = s.start(ctx, "postgres", cmd, s.ping, func() string { return tail(logPath) })
 	logf.Close()
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func(exited chan struct{}) {
-		s.waitErr = cmd.Wait()
-		close(exited)
-	}(s.exited)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if err := s.ping(ctx); err == nil {
-			return nil
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("sandbox: postgres exited during start-up (%v): %s", s.waitErr, tail(logPath))
-		case <-ctx.Done():
-			s.Kill()
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.Kill()
-			return fmt.Errorf("sandbox: postgres not ready after 60s: %s", tail(logPath))
-		}
-	}
+	return err
 }
 
-// ping asks pg_isready, which needs no driver in this package.
 func (s *PGServer) ping(ctx context.Context) error {
 	bin, err := pgBin("pg_isready")
 	if err != nil {
@@ -158,42 +130,10 @@ func (s *PGServer) ping(ctx context.Context) error {
 	return exec.CommandContext(ctx, bin, "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-U", "postgres").Run()
 }
 
-// Running reports whether the server process is alive.
-func (s *PGServer) Running() bool {
-	if s.cmd == nil {
-		return false
-	}
-	select {
-	case <-s.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// Kill stops the server with SIGKILL, as a crash would. Its children
-// (backends) exit when they notice the postmaster is gone; Restart waits
-// for the old shared memory to be released.
-func (s *PGServer) Kill() {
-	if !s.Running() {
-		return
-	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.exited
-}
-
 // Stop shuts the server down with a fast shutdown (SIGINT), then SIGKILL after 60s.
-func (s *PGServer) Stop() {
-	if !s.Running() {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.exited:
-	case <-time.After(60 * time.Second):
-		s.Kill()
-	}
-}
+// Kill's SIGKILL goes to the whole process group: the backends exit with
+// the postmaster; Restart waits for the old shared memory to be released.
+func (s *PGServer) Stop() { s.stop(syscall.SIGINT) }
 
 // Close stops the server and removes its directory.
 func (s *PGServer) Close() {

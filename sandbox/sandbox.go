@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -62,13 +61,11 @@ func Defaults() Options { return Options{SyncBinlog: -1, FlushLogAtTrxCommit: -1
 
 // Server is a running (or stopped) sandbox instance.
 type Server struct {
-	Dir     string // holds data/, the socket, the logs
-	Port    int
-	Socket  string
-	opts    Options
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
+	Dir    string // holds data/, the socket, the logs
+	Port   int
+	Socket string
+	opts   Options
+	process
 }
 
 // DataDir is the instance's data directory.
@@ -202,38 +199,14 @@ func (s *Server) args() []string {
 func (s *Server) launch(ctx context.Context) error {
 	cmd := exec.Command(mariadbd(), s.args()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("sandbox: start mariadbd: %w", err)
-	}
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func(exited chan struct{}) {
-		s.waitErr = cmd.Wait()
-		close(exited)
-	}(s.exited)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	return s.start(ctx, "mariadbd", cmd, func(ctx context.Context) error {
 		db, err := s.Open("")
-		if err == nil {
-			err = db.PingContext(ctx)
-			db.Close()
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("sandbox: mariadbd exited during start-up (%v): %s", s.waitErr, s.logTail())
-		case <-ctx.Done():
-			s.Kill()
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.Kill()
-			return fmt.Errorf("sandbox: mariadbd not ready after 60s: %s", s.logTail())
-		}
-	}
+		defer db.Close()
+		return db.PingContext(ctx)
+	}, s.logTail)
 }
 
 func (s *Server) logTail() string {
@@ -245,40 +218,8 @@ func (s *Server) logTail() string {
 	return strings.Join(lines, "\n")
 }
 
-// Running reports whether the server process is alive.
-func (s *Server) Running() bool {
-	if s.cmd == nil {
-		return false
-	}
-	select {
-	case <-s.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// Kill stops the server with SIGKILL, as a crash would.
-func (s *Server) Kill() {
-	if !s.Running() {
-		return
-	}
-	s.cmd.Process.Kill()
-	<-s.exited
-}
-
 // Stop shuts the server down cleanly (SIGTERM, then SIGKILL after 60s).
-func (s *Server) Stop() {
-	if !s.Running() {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(60 * time.Second):
-		s.Kill()
-	}
-}
+func (s *Server) Stop() { s.stop(syscall.SIGTERM) }
 
 // Close stops the server and removes its directory.
 func (s *Server) Close() {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/postgres"
 )
 
 // MySQLTarget copies into MySQL/MariaDB: the source's own CREATE TABLE,
@@ -41,8 +41,9 @@ func (m *MySQLTarget) Prepare(ctx context.Context, channel string) error {
 		`CREATE TABLE IF NOT EXISTS prepl.copy_snapshot (channel VARCHAR(64) PRIMARY KEY, gtid_pos TEXT NOT NULL,
 			file VARCHAR(512) NOT NULL, pos BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB`,
 		`CREATE TABLE IF NOT EXISTS prepl.copy_progress (channel VARCHAR(64) NOT NULL, schema_name VARCHAR(64) NOT NULL,
-			table_name VARCHAR(64) NOT NULL, last_key TEXT NOT NULL, rows_copied BIGINT NOT NULL DEFAULT 0,
-			done BOOL NOT NULL DEFAULT FALSE, PRIMARY KEY (channel, schema_name, table_name)) ENGINE=InnoDB`,
+			table_name VARCHAR(64) NOT NULL, part INT NOT NULL, last_key TEXT NOT NULL, hi_key TEXT NOT NULL,
+			rows_copied BIGINT NOT NULL DEFAULT 0, done BOOL NOT NULL DEFAULT FALSE,
+			PRIMARY KEY (channel, schema_name, table_name, part)) ENGINE=InnoDB`,
 	} {
 		if _, err := m.DB.ExecContext(ctx, q); err != nil {
 			return err
@@ -78,23 +79,45 @@ func (m *MySQLTarget) CreateTable(ctx context.Context, channel string, d *postgr
 			return err
 		}
 	}
-	_, err = c.ExecContext(ctx, "INSERT IGNORE INTO prepl.copy_progress (channel, schema_name, table_name, last_key) VALUES (?, ?, ?, '')",
+	return nil
+}
+
+func (m *MySQLTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
+	rows, err := m.DB.QueryContext(ctx, "SELECT part, last_key, hi_key, done FROM prepl.copy_progress WHERE channel = ? AND schema_name = ? AND table_name = ? ORDER BY part",
 		channel, d.Schema, d.Name)
-	return err
-}
-
-func (m *MySQLTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]string, bool, error) {
-	var last string
-	var done bool
-	err := m.DB.QueryRowContext(ctx, "SELECT last_key, done FROM prepl.copy_progress WHERE channel = ? AND schema_name = ? AND table_name = ?",
-		channel, d.Schema, d.Name).Scan(&last, &done)
-	if err == sql.ErrNoRows {
-		return nil, false, nil
+	if err != nil {
+		return nil, err
 	}
-	return decodeKey(last), done, err
+	defer rows.Close()
+	var parts []Part
+	for rows.Next() {
+		var p Part
+		var last, hi string
+		if err := rows.Scan(&p.N, &last, &hi, &p.Done); err != nil {
+			return nil, err
+		}
+		p.Last, p.Hi = decodeKey(last), decodeKey(hi)
+		parts = append(parts, p)
+	}
+	return parts, rows.Err()
 }
 
-func (m *MySQLTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, rows [][][]byte, last []string, done bool) error {
+func (m *MySQLTarget) PlanParts(ctx context.Context, channel string, d *postgres.TableDef, parts []Part) error {
+	tx, err := m.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, p := range parts {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO prepl.copy_progress (channel, schema_name, table_name, part, last_key, hi_key) VALUES (?, ?, ?, ?, ?, ?)",
+			channel, d.Schema, d.Name, p.N, encodeKey(p.Last), encodeKey(p.Hi)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (m *MySQLTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
 	var stmts []string
 	if len(rows) > 0 {
 		var cols []string
@@ -140,8 +163,8 @@ func (m *MySQLTarget) WriteChunk(ctx context.Context, channel string, d *postgre
 			return err
 		}
 	}
-	stmts = append(stmts, fmt.Sprintf("UPDATE prepl.copy_progress SET last_key = %s, rows_copied = rows_copied + %d, done = %v WHERE channel = %s AND schema_name = %s AND table_name = %s",
-		mysql.QuoteString(encodeKey(last)), len(rows), done, mysql.QuoteString(channel), mysql.QuoteString(d.Schema), mysql.QuoteString(d.Name)), "COMMIT")
+	stmts = append(stmts, fmt.Sprintf("UPDATE prepl.copy_progress SET last_key = %s, rows_copied = rows_copied + %d, done = %v WHERE channel = %s AND schema_name = %s AND table_name = %s AND part = %d",
+		mysql.QuoteString(encodeKey(last)), len(rows), done, mysql.QuoteString(channel), mysql.QuoteString(d.Schema), mysql.QuoteString(d.Name), part), "COMMIT")
 	for _, q := range stmts {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			c.ExecContext(context.Background(), "ROLLBACK")

@@ -25,9 +25,9 @@ var PGSetup = append(append([]string{}, postgres.SetupSQL...),
 	`CREATE TABLE IF NOT EXISTS prepl.copy_snapshot (
 		channel varchar(64) PRIMARY KEY, gtid_pos text NOT NULL, file varchar(512) NOT NULL, pos bigint NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS prepl.copy_progress (
-		channel varchar(64) NOT NULL, schema_name text NOT NULL, table_name text NOT NULL,
-		last_key text NOT NULL DEFAULT '', rows_copied bigint NOT NULL DEFAULT 0, done boolean NOT NULL DEFAULT false,
-		PRIMARY KEY (channel, schema_name, table_name))`,
+		channel varchar(64) NOT NULL, schema_name text NOT NULL, table_name text NOT NULL, part int NOT NULL,
+		last_key text NOT NULL, hi_key text NOT NULL, rows_copied bigint NOT NULL DEFAULT 0, done boolean NOT NULL DEFAULT false,
+		PRIMARY KEY (channel, schema_name, table_name, part))`,
 )
 
 // OpenPG connects to a PostgreSQL target.
@@ -105,25 +105,45 @@ func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO prepl.copy_progress (channel, schema_name, table_name) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, channel, d.Schema, d.Name); err != nil {
+	return tx.Commit(ctx)
+}
+
+func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
+	rows, err := t.Pool.Query(ctx, "SELECT part, last_key, hi_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3 ORDER BY part",
+		channel, d.Schema, d.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var parts []Part
+	for rows.Next() {
+		var p Part
+		var last, hi string
+		if err := rows.Scan(&p.N, &last, &hi, &p.Done); err != nil {
+			return nil, err
+		}
+		p.Last, p.Hi = decodeKey(last), decodeKey(hi)
+		parts = append(parts, p)
+	}
+	return parts, rows.Err()
+}
+
+func (t *PGTarget) PlanParts(ctx context.Context, channel string, d *postgres.TableDef, parts []Part) error {
+	tx, err := t.Pool.Begin(ctx)
+	if err != nil {
 		return err
+	}
+	defer tx.Rollback(ctx)
+	for _, p := range parts {
+		if _, err := tx.Exec(ctx, "INSERT INTO prepl.copy_progress (channel, schema_name, table_name, part, last_key, hi_key) VALUES ($1, $2, $3, $4, $5, $6)",
+			channel, d.Schema, d.Name, p.N, encodeKey(p.Last), encodeKey(p.Hi)); err != nil {
+			return err
+		}
 	}
 	return tx.Commit(ctx)
 }
 
-func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]string, bool, error) {
-	var last string
-	var done bool
-	err := t.Pool.QueryRow(ctx, "SELECT last_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3",
-		channel, d.Schema, d.Name).Scan(&last, &done)
-	if err == pgx.ErrNoRows {
-		return nil, false, nil
-	}
-	return decodeKey(last), done, err
-}
-
-func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, rows [][][]byte, last []string, done bool) error {
+func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
 	var buf []byte
 	for _, row := range rows {
 		for i, v := range row {
@@ -158,7 +178,7 @@ func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.T
 		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE prepl.copy_progress SET last_key = $4, rows_copied = rows_copied + $5, done = $6
-		WHERE channel = $1 AND schema_name = $2 AND table_name = $3`, channel, d.Schema, d.Name, encodeKey(last), len(rows), done); err != nil {
+		WHERE channel = $1 AND schema_name = $2 AND table_name = $3 AND part = $7`, channel, d.Schema, d.Name, encodeKey(last), len(rows), done, part); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)

@@ -15,14 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/progress"
-	"github.com/prepl/prepl/mysql"
 )
 
 // Config is one copy.
@@ -102,12 +103,30 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 		return Position{}, err
 	}
 	var total int64
+	var work []partOf
 	for _, t := range tables {
 		var n int64
 		conns[0].QueryRowContext(ctx, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", t.def.Schema, t.def.Name).Scan(&n)
 		total += n
 		if err := cfg.Target.CreateTable(ctx, cfg.Channel, t.def, t.create); err != nil {
 			return Position{}, fmt.Errorf("create %s.%s on target: %w", t.def.Schema, t.def.Name, err)
+		}
+		parts, err := cfg.Target.Progress(ctx, cfg.Channel, t.def)
+		if err != nil {
+			return Position{}, fmt.Errorf("read the copy's progress of %s.%s on target: %w", t.def.Schema, t.def.Name, err)
+		}
+		if len(parts) == 0 {
+			if parts, err = split(ctx, conns[0], t, n, cfg); err != nil {
+				return Position{}, fmt.Errorf("split %s.%s in parts: %w", t.def.Schema, t.def.Name, err)
+			}
+			if err := cfg.Target.PlanParts(ctx, cfg.Channel, t.def, parts); err != nil {
+				return Position{}, fmt.Errorf("record the parts of %s.%s on target: %w", t.def.Schema, t.def.Name, err)
+			}
+		}
+		for _, p := range parts {
+			if !p.Done {
+				work = append(work, partOf{t, p})
+			}
 		}
 	}
 	var done atomic.Int64
@@ -128,9 +147,9 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 			}
 		}()
 	}
-	queue := make(chan *table, len(tables))
-	for _, t := range tables {
-		queue <- t
+	queue := make(chan partOf, len(work))
+	for _, w := range work {
+		queue <- w
 	}
 	close(queue)
 	var wg sync.WaitGroup
@@ -139,12 +158,12 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 		wg.Add(1)
 		go func(i int, c *sql.Conn) {
 			defer wg.Done()
-			for t := range queue {
+			for w := range queue {
 				if errs[i] != nil {
 					continue
 				}
-				if err := copyTable(ctx, cfg, c, t, &done); err != nil {
-					errs[i] = fmt.Errorf("copy %s.%s: %w", t.def.Schema, t.def.Name, err)
+				if err := copyPart(ctx, cfg, c, w.t, w.p, &done); err != nil {
+					errs[i] = fmt.Errorf("copy %s.%s: %w", w.t.def.Schema, w.t.def.Name, err)
 				}
 			}
 		}(i, c)
@@ -283,17 +302,72 @@ func listTables(ctx context.Context, c *sql.Conn, dbs []string) ([]*table, error
 
 func quoteMy(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
-// copyTable copies t chunk by chunk in primary key order, each chunk
-// committed on the target with the key it reached; a table without a
-// primary key (or NOT NULL unique key) is one chunk.
-func copyTable(ctx context.Context, cfg Config, c *sql.Conn, t *table, done *atomic.Int64) error {
-	last, finished, err := cfg.Target.Progress(ctx, cfg.Channel, t.def)
-	if err != nil {
-		return err
+// partOf is one part of a table, a worker's unit of work.
+type partOf struct {
+	t *table
+	p Part
+}
+
+// split plans the parts a table is copied in: a table whose primary key
+// is one integer column and that holds at least two chunks is cut into up
+// to cfg.Workers ranges of equal key width between its smallest and
+// largest key in the snapshot, copied in parallel; any other table is one
+// part, copied in key order (or, without a key, in one chunk).
+func split(ctx context.Context, c *sql.Conn, t *table, rows int64, cfg Config) ([]Part, error) {
+	n := int64(cfg.Workers)
+	if chunks := rows / int64(cfg.ChunkRows); chunks < n {
+		n = chunks
 	}
-	if finished {
-		return nil
+	if n < 2 || len(t.key) != 1 || !intColumn(t.def.Column(t.key[0])) {
+		return []Part{{N: 0}}, nil
 	}
+	var lo, hi sql.NullString
+	k := quoteMy(t.key[0])
+	if err := c.QueryRowContext(ctx, "SELECT MIN("+k+"), MAX("+k+") FROM "+quoteMy(t.def.Schema)+"."+quoteMy(t.def.Name)).Scan(&lo, &hi); err != nil {
+		return nil, err
+	}
+	min, ok1 := new(big.Int).SetString(lo.String, 10)
+	max, ok2 := new(big.Int).SetString(hi.String, 10)
+	if !lo.Valid || !ok1 || !ok2 {
+		return []Part{{N: 0}}, nil
+	}
+	// Bounds b_1 < ... < b_n-1 cut (min-1, max] in n ranges; part i holds
+	// the keys above b_i up to b_i+1 (the first from the start, the last
+	// to the end, so that nothing depends on min and max being exact).
+	width := new(big.Int).Sub(max, min)
+	width.Add(width, big.NewInt(1))
+	if width.Cmp(big.NewInt(n)) < 0 {
+		return []Part{{N: 0}}, nil
+	}
+	parts := make([]Part, n)
+	var prev []string
+	for i := int64(0); i < n; i++ {
+		parts[i] = Part{N: int(i), Last: prev}
+		if i < n-1 {
+			b := new(big.Int).Mul(width, big.NewInt(i+1))
+			b.Div(b, big.NewInt(n))
+			b.Add(b, min)
+			b.Sub(b, big.NewInt(1))
+			prev = []string{b.String()}
+			parts[i].Hi = prev
+		}
+	}
+	return parts, nil
+}
+
+func intColumn(c *postgres.Column) bool {
+	if c == nil {
+		return false
+	}
+	k, err := postgres.KindOf(c)
+	return err == nil && k == postgres.KindInt
+}
+
+// copyPart copies part p of t chunk by chunk in primary key order, each
+// chunk committed on the target with the key it reached; a table without
+// a primary key (or NOT NULL unique key) is one chunk.
+func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, done *atomic.Int64) error {
+	last := p.Last
 	var sel []string
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
@@ -307,12 +381,20 @@ func copyTable(ctx context.Context, cfg Config, c *sql.Conn, t *table, done *ato
 		q := "SELECT " + strings.Join(append(sel, keySel...), ", ") + from
 		var args []any
 		if len(t.key) > 0 {
+			var where []string
 			if last != nil {
 				marks := strings.TrimSuffix(strings.Repeat("?,", len(last)), ",")
-				q += " WHERE (" + strings.Join(keySel, ",") + ") > (" + marks + ")"
+				where = append(where, "("+strings.Join(keySel, ",")+") > ("+marks+")")
 				for _, v := range last {
 					args = append(args, v)
 				}
+			}
+			if p.Hi != nil { // split parts have one integer key column
+				where = append(where, keySel[0]+" <= ?")
+				args = append(args, p.Hi[0])
+			}
+			if len(where) > 0 {
+				q += " WHERE " + strings.Join(where, " AND ")
 			}
 			q += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keySel, ","), cfg.ChunkRows)
 		}
@@ -328,7 +410,7 @@ func copyTable(ctx context.Context, cfg Config, c *sql.Conn, t *table, done *ato
 		if len(chunk.rows) > 0 {
 			last = chunk.keys[len(chunk.keys)-1]
 		}
-		if err := cfg.Target.WriteChunk(ctx, cfg.Channel, t.def, chunk.rows, last, end); err != nil {
+		if err := cfg.Target.WriteChunk(ctx, cfg.Channel, t.def, p.N, chunk.rows, last, end); err != nil {
 			return err
 		}
 		done.Add(int64(len(chunk.rows)))

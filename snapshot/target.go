@@ -21,17 +21,30 @@ type Target interface {
 	BeginSnapshot(ctx context.Context, channel string, p Position) error
 	// CreateTable creates the table unless it exists (a resumed copy).
 	CreateTable(ctx context.Context, channel string, t *postgres.TableDef, showCreate string) error
-	// Progress returns the last primary key value copied, and whether the table is done.
-	Progress(ctx context.Context, channel string, t *postgres.TableDef) (last []string, done bool, err error)
+	// Progress returns the table's parts as planned (none before PlanParts).
+	Progress(ctx context.Context, channel string, t *postgres.TableDef) ([]Part, error)
+	// PlanParts records the parts a table is copied in, before any row.
+	PlanParts(ctx context.Context, channel string, t *postgres.TableDef, parts []Part) error
 	// WriteChunk writes rows (source text read through
-	// postgres.SourceExpr, nil for NULL) and the progress in one transaction.
-	WriteChunk(ctx context.Context, channel string, t *postgres.TableDef, rows [][][]byte, last []string, done bool) error
+	// postgres.SourceExpr, nil for NULL) and the progress of their part in
+	// one transaction.
+	WriteChunk(ctx context.Context, channel string, t *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error
 	// FinishTable runs what waits for the rows (PostgreSQL: foreign keys, identity sequences).
 	FinishTable(ctx context.Context, t *postgres.TableDef) error
 	// StorePosition writes the snapshot's position as the channel's
 	// position (slot "main") and ends the copy.
 	StorePosition(ctx context.Context, channel string, p Position) error
 	Close() error
+}
+
+// Part is a range of a table's primary key, copied chunk by chunk in key
+// order by one worker while other workers copy the other parts: the rows
+// with a key above Last (nil: from the first) up to Hi (nil: to the last).
+type Part struct {
+	N    int
+	Last []string
+	Hi   []string
+	Done bool
 }
 
 func encodeKey(k []string) string {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/postgres"
 )
 
 // Difference is one row that differs between source and target.

@@ -36,3 +36,12 @@ func slowdown() float64 {
 	}
 	return max(1, float64(wall)/float64(cpu))
 }
+
+// processCPU is the CPU time this process has used, all threads.
+func processCPU() time.Duration {
+	var r syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &r) != nil {
+		return 0
+	}
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}

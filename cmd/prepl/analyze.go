@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
+	"github.com/prepl/prepl/txn"
 )
 
 // analyzeFlags are prepl analyze's flags.
@@ -127,6 +129,11 @@ Flags:
 		c, err := calibrate.URL(ctx, e)
 		if err != nil {
 			return err
+		}
+		if len(files) > 0 {
+			if c, err = measurePipeline(ctx, c, files); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
 		opt.Costs = f.overrideCosts(c)
@@ -384,4 +391,27 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 		return nil, nil, fmt.Errorf("source %s: %w", e, mysql.ExplainTLSError(e, err))
 	}
 	return rd, warnings, nil
+}
+
+// measurePipeline times prepl's own reading, decoding and rendering on the
+// first transactions of files (calibrate.Pipeline), as a dry run does them.
+func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (analyze.Costs, error) {
+	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	if err != nil {
+		return c, err
+	}
+	defer rd.Close()
+	var b bytes.Buffer
+	defs := map[string]*txn.TableDef{}
+	return calibrate.Pipeline(c, func() (int, error) {
+		t, err := rd.Next(ctx)
+		if err != nil {
+			return 0, err
+		}
+		b.Reset()
+		if err := printTxnSQL(ctx, &b, t, nil, defs); err != nil {
+			return 0, err
+		}
+		return t.Size, nil
+	})
 }

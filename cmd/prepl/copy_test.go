@@ -112,7 +112,9 @@ func TestCopyKilledAndResumed(t *testing.T) {
 	pg := sandbox.MustStartPostgres(t)
 	url := pg.URL("postgres")
 	pdb := sandbox.MustOpenPostgres(t, pg, "postgres")
-	cmd := exec.Command(preplBinary(t), "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "50", "--workers", "1", "--progress=false")
+	// Four workers cut the table in four key ranges, copied in parallel,
+	// each resumed from its own last chunk.
+	cmd := exec.Command(preplBinary(t), "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "50", "--workers", "4", "--progress=false")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +133,11 @@ func TestCopyKilledAndResumed(t *testing.T) {
 	}
 	cmd.Process.Kill() // SIGKILL
 	cmd.Wait()
-	var copied, rows int64
-	pdb.QueryRow("SELECT sum(rows_copied) FROM prepl.copy_progress").Scan(&copied)
+	var copied, rows, parts int64
+	pdb.QueryRow("SELECT sum(rows_copied), count(*) FROM prepl.copy_progress WHERE table_name = 't'").Scan(&copied, &parts)
 	pdb.QueryRow("SELECT count(*) FROM big.t").Scan(&rows)
-	if copied >= 30000 || rows != copied {
-		t.Fatalf("after the kill: progress says %d rows, the table has %d (want a part, and the same)", copied, rows)
+	if copied >= 30000 || rows != copied || parts != 4 {
+		t.Fatalf("after the kill: progress says %d rows in %d parts, the table has %d (want a part of the rows, the same, in 4 parts)", copied, parts, rows)
 	}
 	out := mustPrepl(t, "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "50", "--progress=false")
 	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", url); !strings.Contains(out, "equal") {

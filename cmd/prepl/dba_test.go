@@ -100,6 +100,12 @@ func TestSkipPastDivergedTransaction(t *testing.T) {
 		t.Fatalf("skip without --gtid: exit %d\n%s", code, out)
 	}
 	mustPrepl(t, "skip", "--target", tgt.URL(), "--channel", "replay", "--gtid", bad)
+	// A crash right after the request is marked done, before the position
+	// past the transaction is stored: the next run must skip it again, not
+	// stop on it as if no skip had been asked.
+	if code, out := runBinEnv(preplBinary(t), []string{"PREPL_TEST_CRASH=after-skip-mark:" + bad}, args); code != -1 {
+		t.Fatalf("prepl was to kill itself after marking the skip of %s, exited %d:\n%s", bad, code, out)
+	}
 	code, out = prepl(t, args...)
 	if code != 0 || !strings.Contains(out, "skipping a transaction as prepl skip asked") || !strings.Contains(out, "skipped 1") {
 		t.Fatalf("replay after prepl skip: exit %d, want 0 with one transaction skipped:\n%s", code, out)

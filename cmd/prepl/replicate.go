@@ -192,18 +192,14 @@ func replicateFilter(until string, skip []string) func(t *txnT) apply.Action {
 		last = untilFilter(until)
 	}
 	return func(t *txnT) apply.Action {
+		a := apply.Apply
 		if last != nil {
-			if a := last(t); a == apply.Stop {
-				return a
-			}
+			a = last(t)
 		}
-		if t.GTID != "" && skips[t.GTID] {
+		if a != apply.Stop && t.GTID != "" && skips[t.GTID] {
 			return apply.Skip
 		}
-		if last != nil {
-			return last(t)
-		}
-		return apply.Apply
+		return a
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/postgres"
 )
 
 // channelLockWait is how long a run waits for the channel's lock: a prepl
@@ -40,15 +41,24 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt target, cfg *apply.
 		return nil, err
 	}
 	cr := &channelRun{unlock: release}
-	skips, err := tgt.pendingSkips(ctx)
+	skips, err := tgt.skipRequests(ctx)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	want := map[string]bool{}
+	// A request already marked done stays in force: the mark is not
+	// written in the transaction that stores the position past it, so
+	// after a crash between the two the transaction comes again and must
+	// be skipped again. Its GTID or start cannot come back otherwise
+	// (prepl reset deletes the requests).
+	want := map[string]bool{}    // requested, pending or done
+	pending := map[string]bool{} // not yet marked done
 	for _, s := range skips {
-		want[s] = true
-		log.Info("a transaction will be skipped (prepl skip)", "txn", s, "channel", tgt.channelName())
+		want[s.txn] = true
+		if !s.done {
+			pending[s.txn] = true
+			log.Info("a transaction will be skipped (prepl skip)", "txn", s.txn, "channel", tgt.channelName())
+		}
 	}
 	if len(want) == 0 {
 		return cr, nil
@@ -72,10 +82,13 @@ func claimChannel(ctx context.Context, log *slog.Logger, tgt target, cfg *apply.
 		cr.skipped.Add(1)
 		log.Warn("skipping a transaction as prepl skip asked: not applied, counted in the position", "txn", mysql.TxnID(t),
 			"position", t.Start.String(), "channel", tgt.channelName())
-		mctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := tgt.markSkipped(mctx, id); err != nil {
-			log.Warn("could not mark the skip request done", "txn", id, "err", err)
+		if pending[id] {
+			mctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tgt.markSkipped(mctx, id); err != nil {
+				log.Warn("could not mark the skip request done", "txn", id, "err", err)
+			}
+			mysql.CrashPoint("after-skip-mark", t)
 		}
 		return apply.Skip
 	}
@@ -107,6 +120,10 @@ func (c *channelFlags) register(fs *flag.FlagSet) {
 func (c *channelFlags) open(ctx context.Context) (*mysql.Target, error) {
 	if c.target == "" {
 		return nil, fmt.Errorf("%w: --target is required", errUsage)
+	}
+	if postgres.IsURL(c.target) {
+		return nil, fmt.Errorf("%w: prepl skip and prepl reset change a MySQL target's channel; with a PostgreSQL target, "+
+			"run replicate or replay with --skip-gtid GTID, or change prepl.position there by hand", errUsage)
 	}
 	e, err := c.secrets.endpoint(c.target, &c.secrets.target)
 	if err != nil {

@@ -28,8 +28,8 @@ type target interface {
 	Close() error
 	// lockChannel takes the channel's lock; release lets it go.
 	lockChannel(ctx context.Context, wait time.Duration) (release func(), err error)
-	// pendingSkips lists what `prepl skip` asked the next run to leave out.
-	pendingSkips(ctx context.Context) ([]string, error)
+	// skipRequests lists what `prepl skip` asked the runs to leave out.
+	skipRequests(ctx context.Context) ([]skipRequest, error)
 	markSkipped(ctx context.Context, id string) error
 	channelName() string
 	// checkPrivileges warns at start of what the target's user lacks.
@@ -54,13 +54,18 @@ func (m myTarget) lockChannel(ctx context.Context, wait time.Duration) (func(), 
 	return l.Release, nil
 }
 
-func (m myTarget) pendingSkips(ctx context.Context) ([]string, error) {
+// skipRequest is a transaction `prepl skip` named (GTID or FILE:OFFSET),
+// and whether a run has skipped it.
+type skipRequest struct {
+	txn  string
+	done bool
+}
+
+func (m myTarget) skipRequests(ctx context.Context) ([]skipRequest, error) {
 	skips, err := m.Skips(ctx)
-	var out []string
+	var out []skipRequest
 	for _, s := range skips {
-		if s.Skipped == nil {
-			out = append(out, s.Txn)
-		}
+		out = append(out, skipRequest{s.Txn, s.Skipped != nil})
 	}
 	return out, err
 }
@@ -92,10 +97,17 @@ func (p pgTarget) lockChannel(ctx context.Context, wait time.Duration) (func(), 
 	return l.Release, nil
 }
 
-func (p pgTarget) pendingSkips(ctx context.Context) ([]string, error) { return p.PendingSkips(ctx) }
-func (p pgTarget) markSkipped(ctx context.Context, id string) error   { return p.MarkSkipped(ctx, id) }
-func (p pgTarget) channelName() string                                { return p.Channel }
-func (p pgTarget) mysqlDB() *sql.DB                                   { return nil }
+func (p pgTarget) skipRequests(ctx context.Context) ([]skipRequest, error) {
+	skips, err := p.Skips(ctx)
+	var out []skipRequest
+	for _, s := range skips {
+		out = append(out, skipRequest{s.Txn, s.Done})
+	}
+	return out, err
+}
+func (p pgTarget) markSkipped(ctx context.Context, id string) error { return p.MarkSkipped(ctx, id) }
+func (p pgTarget) channelName() string                              { return p.Channel }
+func (p pgTarget) mysqlDB() *sql.DB                                 { return nil }
 
 // checkPrivileges: a PostgreSQL user that cannot set
 // session_replication_role is refused at connect, with what to grant.
