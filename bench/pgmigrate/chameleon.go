@@ -44,8 +44,8 @@ var mirrored = []struct{ module, repo, dir string }{
 	{"parsy", "python-parsy/parsy", "src/parsy"},
 }
 
-// chameleonRepo is pg_chameleon's repository (its owner was renamed, so a
-// mirror may be under either name).
+// chameleonRepos are the names pg_chameleon's repository is known by
+// (its author's account is the4thdoctor; older links say the3rdeye).
 var chameleonRepos = []string{"the4thdoctor/pg_chameleon", "the3rdeye/pg_chameleon"}
 
 // chameleon is pg_chameleon installed in a directory of its own, run as
@@ -56,7 +56,7 @@ type chameleon struct {
 	pyPath  string // PYTHONPATH: pg_chameleon, the mirrored libraries, the rollbar stub
 	script  string // scripts/chameleon.py
 	home    string
-	Version string // e.g. "pg_chameleon 2.0.21 (5458575), mysql-replication 1.0.15 (5d2692e), ..."
+	Version string // e.g. "pg_chameleon 2.0.21 (v2.0.21, commit 5458575), julien-duponchelle/python-mysql-replication 1.0.15, commit 5d2692e, ..."
 }
 
 // installChameleon lays pg_chameleon out in dir from the mirrors under
@@ -136,6 +136,12 @@ func installChameleon(ctx context.Context, python, mirror, dir string) (*chamele
 	if err := c.imports(ctx, "pg_chameleon"); err != nil {
 		return nil, fmt.Errorf("pg_chameleon does not import: %w", err)
 	}
+	py, err := exec.CommandContext(ctx, c.python, "-c",
+		`import platform, pymysql, psycopg2; print("Python %s, PyMySQL %s, psycopg2 %s" % (platform.python_version(), pymysql.__version__, psycopg2.__version__.split()[0]))`).Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s: the versions of Python, PyMySQL and psycopg2: %v", c.python, err)
+	}
+	versions = append(versions, strings.TrimSpace(string(py)))
 	c.Version = fmt.Sprintf("pg_chameleon %s (%s), %s", version, describe(chamGit), strings.Join(versions, ", "))
 	// The unprivileged user reads the code and owns the home.
 	for _, d := range []string{dir, c.pyPath} {
