@@ -90,7 +90,7 @@ bench-full: deps build
 
 # bench-pg (not part of test): prepl beside pg_chameleon moving a MariaDB
 # database into PostgreSQL, the copy and the catch-up timed on the same
-# data and binlog (docs/benchmarks.md; about half an hour). pg_chameleon
+# data and binlog (docs/benchmarks.md; 15 to 25 minutes here). pg_chameleon
 # is on no registry this machine reaches: it runs from git mirrors of its
 # repository and of python-mysql-replication and parsy under PREPL_MIRROR
 # (default /work/.mirror), with Debian's Python modules for the rest.
