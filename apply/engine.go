@@ -307,6 +307,9 @@ type event struct {
 	// prefix, with a fatal evFailed: the members before the failing one
 	// were committed, up to this position.
 	prefix *sequencer.Prefix
+	// speculative, with evFailed: the unit had started before the units
+	// ahead of it committed (see sequencer.Failure).
+	speculative bool
 }
 
 func (e *engine) handle(ev event) error {
@@ -317,7 +320,8 @@ func (e *engine) handle(ev event) error {
 		e.seq.Committed(ev.seq)
 		delete(e.rens, ev.seq)
 	case evFailed:
-		f := sequencer.Failure{Class: e.tgt.Classify(ev.err), Yielded: errors.Is(ev.err, errYield), Err: ev.err, Prefix: ev.prefix}
+		f := sequencer.Failure{Class: e.tgt.Classify(ev.err), Yielded: errors.Is(ev.err, errYield), Err: ev.err, Prefix: ev.prefix,
+			Speculative: ev.speculative}
 		var fe fatalErr
 		if errors.As(ev.err, &fe) {
 			f.Final, f.Err = true, fe.error

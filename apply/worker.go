@@ -321,7 +321,7 @@ func (w *worker) fail(j job, err error) {
 	} else {
 		w.conn.Rollback(w.ctx)
 	}
-	w.send(event{kind: evFailed, seq: j.seq(), err: err})
+	w.send(event{kind: evFailed, seq: j.seq(), err: err, speculative: !j.commitNow})
 }
 
 // fatalErr is never retried.

@@ -56,7 +56,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 		rows.Changes = tx.Changes[1:]
 		cat := newCatalog(next)
 		if err := cat.LoadTxn(&rows); err != nil {
-			return false, err
+			return false, fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
 		}
 		b := &Batch{}
 		p := compact.UnitPlan{Runs: []compact.Run{{Txs: []*txn.Txn{&rows}}}}

@@ -187,7 +187,7 @@ func (c *Catalog) LoadTxn(tx *txn.Txn) error {
 	for _, ch := range tx.Changes {
 		if ch.Row != nil {
 			if _, err := c.lookup(ch.Row.Table); err != nil {
-				return fmt.Errorf("%s: %w", tx.ID(), err)
+				return err // the engine names tx
 			}
 		}
 	}

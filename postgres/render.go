@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -494,7 +495,14 @@ func (w *rowWriter) netInsert(name string, key *txn.IndexDef, rows [][]txn.Value
 	q = append(q, " ON CONFLICT ("...)
 	q = append(q, w.conflictTarget(key)...)
 	q = append(q, ") DO UPDATE SET "...)
-	q = w.columns(q, nil, ", ", func(q []byte, i int) []byte { return append(q, w.ident(i)+" = EXCLUDED."+w.ident(i)...) })
+	set := w.keyImage(key) // the columns besides the key; all when there are none
+	for i := range set {
+		set[i] = !set[i]
+	}
+	if !slices.Contains(set, true) {
+		set = nil
+	}
+	q = w.columns(q, set, ", ", func(q []byte, i int) []byte { return append(q, w.ident(i)+" = EXCLUDED."+w.ident(i)...) })
 	return append(q, " RETURNING (xmax = 0)"...)
 }
 

@@ -45,6 +45,7 @@ var SetupSQL = []string{
 		updated_at timestamptz(6) NOT NULL DEFAULT now(),
 		PRIMARY KEY (channel, slot))`,
 	TablesSQL,
+	mappingSQL,
 	`CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.skip (
 		channel varchar(64) NOT NULL,
 		txn varchar(600) NOT NULL,
@@ -217,19 +218,7 @@ floor_pos=EXCLUDED.floor_pos, updated_at=now()`, PositionSchema,
 func (t *Target) Classify(err error) apply.Class { return Classify(err) }
 
 // Classify is Target.Classify.
-//
-// A row an UPDATE or DELETE did not find (apply.ErrRowCount) is retried:
-// where InnoDB makes a statement wait for the lock of a row an earlier,
-// uncommitted unit wrote, PostgreSQL's snapshot does not see the row and
-// the statement finds nothing. A unit that ran ahead (optimistic,
-// aggressive) then fails so even when it has become the next to commit by
-// the time its failure is read; run again, it sees the row. A real
-// divergence fails every retry (--retries) and stops the run, naming the
-// row.
 func Classify(err error) apply.Class {
-	if errors.Is(err, apply.ErrRowCount) {
-		return apply.Retry
-	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {

@@ -66,8 +66,8 @@ func workload(t *testing.T, db *sql.DB, seed int64, n int) {
 }
 
 // ddlStream is DDL in the middle of rows: ADD COLUMN ... AFTER, CREATE
-// TABLE, RENAME, TRUNCATE, DROP, then a CREATE TRIGGER (no translation),
-// then rows again.
+// TABLE, RENAME, TRUNCATE, CREATE TABLE ... SELECT, DROP, then a CREATE
+// TRIGGER (no translation), then rows again.
 var ddlStream = []string{
 	"ALTER TABLE w.k ADD COLUMN x INT DEFAULT 7 AFTER v",
 	"UPDATE w.k SET x = id * 3 WHERE id % 2 = 0",
@@ -79,6 +79,7 @@ var ddlStream = []string{
 	"UPDATE w.n3 SET s = 'q' WHERE id = 2",
 	"TRUNCATE TABLE w.nk",
 	"INSERT INTO w.nk VALUES (7, 'truncated')",
+	"CREATE TABLE w.cs SELECT id, v, n FROM w.k WHERE id < 20", // the DDL and its rows in one transaction
 	"CREATE TABLE w.tmp (id INT PRIMARY KEY)",
 	"INSERT INTO w.tmp VALUES (1)",
 	"DROP TABLE w.tmp",
@@ -253,8 +254,9 @@ func TestReplicateIntoPostgres(t *testing.T) {
 	// the row by its key.
 	sandbox.MustExec(t, sandbox.MustOpenPostgres(t, e.pg, dbs[false]), "DELETE FROM w.n3 WHERE id = 1")
 	sandbox.MustExec(t, e.sdb, "UPDATE w.n3 SET t = '01:00:00' WHERE id = 1")
+	workload(t, e.sdb, 4, 50) // units after it, in flight while it fails
 	files = e.binlogFiles(t)
-	_, err := replay(context.Background(), openTarget(t, urls[false]), files, apply.Config{Workers: 2, Retries: 2})
+	_, err := replay(context.Background(), openTarget(t, urls[false]), files, apply.Config{Workers: 4, UnitTxns: 2, Retries: 2})
 	t.Log(err)
 	if !errors.Is(err, apply.ErrRowCount) || !strings.Contains(err.Error(), `(row id='1')`) {
 		t.Fatalf("update of a row the target lacks: got %v, want a row count error naming row id='1'", err)

@@ -238,17 +238,9 @@ func translate(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
 			return nil, p.errorf("%w: DROP of something other than a table", ErrNotTranslated)
 		}
 		ifExists := p.accept("IF", "EXISTS")
-		var names []string
-		for {
-			db, t, err := p.name(defaultDB)
-			if err != nil {
-				return nil, err
-			}
-			names = append(names, Table(db, t, o))
-			delete(defs, defKey(db, t))
-			if !p.acceptPunct(",") {
-				break
-			}
+		names, err := p.tables(defaultDB, o, func(db, t string) { delete(defs, defKey(db, t)) })
+		if err != nil {
+			return nil, err
 		}
 		_ = p.accept("RESTRICT") || p.accept("CASCADE")
 		if !p.done() {
@@ -295,16 +287,9 @@ func translate(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
 		if !p.accept("TABLE") {
 			return nil, p.errorf("%w", ErrNotTranslated)
 		}
-		var names []string
-		for {
-			db, t, err := p.name(defaultDB)
-			if err != nil {
-				return nil, err
-			}
-			names = append(names, Table(db, t, o))
-			if !p.acceptPunct(",") {
-				break
-			}
+		names, err := p.tables(defaultDB, o, func(string, string) {})
+		if err != nil {
+			return nil, err
 		}
 		if !analyze {
 			return nil, nil
@@ -312,6 +297,23 @@ func translate(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
 		return []string{"ANALYZE " + strings.Join(names, ", ")}, nil
 	}
 	return nil, p.errorf("%w", ErrNotTranslated)
+}
+
+// tables reads a comma-separated list of [db.]table names, calling each
+// for every one, and returns them as PostgreSQL names.
+func (p *parser) tables(defaultDB string, o Options, each func(db, t string)) ([]string, error) {
+	var names []string
+	for {
+		db, t, err := p.name(defaultDB)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, Table(db, t, o))
+		each(db, t)
+		if !p.acceptPunct(",") {
+			return names, nil
+		}
+	}
 }
 
 func ifExistsSQL(b bool) string {

@@ -605,6 +605,13 @@ func (c Class) String() string { return classNames[c] }
 type Failure struct {
 	Class   Class
 	Yielded bool // rolled back on an Abort action
+	// Speculative: the unit started before every unit ahead of it in its
+	// commit order had committed, so what failed may be their
+	// uncommitted work rather than its own, even if it is the next to
+	// commit by the time the failure is told (a PostgreSQL snapshot does
+	// not see a row an earlier unit is inserting, where InnoDB waits for
+	// it): a conflict, retried.
+	Speculative bool
 	// Final failures are never retried: the caller could not recover
 	// (its connection could not be opened again), or it found and named
 	// the failing member.
@@ -644,7 +651,7 @@ func (s *Sequencer) Failed(seq uint64, f Failure) error {
 	// A failure is a conflict with speculative work, not counted against
 	// Retries, unless the unit was next to commit and ran alone: a
 	// deadlock victim chosen among several running units is not to blame.
-	conflict := u.aborted || f.Yielded || !s.isHead(u) || f.Class == Retry && s.othersInFlight(u)
+	conflict := u.aborted || f.Yielded || f.Speculative || !s.isHead(u) || f.Class == Retry && s.othersInFlight(u)
 	s.countError(f.Class, conflict, f)
 	if !conflict {
 		if f.Class == Fatal || f.Class == Refused {

@@ -57,7 +57,7 @@ func (t *PGTarget) Prepare(ctx context.Context, channel string) error {
 			return err
 		}
 	}
-	return nil
+	return postgres.CheckOptions(ctx, t.Pool, t.Opts)
 }
 
 func (t *PGTarget) Snapshot(ctx context.Context, channel string) (Position, bool, error) {

@@ -60,7 +60,7 @@ func exitCode(err error) int {
 	case errors.Is(err, mysql.ErrRowCount), errors.Is(err, mysql.ErrUnsupported):
 		return exitFatal
 	case errors.Is(err, postgres.ErrRefusedDDL), errors.Is(err, postgres.ErrNotTranslated), errors.Is(err, postgres.ErrUnsupported),
-		errors.Is(err, postgres.ErrNoTable):
+		errors.Is(err, postgres.ErrNoTable), errors.Is(err, postgres.ErrOptions):
 		return exitFatal // a PostgreSQL target cannot take it: the user must (--skip-gtid, or a fix of the source)
 	case errors.As(err, new(*mysql.PendingDDLError)):
 		return exitFatal // a restart cannot answer the question; the user must

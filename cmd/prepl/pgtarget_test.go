@@ -59,6 +59,9 @@ func TestReplayAndReplicateIntoPostgres(t *testing.T) {
 	if code, out := prepl(t, "status", "--target", replicated, "--channel", "default"); !strings.Contains(out, `channel "default" slot "main": applied`) {
 		t.Fatalf("status of the PostgreSQL target: exit %d\n%s", code, out)
 	}
+	if code, out := prepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--stop-at-end"); code != 2 || !strings.Contains(out, "--zero-dates=null") {
+		t.Fatalf("replicate with other mapping options than the copy's: exit %d, want 2 naming the copy's\n%s", code, out)
+	}
 	if code, out := prepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--keep-gtid"); code != 2 || !strings.Contains(out, "no GTIDs") {
 		t.Fatalf("--keep-gtid with a PostgreSQL target: exit %d, want 2 saying why\n%s", code, out)
 	}

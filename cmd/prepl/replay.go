@@ -122,7 +122,9 @@ Flags:
 			return err
 		}
 		defer tgt.Close()
-		tgt.checkPrivileges(ctx, log, cfg)
+		if err := tgt.checkStart(ctx, log, cfg); err != nil {
+			return err
+		}
 		if !*dryRun {
 			if chRun, err = claimChannel(ctx, log, tgt, &cfg); err != nil {
 				return err

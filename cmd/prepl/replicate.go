@@ -52,6 +52,7 @@ Examples:
   PREPL_SOURCE_PASSWORD=... prepl replicate --source 'mysql://repl@db1:3306?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/prepl/ca.pem' \
       --target mysql://prepl@127.0.0.1:3306 --target-password-file /etc/prepl/target.pw \
       --start-gtid 0-1-1000 --workers 8 --stop-at-end
+  prepl replicate --source mysql://repl@db1:3306 --target postgres://postgres@pg:5432/app   # after prepl copy
   prepl replicate --config /etc/prepl/prepl.toml --metrics-addr 127.0.0.1:9104 \
       --include 'shop.*' --exclude 'shop.tmp_*' --rewrite-schema shop=shop_replica
 
@@ -122,7 +123,9 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
-	tgt.checkPrivileges(ctx, log, cfg)
+	if err := tgt.checkStart(ctx, log, cfg); err != nil {
+		return err
+	}
 	chRun, err := claimChannel(ctx, log, tgt, &cfg)
 	if err != nil {
 		return err

@@ -32,8 +32,11 @@ type target interface {
 	skipRequests(ctx context.Context) ([]skipRequest, error)
 	markSkipped(ctx context.Context, id string) error
 	channelName() string
-	// checkPrivileges warns at start of what the target's user lacks.
-	checkPrivileges(ctx context.Context, log *slog.Logger, cfg apply.Config)
+	// checkStart runs the checks before a run: a MySQL target warns of
+	// the privileges its user lacks; a PostgreSQL target refuses mapping
+	// options other than its tables' (a user that may not set
+	// session_replication_role was refused at connect).
+	checkStart(ctx context.Context, log *slog.Logger, cfg apply.Config) error
 	// security says how the connection is protected, for the start line.
 	security(ctx context.Context) string
 	// mysqlDB is a MySQL target's pool (nil for PostgreSQL).
@@ -74,8 +77,9 @@ func (m myTarget) markSkipped(ctx context.Context, id string) error { return m.M
 func (m myTarget) channelName() string                              { return m.Channel }
 func (m myTarget) mysqlDB() *sql.DB                                 { return m.DB }
 
-func (m myTarget) checkPrivileges(ctx context.Context, log *slog.Logger, cfg apply.Config) {
+func (m myTarget) checkStart(ctx context.Context, log *slog.Logger, cfg apply.Config) error {
 	checkPrivileges(ctx, log, m.DB, "target", m.Endpoint, targetNeeds(ctx, m.Target, cfg))
+	return nil
 }
 
 func (m myTarget) security(ctx context.Context) string { return mysql.Security(ctx, m.DB, m.Endpoint) }
@@ -109,9 +113,9 @@ func (p pgTarget) markSkipped(ctx context.Context, id string) error { return p.M
 func (p pgTarget) channelName() string                              { return p.Channel }
 func (p pgTarget) mysqlDB() *sql.DB                                 { return nil }
 
-// checkPrivileges: a PostgreSQL user that cannot set
-// session_replication_role is refused at connect, with what to grant.
-func (p pgTarget) checkPrivileges(context.Context, *slog.Logger, apply.Config) {}
+func (p pgTarget) checkStart(ctx context.Context, _ *slog.Logger, _ apply.Config) error {
+	return p.CheckOptions(ctx)
+}
 
 func (p pgTarget) security(ctx context.Context) string {
 	var ssl bool
