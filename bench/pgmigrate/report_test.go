@@ -22,6 +22,13 @@ func TestSummaryAndTarget(t *testing.T) {
 		}, true,
 			"| 3.0 s (2.0–4.0) | 11.0 s (10.0–12.0) | 0.27 | 0.20, 0.25, 0.36 | ≤ 0.50 | yes |",
 			"| 1.5 s (1.0–2.0) | 6.0 s (4.0–8.0) | 0.25 | 0.12, 0.50, 0.25 | ≤ 0.50 | yes |"},
+		{"under half on the medians, over in a repeat", []Result{
+			run(1, Prepl, 2, 1, ""), run(1, Chameleon, 10, 8, ""),
+			run(2, Prepl, 6, 1, ""), run(2, Chameleon, 10, 8, ""),
+			run(3, Prepl, 3, 1, ""), run(3, Chameleon, 10, 8, ""),
+		}, false,
+			"| 3.0 s (2.0–6.0) | 10.0 s (10.0–10.0) | 0.30 | 0.20, 0.60, 0.30 | ≤ 0.50 | no |",
+			"| 1.0 s (1.0–1.0) | 8.0 s (8.0–8.0) | 0.12 | 0.12, 0.12, 0.12 | ≤ 0.50 | yes |"},
 		{"catch-up over half", []Result{
 			run(1, Prepl, 2, 5, ""), run(1, Chameleon, 10, 8, ""),
 		}, false,
