@@ -30,8 +30,8 @@ func (m Machine) String() string {
 		m.Cores, m.CPU, m.MemGiB, m.MariaDB, m.Go, m.PreplVersion, m.LoadBefore, m.LoadMax)
 }
 
-// loadAvg is the 1-minute load average, 0 when unknown.
-func loadAvg() float64 {
+// LoadAvg is the 1-minute load average, 0 when unknown.
+func LoadAvg() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0
@@ -41,10 +41,10 @@ func loadAvg() float64 {
 	return v
 }
 
-// detectMachine reads the CPU and memory from /proc and asks the prepl
+// DetectMachine reads the CPU and memory from /proc and asks the prepl
 // binary its version.
-func detectMachine(ctx context.Context, preplBin string) Machine {
-	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), CPU: "unknown CPU", LoadBefore: loadAvg()}
+func DetectMachine(ctx context.Context, preplBin string) Machine {
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), CPU: "unknown CPU", LoadBefore: LoadAvg()}
 	if v := procField("/proc/cpuinfo", "model name"); v != "" {
 		m.CPU = v
 	}

@@ -40,10 +40,10 @@ func preplArgs(cell Cell, sourceURL, targetURL, startGTID string, files, extra [
 	return a
 }
 
-// runPrepl runs the prepl binary, its output going to logPath, and times
+// RunPrepl runs the prepl binary, its output going to logPath, and times
 // it from start to exit: connecting, reading the binlog and applying it,
 // all that a user waits for. cpu is the process's user + system time.
-func runPrepl(ctx context.Context, bin string, args []string, logPath string) (elapsed, cpu time.Duration, err error) {
+func RunPrepl(ctx context.Context, bin string, args []string, logPath string) (elapsed, cpu time.Duration, err error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return 0, 0, err
@@ -64,7 +64,7 @@ func runPrepl(ctx context.Context, bin string, args []string, logPath string) (e
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		out, _ := os.ReadFile(logPath)
-		return 0, 0, fmt.Errorf("prepl %s: %v; its output (%s) ends:\n%s", args[0], err, logPath, tail(string(out), 8))
+		return 0, 0, fmt.Errorf("prepl %s: %v; its output (%s) ends:\n%s", args[0], err, logPath, Tail(string(out), 8))
 	}
 	return elapsed, cpu, nil
 }

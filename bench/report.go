@@ -316,7 +316,7 @@ func (r *Report) writeFailures(w io.Writer) {
 		if msg == "" {
 			msg = "target differs from source"
 		}
-		msg = strings.ReplaceAll(tail(msg, 3), "\n", " / ")
+		msg = strings.ReplaceAll(Tail(msg, 3), "\n", " / ")
 		fmt.Fprintf(w, "- %s, repeat %d: %s\n", f.Cell, f.Repeat, msg)
 	}
 	fmt.Fprintln(w)

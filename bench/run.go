@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		total += len(runs)
 	}
 	b := &bencher{cfg: &cfg, csv: cw, prog: newProgress(cfg.Progress, total)}
-	b.report = &Report{Command: cfg.Command, Machine: detectMachine(ctx, cfg.Prepl),
+	b.report = &Report{Command: cfg.Command, Machine: DetectMachine(ctx, cfg.Prepl),
 		Settings:  Settings{Rows: cfg.Rows, Tables: cfg.Tables, RandType: cfg.RandType, Events: cfg.Events, SourceThreads: cfg.SourceThreads, Repeats: cfg.Repeats, PreplArgs: cfg.PreplArgs, LimitArgs: cfg.LimitArgs},
 		Workloads: cfg.Workloads, Configs: cfg.Configs, Systems: cfg.Systems, Threads: cfg.Threads,
 		Modes: map[System][]string{MariaDB: cfg.MariaDBModes, PreplReplicate: cfg.PreplModes, PreplReplay: cfg.PreplModes, PreplKeepGTID: cfg.PreplModes, PreplPrefetch: cfg.PreplModes}}
@@ -115,7 +115,7 @@ func (b *bencher) workload(ctx context.Context, w Workload, workDir string, runs
 		start := time.Now()
 		res := b.run(ctx, src, r)
 		b.prog.end(res, time.Since(start))
-		b.report.Machine.LoadMax = max(b.report.Machine.LoadMax, loadAvg())
+		b.report.Machine.LoadMax = max(b.report.Machine.LoadMax, LoadAvg())
 		b.report.Results = append(b.report.Results, res)
 		if err := b.csv.write(res); err != nil {
 			return fmt.Errorf("write %s: %w", ResultsCSV, err)
@@ -191,7 +191,7 @@ func (b *bencher) runPrepl(ctx context.Context, src *Source, replica *sandbox.Se
 		return 0, 0, 0, ctr, err
 	}
 	meter := startCPU(replica)
-	if d, preplCPU, err = runPrepl(ctx, b.cfg.Prepl, args, b.logPath(r)); err != nil {
+	if d, preplCPU, err = RunPrepl(ctx, b.cfg.Prepl, args, b.logPath(r)); err != nil {
 		return 0, 0, 0, ctr, err
 	}
 	serverCPU = meter.elapsed()

@@ -146,11 +146,11 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 		return nil, err
 	}
 	prog := newProgress(cfg.Progress, 0)
-	rep := &ScaleReport{Command: cfg.Command, Machine: detectMachine(ctx, cfg.Prepl)}
+	rep := &ScaleReport{Command: cfg.Command, Machine: DetectMachine(ctx, cfg.Prepl)}
 	var errs []error
 	if cfg.VolumeBytes > 0 {
 		rep.Volume = scaleVolume(ctx, cfg, prog)
-		rep.Machine.LoadMax, rep.Machine.MariaDB = max(rep.Machine.LoadMax, loadAvg()), rep.Volume.Version
+		rep.Machine.LoadMax, rep.Machine.MariaDB = max(rep.Machine.LoadMax, LoadAvg()), rep.Volume.Version
 		if rep.Volume.Err != "" {
 			errs = append(errs, fmt.Errorf("volume: %s", rep.Volume.Err))
 		}
@@ -160,7 +160,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	}
 	if cfg.BigTxnBytes > 0 && ctx.Err() == nil {
 		rep.BigTxn = scaleBigTxn(ctx, cfg, prog)
-		rep.Machine.LoadMax, rep.Machine.MariaDB = max(rep.Machine.LoadMax, loadAvg()), rep.BigTxn.Version
+		rep.Machine.LoadMax, rep.Machine.MariaDB = max(rep.Machine.LoadMax, LoadAvg()), rep.BigTxn.Version
 		if rep.BigTxn.Err != "" {
 			errs = append(errs, fmt.Errorf("big transaction: %s", rep.BigTxn.Err))
 		}
@@ -572,7 +572,7 @@ func (p *scalePart) goOn(ctx context.Context, cfg ScaleConfig, run *ScaleRun, gt
 			return err
 		}
 		if b, err := exec.CommandContext(ctx, "sh", "-c", pipe).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %v: %s", pipe, err, tail(string(b), 3))
+			return fmt.Errorf("%s: %v: %s", pipe, err, Tail(string(b), 3))
 		}
 	} else {
 		how = fmt.Sprintf("its statement run again on the target (its %d bytes of rows events, as BINLOG text, are more than "+
@@ -666,7 +666,7 @@ loop:
 	if pos := appliedBytes(ctx, db, offsets); pos > 0 {
 		run.Samples = append(run.Samples, ScaleSample{At: time.Since(start), Position: pos})
 	}
-	run.Output = tail(out.String(), 6)
+	run.Output = Tail(out.String(), 6)
 	if waitErr != nil {
 		var ee *exec.ExitError
 		if !errors.As(waitErr, &ee) {

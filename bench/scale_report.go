@@ -57,7 +57,7 @@ func (r *ScaleReport) targets() []scaleTarget {
 	if v := r.Volume; v != nil {
 		size := fmt.Sprintf("%.1f GiB binlog", float64(v.BinlogBytes)/(1<<30))
 		if v.Err != "" {
-			out = append(out, scaleTarget{size + " applied", "failed: " + tail(v.Err, 1), "NOT met"})
+			out = append(out, scaleTarget{size + " applied", "failed: " + Tail(v.Err, 1), "NOT met"})
 		} else {
 			out = append(out, scaleTarget{size + ": RSS under 200 MB the whole time", fmt.Sprintf("at most %.0f MiB", mib(v.MaxRSS())),
 				verdict(v.MaxRSS() < ScaleVolumeRSS)})
@@ -75,7 +75,7 @@ func (r *ScaleReport) targets() []scaleTarget {
 		size := fmt.Sprintf("one transaction of %.2f GiB (UPDATE of %d rows)", float64(b.BinlogBytes)/(1<<30), b.Rows)
 		switch {
 		case b.Err != "":
-			out = append(out, scaleTarget{size, "failed: " + tail(b.Err, 1), "NOT met"})
+			out = append(out, scaleTarget{size, "failed: " + Tail(b.Err, 1), "NOT met"})
 		case b.ExitCode == 0:
 			out = append(out, scaleTarget{size + ": applied with RSS under 300 MB", fmt.Sprintf("applied, RSS at most %.0f MiB", mib(b.MaxRSS())),
 				verdict(b.MaxRSS() < ScaleBigTxnRSS)})

@@ -31,9 +31,9 @@ func (s Summary) TxnPerSec() float64 {
 	return float64(s.Txns) / s.Median
 }
 
-// median of xs (the mean of the two middle values for an even count); NaN
+// Median of xs (the mean of the two middle values for an even count); NaN
 // for none.
-func median(xs []float64) float64 {
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
@@ -68,15 +68,15 @@ func summarize(results []Result) map[Cell]Summary {
 	}
 	for c, xs := range secs {
 		s := out[c]
-		s.Median, s.Min, s.Max = median(xs), slices.Min(xs), slices.Max(xs)
-		s.PreplCPU, s.ServerCPU = median(pcpu[c]), median(scpu[c])
+		s.Median, s.Min, s.Max = Median(xs), slices.Min(xs), slices.Max(xs)
+		s.PreplCPU, s.ServerCPU = Median(pcpu[c]), Median(scpu[c])
 		fields := s.Counters.fields()
 		for i := range fields {
 			var xs []float64
 			for _, x := range ctrs[c] {
 				xs = append(xs, float64(*x.fields()[i]))
 			}
-			*fields[i] = int64(median(xs))
+			*fields[i] = int64(Median(xs))
 		}
 		out[c] = s
 	}

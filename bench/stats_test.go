@@ -16,15 +16,15 @@ func TestMedian(t *testing.T) {
 		{[]float64{1, 1, 9}, 1},
 		{[]float64{10, 2}, 6},
 	} {
-		if got := median(c.in); got != c.want {
-			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		if got := Median(c.in); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
-	if !math.IsNaN(median(nil)) {
+	if !math.IsNaN(Median(nil)) {
 		t.Error("median of nothing is not NaN")
 	}
 	xs := []float64{3, 1, 2}
-	median(xs)
+	Median(xs)
 	if xs[0] != 3 {
 		t.Error("median sorted its argument in place")
 	}

@@ -23,10 +23,12 @@ type Sysbench struct {
 
 // RunSpec bounds a sysbench run by transactions (Events), by time
 // (Seconds), or both; 0 means no bound, and one of them must be set.
+// Rate caps the transactions per second (0: as fast as it goes).
 type RunSpec struct {
 	Threads int
 	Events  int
 	Seconds int
+	Rate    int
 }
 
 func (sb Sysbench) db() string {
@@ -68,19 +70,20 @@ func (sb Sysbench) Run(ctx context.Context, script string, spec RunSpec) error {
 		return fmt.Errorf("sysbench run: give events or seconds")
 	}
 	return sb.exec(ctx, sb.args(script, "--threads="+strconv.Itoa(max(spec.Threads, 1)),
-		"--events="+strconv.Itoa(max(spec.Events, 0)), "--time="+strconv.Itoa(max(spec.Seconds, 0)), "run"))
+		"--events="+strconv.Itoa(max(spec.Events, 0)), "--time="+strconv.Itoa(max(spec.Seconds, 0)),
+		"--rate="+strconv.Itoa(max(spec.Rate, 0)), "run"))
 }
 
 func (sb Sysbench) exec(ctx context.Context, args []string) error {
 	out, err := exec.CommandContext(ctx, "sysbench", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), err, tail(string(out), 20))
+		return fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), err, Tail(string(out), 20))
 	}
 	return nil
 }
 
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
+// Tail returns the last n lines of s.
+func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

@@ -92,12 +92,23 @@ func (w *liveWriter) check(t *testing.T) {
 	}
 }
 
-// caughtUp waits until prepl has applied everything the source has
+// caughtUpAndSame waits until prepl has applied everything the source has
 // written (GTID positions equal), then stops prepl with SIGTERM and
 // compares the target with the source.
 func caughtUpAndSame(t *testing.T, r *running, src, tgt *sandbox.Server) {
 	t.Helper()
-	sdb, tdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, tgt, "")
+	waitCaughtUp(t, r, sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, tgt, ""))
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM\n%s", code, r.output())
+	}
+	sameRows(t, src, tgt)
+}
+
+// waitCaughtUp waits until the position prepl stored on the target (tdb,
+// MySQL or PostgreSQL) is the source's gtid_binlog_pos.
+func waitCaughtUp(t *testing.T, r *running, sdb, tdb *sql.DB) {
+	t.Helper()
 	waitFor(t, "the target to catch up with the source", func() bool {
 		select {
 		case <-r.exited:
@@ -109,11 +120,6 @@ func caughtUpAndSame(t *testing.T, r *running, src, tgt *sandbox.Server) {
 		tdb.QueryRow("SELECT gtid_pos FROM prepl.position WHERE channel = 'default' AND slot = 'main'").Scan(&got)
 		return want != "" && sameGTIDPos(want, got)
 	})
-	r.cmd.Process.Signal(syscall.SIGTERM)
-	if code := r.wait(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM\n%s", code, r.output())
-	}
-	sameRows(t, src, tgt)
 }
 
 // sameGTIDPos compares MariaDB GTID positions regardless of domain order.
