@@ -101,12 +101,20 @@ func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.
 		return fmt.Errorf("store the definition of %s.%s: %w", d.Schema, d.Name, err)
 	}
 	for _, q := range stmts {
+		if strings.HasPrefix(q, plainIndex) {
+			continue // built by FinishTable, after the rows
+		}
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	return tx.Commit(ctx)
 }
+
+// plainIndex begins postgres.CreateTable's statements of non-unique
+// indexes: copy builds them after the rows, once per index rather than
+// row by row (unique keys stay with the table: foreign keys need them).
+const plainIndex = "CREATE INDEX "
 
 func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
 	rows, err := t.Pool.Query(ctx, "SELECT part, last_key, hi_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3 ORDER BY part",
@@ -203,6 +211,19 @@ func keyOf(d *postgres.TableDef, row [][]byte) string {
 
 func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error {
 	tbl := postgres.Table(d.Schema, d.Name, t.Opts)
+	stmts, err := postgres.CreateTable(d, t.Opts)
+	if err != nil {
+		return err
+	}
+	for _, q := range stmts {
+		if strings.HasPrefix(q, plainIndex) {
+			// IF NOT EXISTS: a resumed copy may have built it already.
+			q = "CREATE INDEX IF NOT EXISTS " + strings.TrimPrefix(q, plainIndex)
+			if _, err := t.Pool.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+	}
 	for _, c := range d.Columns {
 		if !c.AutoInc || (c.Unsigned && c.Type == "bigint") {
 			continue

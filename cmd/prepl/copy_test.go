@@ -107,7 +107,7 @@ func TestCopyKilledAndResumed(t *testing.T) {
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
 	db.SetMaxOpenConns(1)
-	sandbox.MustExec(t, db, "SET SESSION max_recursive_iterations = 100000", "CREATE DATABASE big", "CREATE TABLE big.t (id INT PRIMARY KEY, v VARCHAR(40), d DECIMAL(20,5))",
+	sandbox.MustExec(t, db, "SET SESSION max_recursive_iterations = 100000", "CREATE DATABASE big", "CREATE TABLE big.t (id INT PRIMARY KEY, v VARCHAR(40), d DECIMAL(20,5), KEY v (v))",
 		"INSERT INTO big.t WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 30000) SELECT n, CONCAT('row ', n, ' é'), n / 7 FROM s")
 	pg := sandbox.MustStartPostgres(t)
 	url := pg.URL("postgres")
@@ -142,6 +142,12 @@ func TestCopyKilledAndResumed(t *testing.T) {
 	out := mustPrepl(t, "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "50", "--progress=false")
 	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", url); !strings.Contains(out, "equal") {
 		t.Fatalf("verify after resume: %s", out)
+	}
+	// The plain index is built after the rows, once, by the resumed copy.
+	var idx string
+	pdb.QueryRow("SELECT indexdef FROM pg_indexes WHERE schemaname = 'big' AND indexname = 't_v'").Scan(&idx)
+	if !strings.Contains(idx, "(v)") {
+		t.Fatalf("index t_v after the copy: %q, want an index on v", idx)
 	}
 	t.Logf("killed after %d of 30000 rows; resumed: %s", copied, strings.TrimSpace(out))
 }
