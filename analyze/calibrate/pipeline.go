@@ -9,14 +9,16 @@ import (
 )
 
 // PipelineTxns is how many transactions of the binlog Pipeline times.
-const PipelineTxns = 5000
+const PipelineTxns = 20000
 
 // ReplayOverDryRun is a replay's CPU over its dry run's (reading, decoding
-// and rendering SQL, what Pipeline times): what the dry run does not do
-// (dependency keys, commit units, compaction, the driver's writes, the
-// runtime's goroutines). Measured on the five workloads of docs/analyze.md
-// (0.6 to 2.2 KiB per transaction): 1.33 to 1.35.
-const ReplayOverDryRun = 1.34
+// and rendering SQL, what Pipeline times): the dry run leaves out
+// dependency keys, commit units, compaction and the driver's writes, and
+// renders every transaction alone, where the replay renders compacted
+// units. Measured with `prepl replay` and `prepl replay --dry-run
+// --print-sql` on the five workloads of docs/analyze.md: 0.90 to 1.04
+// (it was 1.33 to 1.35 before the replay's own CPU was halved).
+const ReplayOverDryRun = 0.97
 
 // Pipeline measures prepl's own CPU per transaction on the binlog to be
 // analyzed, on this machine now: step reads one transaction and renders its
