@@ -200,7 +200,8 @@ var (
 	pgTemplateErr  error
 )
 
-// pgTemplate runs initdb once per process; instances copy its result.
+// pgTemplate runs initdb once per machine and initdb binary (buildShared);
+// instances copy its result.
 func pgTemplate(ctx context.Context) (string, error) {
 	pgTemplateOnce.Do(func() {
 		initdb, err := pgBin("initdb")
@@ -212,26 +213,19 @@ func pgTemplate(ctx context.Context) (string, error) {
 			pgTemplateErr = ErrNoPostgres
 			return
 		}
-		build, err := os.MkdirTemp("", "prepl-pg-template-")
-		if err != nil {
-			pgTemplateErr = err
-			return
-		}
-		if err := chownPostgres(build); err != nil {
-			pgTemplateErr = err
-			return
-		}
-		data := filepath.Join(build, "data")
-		cmd := exec.CommandContext(ctx, initdb, "-D", data, "-U", "postgres", "--auth=trust",
-			"--encoding=UTF8", "--locale=C", "--no-sync")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pgCredential()}
-		cmd.Dir = build
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(build)
-			pgTemplateErr = fmt.Errorf("sandbox: initdb: %v: %s", err, out)
-			return
-		}
-		pgTemplateDir = data
+		pgTemplateDir, pgTemplateErr = buildShared("prepl-pg-template-", []string{initdb}, func(build, data string) error {
+			if err := chownPostgres(build); err != nil {
+				return err
+			}
+			cmd := exec.CommandContext(ctx, initdb, "-D", data, "-U", "postgres", "--auth=trust",
+				"--encoding=UTF8", "--locale=C", "--no-sync")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pgCredential()}
+			cmd.Dir = build
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("sandbox: initdb: %v: %s", err, out)
+			}
+			return nil
+		})
 	})
 	return pgTemplateDir, pgTemplateErr
 }

@@ -280,40 +280,57 @@ func sharedTemplate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", ErrNoServer
 	}
-	fi, err := os.Stat(bin)
-	if err != nil {
-		return "", err
+	return buildShared("prepl-sb-template-", []string{bin, installDB}, func(build, dir string) error {
+		// A private tmpdir: bootstraps of parallel test binaries clash in /tmp.
+		args := []string{"--no-defaults", "--datadir=" + dir, "--tmpdir=" + build, "--user=root",
+			"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
+		var out []byte
+		for attempt := 0; attempt < 2; attempt++ {
+			os.RemoveAll(dir)
+			if err = os.MkdirAll(dir, 0o755); err != nil {
+				break
+			}
+			if out, err = exec.CommandContext(ctx, installDB, args...).CombinedOutput(); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: mariadb-install-db: %v: %s", err, out)
+		}
+		return nil
+	})
+}
+
+// buildShared returns TMPDIR/PREFIX-KEY/data, KEY naming the binaries
+// (path, size, modification time) that make it: built once per machine by
+// bootstrap(build, build/data) in a private directory renamed into place, so
+// that test processes share it instead of each leaving its own behind; a
+// process that loses the race uses the winner's.
+func buildShared(prefix string, bins []string, bootstrap func(build, data string) error) (string, error) {
+	h := sha256.New()
+	for _, b := range bins {
+		fi, err := os.Stat(b)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s|%d|%d|", b, fi.Size(), fi.ModTime().UnixNano())
 	}
-	key := sha256.Sum256([]byte(fmt.Sprintf("%s|%d|%d|%s", bin, fi.Size(), fi.ModTime().UnixNano(), installDB)))
-	final := filepath.Join(os.TempDir(), fmt.Sprintf("prepl-sb-template-%x", key[:8]))
+	final := filepath.Join(os.TempDir(), fmt.Sprintf("%s%x", prefix, h.Sum(nil)[:8]))
 	data := filepath.Join(final, "data")
 	if _, err := os.Stat(filepath.Join(final, "ready")); err == nil {
 		return data, nil
 	}
-	build, err := os.MkdirTemp("", "prepl-sb-build-")
+	build, err := os.MkdirTemp("", prefix+"build-")
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(build, "data")
-	// A private tmpdir: bootstraps of parallel test binaries clash in /tmp.
-	args := []string{"--no-defaults", "--datadir=" + dir, "--tmpdir=" + build, "--user=root",
-		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
-	var out []byte
-	for attempt := 0; attempt < 2; attempt++ {
-		os.RemoveAll(dir)
-		if err = os.MkdirAll(dir, 0o755); err != nil {
-			break
-		}
-		if out, err = exec.CommandContext(ctx, installDB, args...).CombinedOutput(); err == nil {
-			break
-		}
-	}
+	err = bootstrap(build, filepath.Join(build, "data"))
 	if err == nil {
 		err = os.WriteFile(filepath.Join(build, "ready"), nil, 0o644)
 	}
 	if err != nil {
 		os.RemoveAll(build)
-		return "", fmt.Errorf("sandbox: mariadb-install-db: %v: %s", err, out)
+		return "", err
 	}
 	if err := os.Rename(build, final); err != nil {
 		os.RemoveAll(build)
