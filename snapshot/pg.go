@@ -123,17 +123,7 @@ func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.Tab
 		return nil, err
 	}
 	defer rows.Close()
-	var parts []Part
-	for rows.Next() {
-		var p Part
-		var last, hi string
-		if err := rows.Scan(&p.N, &last, &hi, &p.Done); err != nil {
-			return nil, err
-		}
-		p.Last, p.Hi = decodeKey(last), decodeKey(hi)
-		parts = append(parts, p)
-	}
-	return parts, rows.Err()
+	return scanParts(rows)
 }
 
 func (t *PGTarget) PlanParts(ctx context.Context, channel string, d *postgres.TableDef, parts []Part) error {

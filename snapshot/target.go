@@ -50,6 +50,29 @@ type Part struct {
 // encodeKey writes a key for a progress row: JSON of base64 values, as
 // a binary key's bytes are not UTF-8, which a JSON string would turn into
 // U+FFFD (and a resumed copy would start from another key).
+// partRows is what scanParts reads: *sql.Rows (MySQL) or pgx.Rows
+// (PostgreSQL) of `SELECT part, last_key, hi_key, done`.
+type partRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanParts reads a table's parts from prepl.copy_progress.
+func scanParts(rows partRows) ([]Part, error) {
+	var parts []Part
+	for rows.Next() {
+		var p Part
+		var last, hi string
+		if err := rows.Scan(&p.N, &last, &hi, &p.Done); err != nil {
+			return nil, err
+		}
+		p.Last, p.Hi = decodeKey(last), decodeKey(hi)
+		parts = append(parts, p)
+	}
+	return parts, rows.Err()
+}
+
 func encodeKey(k []string) string {
 	var bs [][]byte // nil stays nil: no key (yet)
 	for _, v := range k {
