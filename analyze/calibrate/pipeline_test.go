@@ -40,7 +40,8 @@ func TestScaleRead(t *testing.T) {
 }
 
 // Pipeline measures real work: a step that burns CPU gives a reader cost
-// of at least that CPU, and nothing read keeps the given costs.
+// of at least that CPU times ReplayOverDryRun, and nothing read keeps the
+// given costs.
 func TestPipeline(t *testing.T) {
 	in := analyze.Costs{ReadTxn: time.Nanosecond, ReadKiB: time.Nanosecond}
 	c, err := Pipeline(in, func() (int, error) { return 0, io.EOF })
@@ -71,7 +72,7 @@ func TestPipeline(t *testing.T) {
 	}
 }
 
-// burn spends about d of this thread's CPU.
+// burn spends about d of the process's CPU (at most 10·d of wall time).
 func burn(d time.Duration) {
 	start, wall := processCPU(), time.Now()
 	x := 1.0
