@@ -156,7 +156,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			mon.busy.Store(e.seq.Busy() > 1)
 		}
 		if c := e.seq.Concurrency(); c != concurrency {
-			e.cfg.Log.Debug("units in flight", "from", concurrency, "to", c, "applied", e.seq.Stats().Txns)
+			e.cfg.Log.Debug("units in flight", "from", concurrency, "to", c, "settled", e.seq.Settled(), "applied", e.seq.Stats().Txns)
 			concurrency = c
 		}
 		if e.seq.Done() {

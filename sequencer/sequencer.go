@@ -337,8 +337,9 @@ func (s *Sequencer) free() int {
 // or the controller's choice with Adapt (a probe's level while one runs).
 func (s *Sequencer) Concurrency() int { return s.limit }
 
-// settled is the limit the controller keeps between its probes.
-func (s *Sequencer) settled() int {
+// Settled is the limit the controller keeps between its probes
+// (Concurrency without Adapt).
+func (s *Sequencer) Settled() int {
 	if s.ctl == nil {
 		return s.limit
 	}

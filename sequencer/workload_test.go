@@ -68,7 +68,7 @@ func (sc *script) run(d time.Duration, w workload) string {
 		sc.onWorker, sc.failedOnce = map[int]*simUnit{}, map[uint64]bool{}
 	}
 	onWorker, failedOnce := sc.onWorker, sc.failedOnce
-	trace := []string{strconv.Itoa(s.settled())}
+	trace := []string{strconv.Itoa(s.Settled())}
 	probes, probing := 0, false
 	txns0, conflicts0 := s.Stats().Txns, s.Stats().Errors["conflict"]
 	for sc.now.Before(end) {
@@ -117,10 +117,10 @@ func (sc *script) run(d time.Duration, w workload) string {
 				s.LockWaits([]LockWait{{Requester: wk, Blocker: oldest}})
 			}
 		}
-		if l := strconv.Itoa(s.settled()); l != trace[len(trace)-1] {
+		if l := strconv.Itoa(s.Settled()); l != trace[len(trace)-1] {
 			trace = append(trace, l)
 		}
-		if p := s.Concurrency() != s.settled(); p != probing {
+		if p := s.Concurrency() != s.Settled(); p != probing {
 			probing = p
 			if p {
 				probes++
