@@ -450,7 +450,7 @@ func (s *Sequencer) canAdmit(size int) bool {
 	if len(s.units) == 0 {
 		return true // a unit larger than the window runs alone
 	}
-	return s.inflight+size <= s.cfg.WindowBytes && len(s.units) < 64*s.cfg.Workers
+	return s.inflight+size <= s.cfg.WindowBytes && len(s.units) < 64*s.limit
 }
 
 // admit takes a sealed batch: positions are computed now, in stream
@@ -578,14 +578,7 @@ func (s *Sequencer) dispatch() {
 		// to commit starts whenever a worker is idle, over the limit if
 		// need be, so a lowered limit never blocks the commit order.
 		if fr := s.free(); !s.isHead(s.units[s.readyQ[0]]) && (fr == 0 || (fr == 1 || len(s.idle) == 1) && s.headWaiting()) {
-			i = -1
-			for j, seq := range s.readyQ {
-				if s.isHead(s.units[seq]) {
-					i = j
-					break
-				}
-			}
-			if i < 0 {
+			if i = s.readyHead(); i < 0 {
 				break
 			}
 		}
@@ -605,6 +598,24 @@ func (s *Sequencer) dispatch() {
 		}
 		s.actions = append(s.actions, a)
 	}
+}
+
+// readyHead is the index in readyQ of its first unit that is the next to
+// commit of its key, or -1. It looks up each key's head rather than
+// scanning readyQ: at a limit of one, thousands of admitted units can
+// wait there, and dispatch runs on every event.
+func (s *Sequencer) readyHead() int {
+	i := -1
+	for _, q := range s.orderQ {
+		if len(q) == 0 || s.units[q[0]].st != ready {
+			continue
+		}
+		j := sort.Search(len(s.readyQ), func(j int) bool { return s.readyQ[j] >= q[0] })
+		if i < 0 || j < i {
+			i = j
+		}
+	}
+	return i
 }
 
 func (s *Sequencer) hold(w int, u *Unit) {
