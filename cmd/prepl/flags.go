@@ -142,9 +142,8 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 		}
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, FixedWorkers: f.fixedWork, Retries: f.retries, WindowBytes: window,
-		ReadAheadBytes: f.memBytes / 16,
-		UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
-		ResolveDDL: resolve}, nil
+		ReadAheadBytes: f.memBytes / 16, UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress,
+		ReconnectTimeout: f.reconnect, ResolveDDL: resolve}, nil
 }
 
 // defaultMemoryBudget keeps prepl's RSS under 200 MB on the scale
