@@ -106,10 +106,12 @@ Commands:
 }
 
 func main() {
-	// prepl's heap is mostly the read-ahead window, bounded by --window; a
-	// higher GC target than Go's default trades some of that memory for
-	// about a third less CPU spent collecting (measured on a sysbench
-	// binlog). GOGC in the environment still wins.
+	// prepl's heap is mostly the transactions in flight, bounded by
+	// --memory-budget; a higher GC target than Go's default trades some
+	// memory for about a third less CPU spent collecting (measured on a
+	// sysbench binlog), and the soft memory limit the applying commands
+	// set (memlimit.go) caps what that trade may take. GOGC in the
+	// environment still wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
