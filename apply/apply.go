@@ -57,6 +57,10 @@ type Config struct {
 	UnitTxns int
 	// UnitBytes bounds a commit unit's size.
 	UnitBytes int
+	// ReadAheadBytes bounds the transactions read from the source and not
+	// yet taken by the sequencer, by their size in memory
+	// (txn.Txn.Footprint); a bigger transaction is read alone.
+	ReadAheadBytes int
 	// NoCompact turns off compaction: by default a unit's changes to a
 	// table are reduced to its net effect and sent as multi-row statements
 	// (package compact); with NoCompact every row change is one statement.
@@ -100,6 +104,9 @@ func (c *Config) defaults() {
 	if c.UnitBytes <= 0 {
 		c.UnitBytes = min(4<<20, c.WindowBytes/2)
 	}
+	if c.ReadAheadBytes <= 0 {
+		c.ReadAheadBytes = DefaultReadAheadBytes
+	}
 	if c.ReconnectTimeout <= 0 {
 		c.ReconnectTimeout = 60 * time.Second
 	}
@@ -107,6 +114,9 @@ func (c *Config) defaults() {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 }
+
+// DefaultReadAheadBytes is Config.ReadAheadBytes's default.
+const DefaultReadAheadBytes = 8 << 20
 
 // ResolveDDL says whether the DDL of transaction ID took effect
 // (DDLApplied or DDLNotApplied).

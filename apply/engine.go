@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prepl/prepl/internal/budget"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
@@ -74,7 +75,37 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 
 type readResult struct {
 	tx  *txn.Txn
+	n   int64 // tx's footprint, held in the read-ahead budget until taken
 	err error
+}
+
+// readQueue is how many transactions the engine reads ahead of the
+// sequencer, within Config.ReadAheadBytes.
+const readQueue = 256
+
+// readAhead reads src into out until an error (io.EOF included), which
+// it sends last, or until ctx ends; then it closes out. The transactions
+// in out hold their footprint in ahead: the taker releases it.
+func readAhead(ctx context.Context, src Source, ahead *budget.Budget, out chan<- readResult) {
+	defer close(out)
+	for {
+		tx, err := src.Next(ctx)
+		r := readResult{tx: tx, err: err}
+		if err == nil {
+			r.n = tx.Footprint()
+			if ahead.Acquire(ctx, r.n) != nil {
+				return
+			}
+		}
+		select {
+		case out <- r:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
@@ -101,7 +132,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		defer mon.stop()
 	}
 
-	reads := make(chan readResult, 256)
+	reads := make(chan readResult, readQueue)
+	ahead := budget.New(int64(e.cfg.ReadAheadBytes))
 	rctx, rcancel := context.WithCancel(ctx)
 	readerDone := make(chan struct{})
 	defer func() {
@@ -110,18 +142,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	}()
 	go func() {
 		defer close(readerDone)
-		defer close(reads)
-		for {
-			tx, err := src.Next(rctx)
-			select {
-			case reads <- readResult{tx, err}:
-			case <-rctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
+		readAhead(rctx, src, ahead, reads)
 	}()
 
 	var progress <-chan time.Time
@@ -179,6 +200,9 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		case <-timerC:
 		case <-gateCh:
 		case r, ok := <-readCh:
+			if r.tx != nil {
+				ahead.Release(r.n)
+			}
 			e.seq.Tick(time.Now(), len(reads) > 0)
 			switch {
 			case !ok || r.err == io.EOF:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/prepl/prepl/internal/budget"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -27,6 +28,10 @@ type FileOptions struct {
 	StartOffset uint32
 	// Limits bound the size of an event and of a transaction.
 	Limits Limits
+	// ReadAheadBytes bounds the transactions parsed and not yet returned
+	// by Next, by their size in memory (txn.Txn.Footprint); 0 means
+	// DefaultReadAheadBytes. A bigger transaction is parsed alone.
+	ReadAheadBytes int64
 	// Skip, when set, says whether to leave out a transaction that cannot
 	// be applied (a partial JSON update without its before image) instead
 	// of stopping there: it is then returned with no changes.
@@ -34,10 +39,12 @@ type FileOptions struct {
 }
 
 // FileReader reads transactions from binlog files on disk, in the order
-// given. It parses in a goroutine, a bounded number of transactions ahead
-// of Next, so memory stays bounded whatever the file sizes.
+// given. It parses in a goroutine, up to ReadAheadBytes of transactions
+// ahead of Next, so memory stays bounded whatever the file and
+// transaction sizes.
 type FileReader struct {
 	out    chan fileResult
+	ahead  *budget.Budget // of the transactions in out
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -51,11 +58,16 @@ type FileReader struct {
 
 type fileResult struct {
 	t   *txn.Txn
+	n   int64 // t's footprint, held in FileReader.ahead
 	err error
 }
 
-// readAhead is how many complete transactions the parser may run ahead.
+// readAhead is how many complete transactions the parser may run ahead,
+// within FileOptions.ReadAheadBytes.
 const readAhead = 64
+
+// DefaultReadAheadBytes is FileOptions.ReadAheadBytes's default.
+const DefaultReadAheadBytes = 8 << 20
 
 var errStopped = errors.New("binlog reader closed")
 
@@ -81,7 +93,11 @@ func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &FileReader{out: make(chan fileResult, readAhead), cancel: cancel, done: make(chan struct{}), lim: opt.Limits.withDefaults(), skip: opt.Skip}
+	if opt.ReadAheadBytes <= 0 {
+		opt.ReadAheadBytes = DefaultReadAheadBytes
+	}
+	r := &FileReader{out: make(chan fileResult, readAhead), ahead: budget.New(opt.ReadAheadBytes), cancel: cancel,
+		done: make(chan struct{}), lim: opt.Limits.withDefaults(), skip: opt.Skip}
 	go r.run(ctx, paths[first:], opt.StartOffset)
 	return r, nil
 }
@@ -110,6 +126,7 @@ func (r *FileReader) Next(ctx context.Context) (*txn.Txn, error) {
 			r.err = res.err
 			return nil, res.err
 		}
+		r.ahead.Release(res.n)
 		return res.t, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -132,6 +149,12 @@ func (r *FileReader) run(ctx context.Context, paths []string, offset uint32) {
 	asm := newAssembler()
 	asm.skip = r.skip
 	send := func(res fileResult) bool {
+		if res.t != nil {
+			res.n = res.t.Footprint()
+			if r.ahead.Acquire(ctx, res.n) != nil {
+				return false
+			}
+		}
 		select {
 		case r.out <- res:
 			return true

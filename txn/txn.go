@@ -104,6 +104,24 @@ func (t *Txn) Rows() int {
 	return n
 }
 
+// Footprint estimates the bytes the transaction holds in memory once
+// decoded: its events, which it keeps (RowsEvent; string values are
+// slices of them), and per row change the structures of its images, two
+// words and a boxed value per column. It bounds read-ahead queues by
+// bytes; it walks the changes, not the values.
+func (t *Txn) Footprint() int64 {
+	n := int64(t.Size) + 256
+	for _, c := range t.Changes {
+		n += 16
+		if r := c.Row; r != nil {
+			n += 128 + 40*int64(len(r.Before)+len(r.After))
+		} else if c.Stmt != nil {
+			n += 192 + int64(len(c.Stmt.SQL))
+		}
+	}
+	return n
+}
+
 // Change is one row change or one statement; exactly one field is non-nil.
 type Change struct {
 	Row  *RowChange

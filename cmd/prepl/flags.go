@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ type applyFlags struct {
 	mode      string
 	retries   int
 	window    string
+	memory    string
+	memBytes  int // --memory-budget, parsed by config
 	keepGTID  bool
 	unit      int
 	compact   bool
@@ -65,7 +68,13 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"waits for an earlier one of another schema/domain that touches the same key (or a DDL, a foreign key\n"+
 		"parent, a table without a key) until that one has committed, so the end state is always the source's")
 	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
-	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window in bytes (like slave_parallel_max_queued); a bigger transaction runs alone")
+	fs.StringVar(&f.window, "window", "", "read-ahead window in bytes (like slave_parallel_max_queued): transactions admitted and not yet\n"+
+		"committed; a bigger transaction runs alone (default: a quarter of --memory-budget)")
+	fs.StringVar(&f.memory, "memory-budget", defaultMemoryBudget, "bytes of transactions prepl holds in flight, by their size in memory: a quarter is the\n"+
+		"--window, an eighth the transactions decoded ahead of it, the rest the SQL rendered for the window and\n"+
+		"the decoding (a bigger --window raises it to 4 times the window); Go's soft memory limit is set to this\n"+
+		"plus 64MiB (GOMEMLIMIT in the environment wins). One transaction larger than the budget is still applied,\n"+
+		"alone, up to --max-txn-size, and takes about 3 times its binlog size")
 	fs.IntVar(&f.unit, "commit-unit", 500, "commit up to this many consecutive source transactions as one target transaction;\n"+
 		"units commit in source order, so the target only ever shows states the source had.\n"+
 		"1: one target transaction per source transaction")
@@ -113,9 +122,18 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	if f.workers < 0 {
 		return apply.Config{}, fmt.Errorf("%w: --workers must be 0 or more", errUsage)
 	}
-	window, err := parseBytes(f.window)
-	if err != nil {
-		return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
+	if f.memBytes, err = parseBytes(f.memory); err != nil {
+		return apply.Config{}, fmt.Errorf("%w: --memory-budget: %v", errUsage, err)
+	}
+	window := f.memBytes / 4
+	if f.window != "" {
+		if window, err = parseBytes(f.window); err != nil {
+			return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
+		}
+		// A window past its quarter raises the budget: a memory limit
+		// below what the window holds would have the collector run
+		// without end.
+		f.memBytes = max(f.memBytes, 4*window)
 	}
 	var resolve apply.ResolveDDL
 	if f.pendingDDL != "" {
@@ -124,8 +142,24 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 		}
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, FixedWorkers: f.fixedWork, Retries: f.retries, WindowBytes: window,
-		UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress, ReconnectTimeout: f.reconnect,
-		ResolveDDL: resolve}, nil
+		ReadAheadBytes: f.memBytes / 16, UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress,
+		ReconnectTimeout: f.reconnect, ResolveDDL: resolve}, nil
+}
+
+// defaultMemoryBudget keeps prepl's RSS under 200 MB on the scale
+// benchmark's binlog (docs/benchmarks.md, make bench-scale).
+const defaultMemoryBudget = "96MiB"
+
+// readAheadBytes is what the binlog reader may decode ahead of the engine:
+// the other half of the budget's eighth (apply.Config.ReadAheadBytes).
+func (f *applyFlags) readAheadBytes() int64 { return int64(f.memBytes / 16) }
+
+// setMemoryLimit sets Go's soft memory limit from --memory-budget, unless
+// GOMEMLIMIT does (see memlimit.go).
+func (f *applyFlags) setMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		keepMemoryLimit(int64(f.memBytes) + memoryLimitRoom)
+	}
 }
 
 // limits are the binlog reader's caps from --max-event-size and --max-txn-size.
@@ -150,6 +184,9 @@ func (f *applyFlags) setup(stderr io.Writer) (*slog.Logger, apply.Config, error)
 	cfg, err := f.config(log)
 	if err == nil {
 		err = f.setupOps(&cfg)
+	}
+	if err == nil {
+		f.setMemoryLimit()
 	}
 	return log, cfg, err
 }

@@ -148,7 +148,7 @@ Flags:
 			}
 		}
 	}
-	fo := binlog.FileOptions{Limits: lim, Skip: func(gtid string, start txn.Position) bool {
+	fo := binlog.FileOptions{Limits: lim, ReadAheadBytes: af.readAheadBytes(), Skip: func(gtid string, start txn.Position) bool {
 		return gtid != "" && sel.skipGTID[gtid] || sel.skipPos[start]
 	}}
 	if res.Found {

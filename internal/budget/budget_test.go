@@ -1,0 +1,52 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestBudget: items are taken while their bytes fit beside what is held,
+// one item bigger than the budget is taken alone, and a producer that
+// does not fit waits until enough is released.
+func TestBudget(t *testing.T) {
+	ctx := context.Background()
+	b := New(100)
+	for _, n := range []int64{40, 60} {
+		if err := b.Acquire(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 100 of 100 held: one more byte waits, until 40 are released.
+	got := make(chan error, 1)
+	go func() { got <- b.Acquire(ctx, 1) }()
+	<-b.Full()
+	if held, _, waits := b.Stats(); held != 100 || waits == 0 {
+		t.Fatalf("a full budget: held %d, waits %d; want 100 held and a wait", held, waits)
+	}
+	b.Release(40)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	b.Release(60)
+	b.Release(1)
+	// Nothing held: an item of 250 passes alone, and nothing passes beside it.
+	if err := b.Acquire(ctx, 250); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { got <- b.Acquire(cctx, 1) }()
+	<-b.Full()
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire beside an item bigger than the budget: %v, want it to wait until cancelled", err)
+	}
+	held, peak, _ := b.Stats()
+	if held != 250 || peak != 250 {
+		t.Fatalf("held %d, peak %d; want 250 and 250 (the big item alone)", held, peak)
+	}
+	b.Release(250)
+	if held, _, _ := b.Stats(); held != 0 {
+		t.Fatalf("held %d after every release", held)
+	}
+}
