@@ -439,6 +439,7 @@ func readPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, ou
 	keySel := keyExprs(t, false)
 	head := "SELECT " + strings.Join(append(sel, keySel...), ", ") + " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
 	last := p.Last
+	size := 0 // of the last chunk's values: the next one's is alike
 	for {
 		q := head
 		if len(t.key) > 0 {
@@ -460,10 +461,11 @@ func readPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, ou
 		if err != nil {
 			return err
 		}
-		ch, err := readChunk(rows, len(sel), len(t.key))
+		ch, err := readChunk(rows, len(sel), len(t.key), cfg.ChunkRows, size)
 		if err != nil {
 			return err
 		}
+		size = ch.size
 		ch.end = len(t.key) == 0 || len(ch.rows) < cfg.ChunkRows
 		if ch.last == nil {
 			ch.last = last
@@ -529,9 +531,12 @@ type chunk struct {
 	rows [][][]byte
 	last []string // the last row's key; nil when no row
 	end  bool     // the part's last chunk
+	size int      // bytes of values
 }
 
-func readChunk(rows *sql.Rows, ncol, nkey int) (chunk, error) {
+// readChunk reads rows of ncol values then nkey key values; about n rows
+// of size bytes are expected, room made for them at once.
+func readChunk(rows *sql.Rows, ncol, nkey, n, size int) (chunk, error) {
 	defer rows.Close()
 	var ch chunk
 	vals := make([]sql.RawBytes, ncol+nkey)
@@ -540,11 +545,11 @@ func readChunk(rows *sql.Rows, ncol, nkey int) (chunk, error) {
 		ptrs[i] = &vals[i]
 	}
 	// Non-nil: an empty value is slab[i:i], which must not read as NULL.
-	slab := make([]byte, 0, 64<<10)
-	var ends []int // each value's end in slab, -1 for NULL
+	slab := make([]byte, 0, max(size+size/8, 64<<10))
+	ends := make([]int, 0, n*ncol) // each value's end in slab, -1 for NULL
 	var key []byte
 	var keyEnds []int
-	n := 0
+	n = 0
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return ch, err
@@ -567,6 +572,7 @@ func readChunk(rows *sql.Rows, ncol, nkey int) (chunk, error) {
 	if err := rows.Err(); err != nil {
 		return ch, err
 	}
+	ch.size = len(slab)
 	cells := make([][]byte, len(ends))
 	from := 0
 	for i, e := range ends {
