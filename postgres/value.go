@@ -61,7 +61,7 @@ func FromText(raw []byte, c *Column, o Options) (text string, null bool, err err
 	s := string(raw)
 	switch k {
 	case KindInt, KindYear, KindDecimal:
-		if !numeric(s) {
+		if !Numeric(s) {
 			return "", false, fmt.Errorf("column %s: bad number %q", c.Name, s)
 		}
 		return s, false, nil
@@ -159,7 +159,9 @@ func bitText(u uint64, n int) string {
 	return s
 }
 
-func numeric[T string | []byte](s T) bool {
+// Numeric: s holds only what a MySQL number's text holds (digits, sign,
+// point, exponent), so it is safe as it is in SQL and in COPY.
+func Numeric[T string | []byte](s T) bool {
 	if len(s) == 0 {
 		return false
 	}
@@ -342,7 +344,7 @@ func AppendCopyText(b, raw []byte, c *Column, o Options) ([]byte, error) {
 	}
 	switch {
 	case k == KindInt || k == KindYear || k == KindDecimal:
-		if numeric(raw) {
+		if Numeric(raw) {
 			return append(b, raw...), nil // nothing to escape
 		}
 	case k == KindText && utf8Charset(c.Charset):

@@ -490,7 +490,7 @@ func keyLiterals(t *table, key []string) string {
 	for i, v := range key {
 		k, _ := postgres.KindOf(t.def.Column(t.key[i]))
 		switch {
-		case keyNumber(k) && number(v):
+		case keyNumber(k) && postgres.Numeric(v):
 			lits[i] = v
 		case k == postgres.KindBinary:
 			lits[i] = "X'" + hex.EncodeToString([]byte(v)) + "'"
@@ -509,20 +509,6 @@ func keyNumber(k postgres.Kind) bool {
 		return true
 	}
 	return false
-}
-
-// number: s is a decimal number MySQL reads as one ("-12", "1.5e-07").
-func number(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
-			return false
-		}
-	}
-	return true
 }
 
 // chunk is rows read from the source: their values (nil for NULL) point
