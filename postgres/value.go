@@ -61,7 +61,7 @@ func FromText(raw []byte, c *Column, o Options) (text string, null bool, err err
 	s := string(raw)
 	switch k {
 	case KindInt, KindYear, KindDecimal:
-		if !numeric(s) {
+		if !Numeric(s) {
 			return "", false, fmt.Errorf("column %s: bad number %q", c.Name, s)
 		}
 		return s, false, nil
@@ -159,8 +159,10 @@ func bitText(u uint64, n int) string {
 	return s
 }
 
-func numeric(s string) bool {
-	if s == "" {
+// Numeric: s holds only what a MySQL number's text holds (digits, sign,
+// point, exponent), so it is safe as it is in SQL and in COPY.
+func Numeric[T string | []byte](s T) bool {
+	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -191,10 +193,10 @@ func checkText(c *Column, s string) (string, bool, error) {
 func decodeText(c *Column, raw []byte) (string, bool, error) {
 	cs := c.Charset
 	var s string
-	switch cs {
-	case "", "utf8", "utf8mb3", "utf8mb4", "ascii":
+	switch {
+	case utf8Charset(cs):
 		s = string(raw)
-	case "latin1":
+	case cs == "latin1":
 		s = latin1(raw)
 	default:
 		e, ok := charsets[cs]
@@ -331,24 +333,71 @@ func Literal(text string, null bool) string {
 	return QuoteString(text)
 }
 
+// AppendCopyText appends FromText(raw, c, o) to b as one field of COPY's
+// text format (AppendCopy), without the string in between for the kinds
+// whose text is the source's own bytes: numbers, UTF-8 and ASCII strings,
+// binary strings. raw is not NULL.
+func AppendCopyText(b, raw []byte, c *Column, o Options) ([]byte, error) {
+	k, err := KindOf(c)
+	if err != nil {
+		return b, err
+	}
+	switch {
+	case k == KindInt || k == KindYear || k == KindDecimal:
+		if Numeric(raw) {
+			return append(b, raw...), nil // nothing to escape
+		}
+	case k == KindText && utf8Charset(c.Charset):
+		if bytes.IndexByte(raw, 0) < 0 && utf8.Valid(raw) {
+			return appendCopyEscaped(b, raw), nil
+		}
+	case k == KindBinary:
+		return hex.AppendEncode(append(b, `\\x`...), raw), nil
+	}
+	text, null, err := FromText(raw, c, o)
+	if err != nil {
+		return b, err
+	}
+	return AppendCopy(b, text, null), nil
+}
+
+// utf8Charset: a column of charset cs holds UTF-8 as it is.
+func utf8Charset(cs string) bool {
+	switch cs {
+	case "", "utf8", "utf8mb3", "utf8mb4", "ascii":
+		return true
+	}
+	return false
+}
+
 // AppendCopy appends text as one field of COPY's text format.
 func AppendCopy(b []byte, text string, null bool) []byte {
 	if null {
 		return append(b, `\N`...)
 	}
+	return appendCopyEscaped(b, text)
+}
+
+// appendCopyEscaped appends text with COPY's escapes of backslash, newline,
+// carriage return and tab; the runs between them in one append each.
+func appendCopyEscaped[T string | []byte](b []byte, text T) []byte {
+	from := 0
 	for i := 0; i < len(text); i++ {
-		switch c := text[i]; c {
+		var e byte
+		switch text[i] {
 		case '\\':
-			b = append(b, '\\', '\\')
+			e = '\\'
 		case '\n':
-			b = append(b, '\\', 'n')
+			e = 'n'
 		case '\r':
-			b = append(b, '\\', 'r')
+			e = 'r'
 		case '\t':
-			b = append(b, '\\', 't')
+			e = 't'
 		default:
-			b = append(b, c)
+			continue
 		}
+		b = append(append(b, text[from:i]...), '\\', e)
+		from = i + 1
 	}
-	return b
+	return append(b, text[from:]...)
 }

@@ -134,3 +134,61 @@ func TestFromTextMatchesFromValue(t *testing.T) {
 		}
 	}
 }
+
+// AppendCopyText writes the COPY field AppendCopy writes of FromText's
+// text, or FromText's error, for each kind: its shortcuts included.
+func TestAppendCopyTextMatchesFromText(t *testing.T) {
+	for _, c := range []struct {
+		raw string
+		col Column
+		o   Options
+	}{
+		{"-42", Column{Type: "int"}, Options{}},
+		{"18446744073709551615", Column{Type: "bigint", Unsigned: true}, Options{}},
+		{"-12.500", Column{Type: "decimal"}, Options{}},
+		{"12a", Column{Type: "int"}, Options{}},
+		{"", Column{Type: "int"}, Options{}},
+		{"2155", Column{Type: "year"}, Options{}},
+		{"h\xc3\xa9 \\ \t\n\r 😀", Column{Type: "varchar", Charset: "utf8mb4"}, Options{}},
+		{"", Column{Type: "char", Charset: "utf8mb4"}, Options{}},
+		{"bad \xff", Column{Type: "varchar", Charset: "utf8mb4"}, Options{}},
+		{"nul\x00", Column{Type: "text", Charset: "utf8mb3"}, Options{}},
+		{"plain\tascii", Column{Type: "varchar", Charset: "ascii"}, Options{}},
+		{"caf\xe9\\\x81", Column{Type: "varchar", Charset: "latin1"}, Options{}},
+		{"\x00\xff\\\n", Column{Type: "blob"}, Options{}},
+		{"", Column{Type: "varbinary", Length: 4}, Options{}},
+		{"\x01", Column{Type: "binary", Length: 4}, Options{}},
+		{"0.10000000149011612", Column{Type: "float"}, Options{}},
+		{"0000-00-00", Column{Type: "date"}, Options{ZeroDateNull: true}},
+		{"0000-00-00", Column{Type: "date"}, Options{}},
+		{"2038-01-19 03:14:07.999999", Column{Type: "timestamp"}, Options{}},
+		{"a\tb", Column{Type: "enum", Elems: []string{"a\tb"}}, Options{}},
+		{`{"a": "\n"}`, Column{Type: "json"}, Options{}},
+		{"5", Column{Type: "bit", Length: 4}, Options{}},
+		{"x", Column{Type: "inet6"}, Options{}},
+	} {
+		c.col.Name = "col"
+		text, null, err1 := FromText([]byte(c.raw), &c.col, c.o)
+		want := AppendCopy([]byte("pre|"), text, null)
+		got, err2 := AppendCopyText([]byte("pre|"), []byte(c.raw), &c.col, c.o)
+		if (err1 == nil) != (err2 == nil) || err1 == nil && string(got) != string(want) {
+			t.Errorf("%s %q: AppendCopyText %q (%v), FromText then AppendCopy %q (%v)", c.col.Type, c.raw, got, err2, want, err1)
+		}
+	}
+}
+
+func BenchmarkAppendCopyText(b *testing.B) {
+	cols := []Column{{Name: "id", Type: "int"}, {Name: "k", Type: "int"},
+		{Name: "c", Type: "char", Length: 120, Charset: "utf8mb4"}, {Name: "pad", Type: "char", Length: 60, Charset: "utf8mb4"}}
+	row := [][]byte{[]byte("123456"), []byte("49857"),
+		[]byte("83868641912-28773972837-60736120486-75162659906-27563526494-20381887404-41576422241-93426793964-56405065102-33518432330"),
+		[]byte("67847967377-48000963322-62604785301-91415491898-96926520291")}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = buf[:0]
+		for i, v := range row {
+			buf, _ = AppendCopyText(buf, v, &cols[i], Options{})
+		}
+	}
+}

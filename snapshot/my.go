@@ -193,6 +193,8 @@ func myLiteral(v []byte, c *postgres.Column) (string, error) {
 
 func (m *MySQLTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error { return nil }
 
+func (m *MySQLTarget) FinishCopy(ctx context.Context, tables []*postgres.TableDef) error { return nil }
+
 func (m *MySQLTarget) StorePosition(ctx context.Context, channel string, p Position) error {
 	c, err := m.DB.Conn(ctx)
 	if err != nil {

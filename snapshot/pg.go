@@ -78,7 +78,11 @@ func (t *PGTarget) BeginSnapshot(ctx context.Context, channel string, p Position
 
 // CreateTable creates the table unless it exists, and stores the
 // source's definition (create, SHOW CREATE TABLE) in prepl.tables, where
-// replicate reads the source's column types.
+// replicate reads the source's column types. The table is created
+// without its primary key, unique keys and indexes: FinishTable builds
+// each once the rows are in, in one sort rather than row by row, as
+// pg_chameleon does. Resuming needs no key: every chunk commits with its
+// progress row, so a resumed copy never writes a row twice.
 func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, create string) error {
 	var exists bool
 	if err := t.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", postgres.Table(d.Schema, d.Name, t.Opts)).Scan(&exists); err != nil {
@@ -86,8 +90,15 @@ func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.
 	}
 	var stmts []string
 	if !exists {
+		// The whole definition first: an index PostgreSQL cannot build
+		// fails here, before any row is copied.
+		if _, err := postgres.CreateTable(d, t.Opts); err != nil {
+			return err
+		}
+		bare := *d
+		bare.Indexes = nil
 		var err error
-		if stmts, err = postgres.CreateTable(d, t.Opts); err != nil {
+		if stmts, err = postgres.CreateTable(&bare, t.Opts); err != nil {
 			return err
 		}
 	}
@@ -101,20 +112,12 @@ func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.
 		return fmt.Errorf("store the definition of %s.%s: %w", d.Schema, d.Name, err)
 	}
 	for _, q := range stmts {
-		if strings.HasPrefix(q, plainIndex) {
-			continue // built by FinishTable, after the rows
-		}
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	return tx.Commit(ctx)
 }
-
-// plainIndex begins postgres.CreateTable's statements of non-unique
-// indexes: copy builds them after the rows, once per index rather than
-// row by row (unique keys stay with the table: foreign keys need them).
-const plainIndex = "CREATE INDEX "
 
 func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
 	rows, err := t.Pool.Query(ctx, "SELECT part, last_key, hi_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3 ORDER BY part",
@@ -142,7 +145,13 @@ func (t *PGTarget) PlanParts(ctx context.Context, channel string, d *postgres.Ta
 }
 
 func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
-	var buf []byte
+	size := 0
+	for _, row := range rows {
+		for _, v := range row {
+			size += len(v) + 1
+		}
+	}
+	buf := make([]byte, 0, size+size/8)
 	for _, row := range rows {
 		for i, v := range row {
 			if i > 0 {
@@ -152,11 +161,10 @@ func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.T
 				buf = postgres.AppendCopy(buf, "", true)
 				continue
 			}
-			text, null, err := postgres.FromText(v, &d.Columns[i], t.Opts)
-			if err != nil {
+			var err error
+			if buf, err = postgres.AppendCopyText(buf, v, &d.Columns[i], t.Opts); err != nil {
 				return fmt.Errorf("row %s: %w", keyOf(d, row), err)
 			}
-			buf = postgres.AppendCopy(buf, text, null)
 		}
 		buf = append(buf, '\n')
 	}
@@ -199,19 +207,40 @@ func keyOf(d *postgres.TableDef, row [][]byte) string {
 	return strings.Join(parts, ", ")
 }
 
+// FinishTable builds the table's primary key, unique keys and indexes,
+// each unless it exists (a resumed copy may have built it), then sets its
+// identity sequence after the copied rows.
 func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error {
 	tbl := postgres.Table(d.Schema, d.Name, t.Opts)
-	stmts, err := postgres.CreateTable(d, t.Opts)
+	var stmts []string
+	if pk := d.PrimaryKey(); pk != nil {
+		var exists bool
+		if err := t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p')", tbl).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			cols := make([]string, len(pk.Columns))
+			for i, c := range pk.Columns {
+				cols[i] = postgres.Ident(c, t.Opts)
+			}
+			stmts = append(stmts, "ALTER TABLE "+tbl+" ADD CONSTRAINT "+postgres.Ident(postgres.IndexName(d.Name, pk.Name), t.Opts)+
+				" PRIMARY KEY ("+strings.Join(cols, ", ")+")")
+		}
+	}
+	all, err := postgres.CreateTable(d, t.Opts)
 	if err != nil {
 		return err
 	}
-	for _, q := range stmts {
-		if strings.HasPrefix(q, plainIndex) {
-			// IF NOT EXISTS: a resumed copy may have built it already.
-			q = "CREATE INDEX IF NOT EXISTS " + strings.TrimPrefix(q, plainIndex)
-			if _, err := t.Pool.Exec(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
+	for _, q := range all {
+		for _, create := range []string{"CREATE UNIQUE INDEX ", "CREATE INDEX "} {
+			if strings.HasPrefix(q, create) {
+				stmts = append(stmts, create+"IF NOT EXISTS "+strings.TrimPrefix(q, create))
 			}
+		}
+	}
+	for _, q := range stmts {
+		if _, err := t.Pool.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	for _, c := range d.Columns {
@@ -226,21 +255,30 @@ func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error 
 			return err
 		}
 	}
-	for _, q := range postgres.ForeignKeySQL(d, t.Opts) {
-		// A resumed copy may have added the key already; the statements
-		// after it (enabling its cascades) can run again.
-		if i := strings.Index(q, "ADD CONSTRAINT "); i >= 0 {
-			name := q[i+len("ADD CONSTRAINT "):]
-			name = name[:strings.Index(name, " FOREIGN")]
-			var exists bool
-			t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $1::regclass AND conname = $2)",
-				tbl, strings.Trim(name, `"`)).Scan(&exists)
-			if exists {
-				continue
+	return nil
+}
+
+// FinishCopy adds every table's foreign keys, once every table has its
+// keys: a foreign key needs the key it references.
+func (t *PGTarget) FinishCopy(ctx context.Context, defs []*postgres.TableDef) error {
+	for _, d := range defs {
+		tbl := postgres.Table(d.Schema, d.Name, t.Opts)
+		for _, q := range postgres.ForeignKeySQL(d, t.Opts) {
+			// A resumed copy may have added the key already; the statements
+			// after it (enabling its cascades) can run again.
+			if i := strings.Index(q, "ADD CONSTRAINT "); i >= 0 {
+				name := q[i+len("ADD CONSTRAINT "):]
+				name = name[:strings.Index(name, " FOREIGN")]
+				var exists bool
+				t.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $1::regclass AND conname = $2)",
+					tbl, strings.Trim(name, `"`)).Scan(&exists)
+				if exists {
+					continue
+				}
 			}
-		}
-		if _, err := t.Pool.Exec(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
+			if _, err := t.Pool.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%s.%s: %s: %w", d.Schema, d.Name, q, err)
+			}
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ package snapshot
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -147,8 +148,17 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 			}
 		}()
 	}
+	// A table is finished (its keys and indexes built) by the worker that
+	// copies its last part, while the others copy on; a table with no
+	// part left (a resumed copy) after the workers. Foreign keys wait for
+	// every table's keys.
+	left := map[*table]*atomic.Int32{} // parts to copy, of the tables with any
 	queue := make(chan partOf, len(work))
 	for _, w := range work {
+		if left[w.t] == nil {
+			left[w.t] = new(atomic.Int32)
+		}
+		left[w.t].Add(1)
 		queue <- w
 	}
 	close(queue)
@@ -164,6 +174,8 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 				}
 				if err := copyPart(ctx, cfg, c, w.t, w.p, &done); err != nil {
 					errs[i] = fmt.Errorf("copy %s.%s: %w", w.t.def.Schema, w.t.def.Name, err)
+				} else if left[w.t].Add(-1) == 0 {
+					errs[i] = finishTable(ctx, cfg, w.t)
 				}
 			}
 		}(i, c)
@@ -173,15 +185,29 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Position{}, err
 	}
-	for _, t := range tables {
-		if err := cfg.Target.FinishTable(ctx, t.def); err != nil {
-			return Position{}, fmt.Errorf("finish %s.%s on target: %w", t.def.Schema, t.def.Name, err)
+	defs := make([]*postgres.TableDef, len(tables))
+	for i, t := range tables {
+		defs[i] = t.def
+		if left[t] == nil {
+			if err := finishTable(ctx, cfg, t); err != nil {
+				return Position{}, err
+			}
 		}
+	}
+	if err := cfg.Target.FinishCopy(ctx, defs); err != nil {
+		return Position{}, fmt.Errorf("finish the copy on target: %w", err)
 	}
 	if err := cfg.Target.StorePosition(ctx, cfg.Channel, pos); err != nil {
 		return Position{}, fmt.Errorf("store the snapshot's position on target: %w", err)
 	}
 	return pos, nil
+}
+
+func finishTable(ctx context.Context, cfg Config, t *table) error {
+	if err := cfg.Target.FinishTable(ctx, t.def); err != nil {
+		return fmt.Errorf("finish %s.%s on target: %w", t.def.Schema, t.def.Name, err)
+	}
+	return nil
 }
 
 // openSnapshots opens n connections on one consistent snapshot: commits
@@ -363,66 +389,140 @@ func intColumn(c *postgres.Column) bool {
 	return err == nil && k == postgres.KindInt
 }
 
-// copyPart copies part p of t chunk by chunk in primary key order (keyExpr), each
-// chunk committed on the target with the key it reached; a table without
-// a primary key (or NOT NULL unique key) is one chunk.
+// copyPart copies part p of t chunk by chunk in primary key order
+// (keyExprs), each chunk committed on the target with the key it reached;
+// a table without a primary key (or NOT NULL unique key) is one chunk.
+// The source and the target work at once: a reader goroutine selects the
+// next chunk while the current one is written, at most one chunk ahead
+// (the SELECT of a chunk needs only the last key of the one before).
 func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, done *atomic.Int64) error {
-	last := p.Last
+	chunks := make(chan chunk, 1)
+	stop := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(chunks)
+		readErr = readPart(ctx, cfg, c, t, p, chunks, stop)
+	}()
+	err := writePart(ctx, cfg, t, p, chunks, done)
+	// The reader stops after its current chunk; it must be gone before
+	// the worker's connection reads the next part.
+	close(stop)
+	for range chunks {
+	}
+	if err != nil {
+		return err
+	}
+	return readErr
+}
+
+// writePart writes the chunks of part p as they come, until the last.
+func writePart(ctx context.Context, cfg Config, t *table, p Part, chunks <-chan chunk, done *atomic.Int64) error {
+	for ch := range chunks {
+		if err := cfg.Target.WriteChunk(ctx, cfg.Channel, t.def, p.N, ch.rows, ch.last, ch.end); err != nil {
+			return err
+		}
+		done.Add(int64(len(ch.rows)))
+		if ch.end {
+			return nil
+		}
+	}
+	return nil // the reader failed: its error is copyPart's
+}
+
+// readPart reads part p chunk by chunk into out until its last chunk,
+// or until stop is closed.
+func readPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, out chan<- chunk, stop <-chan struct{}) error {
 	var sel []string
 	for i := range t.def.Columns {
 		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
 	}
 	keySel := keyExprs(t, false)
-	from := " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
+	head := "SELECT " + strings.Join(append(sel, keySel...), ", ") + " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
+	last := p.Last
+	size := 0 // of the last chunk's values: the next one's is alike
 	for {
-		q := "SELECT " + strings.Join(append(sel, keySel...), ", ") + from
-		var args []any
+		q := head
 		if len(t.key) > 0 {
 			var where []string
 			if last != nil {
-				marks := strings.TrimSuffix(strings.Repeat("?,", len(last)), ",")
-				where = append(where, "("+strings.Join(keySel, ",")+") > ("+marks+")")
-				for _, v := range last {
-					args = append(args, v)
-				}
+				where = append(where, "("+strings.Join(keySel, ",")+") > ("+keyLiterals(t, last)+")")
 			}
 			if p.Hi != nil { // split parts have one integer key column
-				where = append(where, keySel[0]+" <= ?")
-				args = append(args, p.Hi[0])
+				where = append(where, keySel[0]+" <= "+keyLiterals(t, p.Hi))
 			}
 			if len(where) > 0 {
 				q += " WHERE " + strings.Join(where, " AND ")
 			}
 			q += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keySel, ","), cfg.ChunkRows)
 		}
-		rows, err := c.QueryContext(ctx, q, args...)
+		// No arguments: the driver sends the query as text, in one round
+		// trip, where one with arguments is prepared, executed and closed.
+		rows, err := c.QueryContext(ctx, q)
 		if err != nil {
 			return err
 		}
-		chunk, err := readChunk(rows, len(sel), len(t.key))
+		ch, err := readChunk(rows, len(sel), len(t.key), cfg.ChunkRows, size)
 		if err != nil {
 			return err
 		}
-		end := len(t.key) == 0 || len(chunk.rows) < cfg.ChunkRows
-		if len(chunk.rows) > 0 {
-			last = chunk.keys[len(chunk.keys)-1]
+		size = ch.size
+		ch.end = len(t.key) == 0 || len(ch.rows) < cfg.ChunkRows
+		if ch.last == nil {
+			ch.last = last
 		}
-		if err := cfg.Target.WriteChunk(ctx, cfg.Channel, t.def, p.N, chunk.rows, last, end); err != nil {
-			return err
-		}
-		done.Add(int64(len(chunk.rows)))
-		if end {
+		select {
+		case out <- ch:
+		case <-stop:
 			return nil
 		}
+		if ch.end {
+			return nil
+		}
+		last = ch.last
 	}
 }
 
-type chunk struct {
-	rows [][][]byte // nil entry = NULL
-	keys [][]string
+// keyLiterals writes key values (as read through keyExprs) as MySQL
+// literals: numbers as they are, binary strings in hex, other strings
+// quoted (the copy's sessions have an empty sql_mode: backslashes escape).
+func keyLiterals(t *table, key []string) string {
+	lits := make([]string, len(key))
+	for i, v := range key {
+		k, _ := postgres.KindOf(t.def.Column(t.key[i]))
+		switch {
+		case keyNumber(k) && postgres.Numeric(v):
+			lits[i] = v
+		case k == postgres.KindBinary:
+			lits[i] = "X'" + hex.EncodeToString([]byte(v)) + "'"
+		default:
+			lits[i] = mysql.QuoteString(v)
+		}
+	}
+	return strings.Join(lits, ",")
 }
 
-func readChunk(rows *sql.Rows, ncol, nkey int) (chunk, error) {
+// keyNumber: keyExpr reads a key column of kind k as a number.
+func keyNumber(k postgres.Kind) bool {
+	switch k {
+	case postgres.KindInt, postgres.KindDecimal, postgres.KindFloat, postgres.KindDouble,
+		postgres.KindBit, postgres.KindYear, postgres.KindEnum, postgres.KindSet:
+		return true
+	}
+	return false
+}
+
+// chunk is rows read from the source: their values (nil for NULL) point
+// into one buffer per chunk, not one allocation per value.
+type chunk struct {
+	rows [][][]byte
+	last []string // the last row's key; nil when no row
+	end  bool     // the part's last chunk
+	size int      // bytes of values
+}
+
+// readChunk reads rows of ncol values then nkey key values; about n rows
+// of size bytes are expected, room made for them at once.
+func readChunk(rows *sql.Rows, ncol, nkey, n, size int) (chunk, error) {
 	defer rows.Close()
 	var ch chunk
 	vals := make([]sql.RawBytes, ncol+nkey)
@@ -430,22 +530,54 @@ func readChunk(rows *sql.Rows, ncol, nkey int) (chunk, error) {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	// Non-nil: an empty value is slab[i:i], which must not read as NULL.
+	slab := make([]byte, 0, max(size+size/8, 64<<10))
+	ends := make([]int, 0, n*ncol) // each value's end in slab, -1 for NULL
+	var key []byte
+	var keyEnds []int
+	n = 0
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return ch, err
 		}
-		row := make([][]byte, ncol)
-		for i := 0; i < ncol; i++ {
-			if vals[i] != nil {
-				row[i] = append([]byte{}, vals[i]...)
+		for _, v := range vals[:ncol] {
+			if v == nil {
+				ends = append(ends, -1)
+				continue
 			}
+			slab = append(slab, v...)
+			ends = append(ends, len(slab))
 		}
-		key := make([]string, nkey)
-		for i := 0; i < nkey; i++ {
-			key[i] = string(vals[ncol+i])
+		key, keyEnds = key[:0], keyEnds[:0]
+		for _, v := range vals[ncol:] {
+			key = append(key, v...)
+			keyEnds = append(keyEnds, len(key))
 		}
-		ch.rows = append(ch.rows, row)
-		ch.keys = append(ch.keys, key)
+		n++
 	}
-	return ch, rows.Err()
+	if err := rows.Err(); err != nil {
+		return ch, err
+	}
+	ch.size = len(slab)
+	cells := make([][]byte, len(ends))
+	from := 0
+	for i, e := range ends {
+		if e >= 0 {
+			cells[i] = slab[from:e:e]
+			from = e
+		}
+	}
+	ch.rows = make([][][]byte, n)
+	for r := range ch.rows {
+		ch.rows[r] = cells[r*ncol : (r+1)*ncol : (r+1)*ncol]
+	}
+	if n > 0 {
+		ch.last = make([]string, nkey)
+		from = 0
+		for i, e := range keyEnds {
+			ch.last[i] = string(key[from:e])
+			from = e
+		}
+	}
+	return ch, nil
 }

@@ -29,8 +29,13 @@ type Target interface {
 	// postgres.SourceExpr, nil for NULL) and the progress of their part in
 	// one transaction.
 	WriteChunk(ctx context.Context, channel string, t *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error
-	// FinishTable runs what waits for the rows (PostgreSQL: foreign keys, identity sequences).
+	// FinishTable runs what waits for the table's rows (PostgreSQL: its
+	// keys and indexes, identity sequences), as soon as they are all
+	// copied. A resumed copy runs it again: it skips what is done.
 	FinishTable(ctx context.Context, t *postgres.TableDef) error
+	// FinishCopy runs what waits for every table's keys (PostgreSQL:
+	// foreign keys), after FinishTable of every table; again on resume.
+	FinishCopy(ctx context.Context, tables []*postgres.TableDef) error
 	// StorePosition writes the snapshot's position as the channel's
 	// position (slot "main") and ends the copy.
 	StorePosition(ctx context.Context, channel string, p Position) error

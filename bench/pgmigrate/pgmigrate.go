@@ -39,6 +39,7 @@ type Config struct {
 	SourceThreads int
 	Workers       int // prepl replicate --workers
 	Repeats       int
+	CopyOnly      bool          // time the copies only: no workload, no catch-up
 	StepTimeout   time.Duration // one copy or catch-up
 	OutDir        string        // results.md and logs/
 	Command       string        // the command line, for the report
@@ -56,7 +57,7 @@ const endTable = DB + ".bench_end"
 // and returns the report. Its error says what failed; the report holds
 // what was measured all the same.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if cfg.Repeats < 1 || cfg.Tables < 1 || cfg.Rows < 1 || cfg.Events < 1 {
+	if cfg.Repeats < 1 || cfg.Tables < 1 || cfg.Rows < 1 || (cfg.Events < 1 && !cfg.CopyOnly) {
 		return nil, fmt.Errorf("repeats, tables, rows and events must be at least 1")
 	}
 	logs := filepath.Join(cfg.OutDir, "logs")
@@ -72,7 +73,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Command: cfg.Command, Machine: bench.DetectMachine(ctx, cfg.Prepl)}
+	rep := &Report{Command: cfg.Command, Machine: bench.DetectMachine(ctx, cfg.Prepl), CopyOnly: cfg.CopyOnly}
 	rep.Versions = append(rep.Versions, cham.Version)
 	b := &bencher{cfg: cfg, cham: cham, rep: rep, logs: logs}
 	runErr := b.run(ctx)
@@ -214,6 +215,12 @@ func (b *bencher) repeat(ctx context.Context, sb bench.Sysbench, r int) error {
 
 	for _, s := range sides {
 		s.res.Copy = b.step(ctx, s, "copy", s.copy)
+	}
+	if b.cfg.CopyOnly {
+		for _, s := range sides {
+			b.rep.Results = append(b.rep.Results, *s.res)
+		}
+		return nil
 	}
 	start, err := b.gtidPos(ctx)
 	if err != nil {

@@ -69,3 +69,22 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// A copy-only run is met on its copies alone and has no catch-up row.
+func TestCopyOnlyReport(t *testing.T) {
+	rep := &Report{CopyOnly: true, Results: []Result{
+		{Repeat: 1, System: Prepl, Copy: 2}, {Repeat: 1, System: Chameleon, Copy: 10},
+	}}
+	if !rep.Met() {
+		t.Error("Met() = false for a copy at 0.20 and no catch-up, want true")
+	}
+	var md strings.Builder
+	rep.Markdown(&md)
+	if !strings.Contains(md.String(), "| 2.0 s (2.0–2.0) | 10.0 s (10.0–10.0) | 0.20 | 0.20 | ≤ 0.50 | yes |") || strings.Contains(md.String(), "catch-up: `prepl") {
+		t.Errorf("copy-only report: want the copy row and no catch-up row in\n%s", md.String())
+	}
+	rep.Results[0].Copy = 6
+	if rep.Met() {
+		t.Error("Met() = true for a copy at 0.60, want false")
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -133,21 +134,88 @@ func TestCopyKilledAndResumed(t *testing.T) {
 	}
 	cmd.Process.Kill() // SIGKILL
 	cmd.Wait()
-	var copied, rows, parts int64
+	var copied, rows, parts, keys int64
 	pdb.QueryRow("SELECT sum(rows_copied), count(*) FROM prepl.copy_progress WHERE table_name = 't'").Scan(&copied, &parts)
 	pdb.QueryRow("SELECT count(*) FROM big.t").Scan(&rows)
 	if copied >= 30000 || rows != copied || parts != 4 {
 		t.Fatalf("after the kill: progress says %d rows in %d parts, the table has %d (want a part of the rows, the same, in 4 parts)", copied, parts, rows)
 	}
+	// The keys wait for the rows: the resumed copy writes into a table
+	// without a primary key, and must not write a row twice.
+	pdb.QueryRow("SELECT count(*) FROM pg_constraint WHERE conrelid = 'big.t'::regclass").Scan(&keys)
+	if keys != 0 {
+		t.Fatalf("after the kill mid-table: %d constraints on big.t, want none before its rows are all copied", keys)
+	}
 	out := mustPrepl(t, "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "50", "--progress=false")
 	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", url); !strings.Contains(out, "equal") {
 		t.Fatalf("verify after resume: %s", out)
 	}
-	// The plain index is built after the rows, once, by the resumed copy.
-	var idx string
+	var distinct int64
+	pdb.QueryRow("SELECT count(*), count(DISTINCT id) FROM big.t").Scan(&rows, &distinct)
+	if rows != 30000 || distinct != 30000 {
+		t.Fatalf("after resume: %d rows, %d distinct keys, want 30000 of each", rows, distinct)
+	}
+	// The primary key and the plain index are built after the rows, once,
+	// by the resumed copy.
+	var pk, idx string
+	pdb.QueryRow("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'big.t'::regclass AND contype = 'p'").Scan(&pk)
 	pdb.QueryRow("SELECT indexdef FROM pg_indexes WHERE schemaname = 'big' AND indexname = 't_v'").Scan(&idx)
-	if !strings.Contains(idx, "(v)") {
-		t.Fatalf("index t_v after the copy: %q, want an index on v", idx)
+	if pk != "PRIMARY KEY (id)" || !strings.Contains(idx, "(v)") {
+		t.Fatalf("keys after the copy: primary %q, index t_v %q, want a primary key on id and an index on v", pk, idx)
 	}
 	t.Logf("killed after %d of 30000 rows; resumed: %s", copied, strings.TrimSpace(out))
+}
+
+// The keys are built after each table's rows, the foreign keys after
+// every table's keys: a child table copied before its parent gets its
+// foreign key all the same; unique and composite keys are there.
+func TestCopyKeysAfterRows(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1)
+	sandbox.MustExec(t, db, "CREATE DATABASE k",
+		"CREATE TABLE k.b_parent (a INT, b VARCHAR(10), u INT, PRIMARY KEY (a, b), UNIQUE KEY u (u), KEY bu (b, u))",
+		"CREATE TABLE k.a_child (id INT AUTO_INCREMENT PRIMARY KEY, pa INT, pb VARCHAR(10), FOREIGN KEY fk (pa, pb) REFERENCES k.b_parent (a, b))",
+		"INSERT INTO k.b_parent VALUES (1, 'x', 10), (1, 'y', 11), (2, 'x', NULL), (3, 'z', NULL)",
+		"INSERT INTO k.a_child (pa, pb) VALUES (1, 'x'), (1, 'y'), (3, 'z'), (NULL, NULL)")
+	pg := sandbox.MustStartPostgres(t)
+	url := pg.URL("postgres")
+	pdb := sandbox.MustOpenPostgres(t, pg, "postgres")
+	mustPrepl(t, "copy", "--source", src.URL(), "--target", url, "--chunk-rows", "2", "--progress=false")
+	want := map[string]string{
+		"a_child p":  "PRIMARY KEY (id)",
+		"a_child f":  "FOREIGN KEY (pa, pb) REFERENCES k.b_parent(a, b) DEFERRABLE INITIALLY DEFERRED",
+		"b_parent p": "PRIMARY KEY (a, b)",
+	}
+	constraints := func() map[string]string {
+		rows, err := pdb.Query("SELECT conrelid::regclass::text, contype::text, pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = 'k'::regnamespace")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		got := map[string]string{}
+		for rows.Next() {
+			var tbl, typ, def string
+			rows.Scan(&tbl, &typ, &def)
+			got[strings.TrimPrefix(tbl, "k.")+" "+typ] += def
+		}
+		return got
+	}
+	if got := constraints(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("constraints after the copy:\n%v\nwant\n%v", got, want)
+	}
+	var unique, plain bool
+	pdb.QueryRow("SELECT bool_or(indexdef LIKE 'CREATE UNIQUE INDEX%(u)'), bool_or(indexdef LIKE 'CREATE INDEX%(b, u)') FROM pg_indexes WHERE schemaname = 'k'").Scan(&unique, &plain)
+	if !unique || !plain {
+		t.Fatalf("indexes after the copy: unique on u %v, on (b, u) %v", unique, plain)
+	}
+	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", url); !strings.Contains(out, "equal") {
+		t.Fatalf("verify: %s", out)
+	}
+	// The identity continues after the copied rows.
+	var next int
+	pdb.QueryRow("INSERT INTO k.a_child (pa, pb) VALUES (2, 'x') RETURNING id").Scan(&next)
+	if next != 5 {
+		t.Fatalf("the next id after the copy: %d, want 5", next)
+	}
 }

@@ -35,6 +35,7 @@ func main() {
 	flag.IntVar(&cfg.SourceThreads, "source-threads", 4, "sysbench threads")
 	flag.IntVar(&cfg.Workers, "workers", 4, "prepl replicate --workers")
 	flag.IntVar(&cfg.Repeats, "repeats", 3, "repeats")
+	flag.BoolVar(&cfg.CopyOnly, "copy-only", false, "time the copies only (no workload, no catch-up)")
 	flag.DurationVar(&cfg.StepTimeout, "step-timeout", 20*time.Minute, "longest a copy or a catch-up may take")
 	flag.StringVar(&cfg.OutDir, "out", "bench-out/pg", "output directory: results.md and logs/")
 	flag.Parse()
