@@ -75,7 +75,7 @@ func TestPredictedSpeedups(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rep := analyzeAll(Options{UnitTxns: 1, Costs: fastCommit}, c.txs)
+			rep := analyzeAll(Options{UnitTxns: 1, FixedWorkers: true, Costs: fastCommit}, c.txs)
 			p, ok := rep.Prediction(c.mode, c.workers)
 			if !ok {
 				t.Fatalf("no prediction for %s with %d workers", c.mode, c.workers)
@@ -95,7 +95,7 @@ func TestCommitUnits(t *testing.T) {
 	for i := range 64 {
 		txs = append(txs, g.txn(upd(tblT, int64(i))))
 	}
-	rep := analyzeAll(Options{UnitTxns: 8, Costs: fastCommit}, txs)
+	rep := analyzeAll(Options{UnitTxns: 8, FixedWorkers: true, Costs: fastCommit}, txs)
 	if p, _ := rep.Prediction("writeset", 8); p.Speedup < 5 || p.Units < 8 {
 		t.Errorf("independent transactions on 8 workers: speedup %.2f in %d units", p.Speedup, p.Units)
 	}
@@ -134,7 +134,7 @@ func TestMySQLIntervals(t *testing.T) {
 		}
 		_ = f
 	}
-	rep := analyzeAll(Options{UnitTxns: 1, Costs: fastCommit}, txs)
+	rep := analyzeAll(Options{UnitTxns: 1, FixedWorkers: true, Costs: fastCommit}, txs)
 	s := rep.SourceIntervals
 	if s == nil || s.Transactions != 80 || !near(s.AMIL, 2.5, 1e-9) || !near(s.PseudoGroup, 4, 1e-9) {
 		t.Fatalf("source intervals %+v, want AMIL 2.5 over 80", s)

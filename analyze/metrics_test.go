@@ -219,7 +219,7 @@ func TestSim(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := simulate(c.mode, c.workers, Options{UnitTxns: 1, Costs: oneRow(c.commit, c.cores)}, c.txs)
+			r := simulate(c.mode, c.workers, Options{UnitTxns: 1, FixedWorkers: true, Costs: oneRow(c.commit, c.cores)}, c.txs)
 			if !near(ms(r), c.seconds, 1e-4) {
 				t.Errorf("%v units, want %v", ms(r), c.seconds)
 			}
@@ -236,7 +236,7 @@ func TestSimUnits(t *testing.T) {
 	for i := range 64 {
 		txs = append(txs, g.txn(upd(tblT, int64(i))))
 	}
-	opt := Options{UnitTxns: 8, Costs: oneRow(time.Millisecond, 0)}
+	opt := Options{UnitTxns: 8, FixedWorkers: true, Costs: oneRow(time.Millisecond, 0)}
 	one := simulate(depend.Writeset, 1, opt, txs)
 	eight := simulate(depend.Writeset, 8, opt, txs)
 	// The reader is never quiet for long (catching up): full units of 8
@@ -248,7 +248,7 @@ func TestSimUnits(t *testing.T) {
 		t.Errorf("8 workers: speedup %.2f, want about 7", sp)
 	}
 	// The window: the second unit does not fit beside the first.
-	w := simulate(depend.Writeset, 2, Options{UnitTxns: 1, WindowBytes: 200, Costs: oneRow(time.Nanosecond, 0)}, txs[:2])
+	w := simulate(depend.Writeset, 2, Options{UnitTxns: 1, FixedWorkers: true, WindowBytes: 200, Costs: oneRow(time.Nanosecond, 0)}, txs[:2])
 	if !near(ms(w), 2, 1e-4) {
 		t.Errorf("byte window: %v units, want 2", ms(w))
 	}

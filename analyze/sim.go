@@ -111,8 +111,14 @@ func newSim(mode depend.Mode, workers int, o *Options, cat txn.Catalog, shapes *
 	if mode == depend.Serial {
 		workers = 0
 	}
+	// As apply configures it: --workers is a ceiling and the sequencer's
+	// controller chooses how many units are in flight (unless
+	// --fixed-workers), from the throughput it measures in simulated
+	// time; the target's lock waits are visible (the simulated conflicts
+	// below stand for what the lock monitor reports), so nothing yields
+	// on a timer.
 	cfg := sequencer.Config{Mode: mode, Workers: workers, WindowBytes: o.WindowBytes, UnitTxns: o.UnitTxns,
-		UnitBytes: o.UnitBytes, Catalog: cat}
+		UnitBytes: o.UnitBytes, Catalog: cat, Adapt: !o.FixedWorkers, WaitsVisible: workers > 1}
 	s, err := sequencer.New(cfg, sequencer.Origin{})
 	if err != nil {
 		panic(fmt.Sprintf("analyze: sequencer: %v", err)) // an empty origin always parses

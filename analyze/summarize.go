@@ -37,7 +37,7 @@ func (a *Analyzer) report() *Report {
 	r.Model = Model{Costs: a.opt.Costs, UnitTxns: a.opt.UnitTxns, CompareUnits: a.opt.CompareUnits, UnitBytes: a.opt.UnitBytes,
 		WindowBytes: a.opt.WindowBytes, History: a.opt.History, Workers: a.opt.Workers}
 	main := a.sizes[0]
-	r.Serial = Serial{Seconds: main.serial.seconds(), Units: main.serial.units, AvgUnit: ratio(float64(main.serial.txns), float64(main.serial.units)),
+	r.Serial = Serial{Seconds: a.runSeconds(main.serial), Units: main.serial.units, AvgUnit: ratio(float64(main.serial.txns), float64(main.serial.units)),
 		PerTxnSeconds: a.perTxnSerial}
 	for _, mode := range a.opt.Modes {
 		mr := a.modeReport(mode, main, r.Serial.Seconds)
@@ -57,7 +57,7 @@ func (a *Analyzer) report() *Report {
 }
 
 func (a *Analyzer) unitSizeReport(us *unitSize, serial float64) UnitSize {
-	r := UnitSize{UnitTxns: us.txns, SerialSeconds: us.serial.seconds()}
+	r := UnitSize{UnitTxns: us.txns, SerialSeconds: a.runSeconds(us.serial)}
 	for _, mode := range a.opt.Modes {
 		m := UnitSizeMode{Mode: string(mode), Predictions: a.predictions(us, mode, serial)}
 		for _, p := range m.Predictions {
@@ -75,7 +75,7 @@ func (a *Analyzer) predictions(us *unitSize, mode depend.Mode, serial float64) [
 	var out []Prediction
 	runs, before := us.modeRuns(mode)
 	for i, r := range runs {
-		p := Prediction{Workers: r.workers, Seconds: r.seconds(), Reruns: r.reruns, Units: r.units}
+		p := Prediction{Workers: r.workers, Seconds: a.runSeconds(r), Reruns: r.reruns, Units: r.units}
 		txns := r.txns
 		if i < len(before) {
 			b := before[i]
@@ -116,6 +116,10 @@ func (a *Analyzer) modeReport(mode depend.Mode, main *unitSize, serial float64) 
 	}
 	return mr
 }
+
+// runSeconds is the predicted time of a whole run: the simulated apply
+// and the fixed start (Costs.Start).
+func (a *Analyzer) runSeconds(r *sim) float64 { return r.seconds() + a.opt.Costs.Start.Seconds() }
 
 func ratio(a, b float64) float64 {
 	if b <= 0 {

@@ -37,7 +37,8 @@ type analyzeFlags struct {
 	costRow, costStmt, costKiB time.Duration
 	costCommit, costDDL        time.Duration
 	costConflict, costRead     time.Duration
-	costReadKiB                time.Duration
+	costReadKiB, costStart     time.Duration
+	fixedWorkers               bool
 	cores                      float64
 	compact                    bool
 }
@@ -71,6 +72,8 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.costConflict, "cost-conflict", 0, "cost model: stall of a row conflict in optimistic mode (default "+analyze.DefaultCosts.Conflict.String()+")")
 	fs.DurationVar(&f.costRead, "cost-read", 0, "cost model: prepl's reader, per transaction (default "+analyze.DefaultCosts.ReadTxn.String()+")")
 	fs.DurationVar(&f.costReadKiB, "cost-read-kib", 0, "cost model: prepl's reader, per KiB (default "+analyze.DefaultCosts.ReadKiB.String()+")")
+	fs.DurationVar(&f.costStart, "cost-start", 0, "cost model: a run's fixed cost besides applying: starting, connecting, scanning the files,\ncreating prepl's tables on a new target (default "+analyze.DefaultCosts.Start.String()+", or calibrated)")
+	fs.BoolVar(&f.fixedWorkers, "fixed-workers", false, "predict the engine as replay/replicate --fixed-workers run: --workers units in flight all along\n(default: the workers are a ceiling and the engine's controller chooses, as the engine does)")
 	fs.Float64Var(&f.cores, "target-cores", 0, "cost model: units the target runs at full speed at once (0: as many as workers)")
 }
 
@@ -134,6 +137,11 @@ Flags:
 			if c, err = measurePipeline(ctx, c, files); err != nil {
 				return err
 			}
+			scan, err := measureScan(files)
+			if err != nil {
+				return err
+			}
+			c.Start += scan
 		}
 		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
 		opt.Costs = f.overrideCosts(c)
@@ -308,6 +316,7 @@ func (f *analyzeFlags) options() (analyze.Options, error) {
 		return opt, fmt.Errorf("%w: --target-cores must be 0 (unlimited) or more", errUsage)
 	}
 	opt.UnitTxns, opt.WindowBytes, opt.BigBytes, opt.Top, opt.History = f.unit, window, big, f.top, f.history
+	opt.FixedWorkers = f.fixedWorkers
 	opt.Costs = f.overrideCosts(analyze.Costs{})
 	if f.compact {
 		opt.Shape = compactShape
@@ -322,7 +331,7 @@ func (f *analyzeFlags) overrideCosts(c analyze.Costs) analyze.Costs {
 		flag time.Duration
 		dst  *time.Duration
 	}{{f.costRow, &c.Row}, {f.costStmt, &c.Stmt}, {f.costKiB, &c.PerKiB}, {f.costCommit, &c.Commit}, {f.costDDL, &c.DDL},
-		{f.costConflict, &c.Conflict}, {f.costRead, &c.ReadTxn}, {f.costReadKiB, &c.ReadKiB}} {
+		{f.costConflict, &c.Conflict}, {f.costRead, &c.ReadTxn}, {f.costReadKiB, &c.ReadKiB}, {f.costStart, &c.Start}} {
 		if o.flag > 0 {
 			*o.dst, set = o.flag, true
 		}
@@ -414,4 +423,35 @@ func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (anal
 		}
 		return t.Size, nil
 	})
+}
+
+// scanSample is how many bytes of the files measureScan scans at most.
+const scanSample = 256 << 20
+
+// measureScan times what replay does with files before it applies
+// anything: binlog.ScanFile of each (the continuity check), on up to
+// scanSample bytes of them, scaled to their total size.
+func measureScan(files []string) (time.Duration, error) {
+	var total, scanned int64
+	var took time.Duration
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return 0, err
+		}
+		total += st.Size()
+		if scanned >= scanSample {
+			continue
+		}
+		start := time.Now()
+		if _, err := binlog.ScanFile(f); err != nil {
+			return 0, err
+		}
+		took += time.Since(start)
+		scanned += st.Size()
+	}
+	if scanned == 0 {
+		return 0, nil
+	}
+	return time.Duration(float64(took) * float64(total) / float64(scanned)), nil
 }
