@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/txn"
@@ -279,5 +280,39 @@ func TestReportDoesNotContradictItself(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(rep.Recommendations, "\n"), "The binlog itself holds more parallelism") {
 		t.Errorf("recommendations: %q", rep.Recommendations)
+	}
+}
+
+// TestStartPaidOnce: Costs.Start (a run's cost besides applying) is added
+// once to the serial time and to every prediction, also where a second
+// GTID domain splits the simulated runs in two.
+func TestStartPaidOnce(t *testing.T) {
+	var g gen
+	var txs []*txn.Txn
+	for i := range 64 {
+		tx := g.txn(upd(tblT, int64(i%2)))
+		if i >= 32 {
+			tx.Domain = uint32(i % 2)
+		}
+		txs = append(txs, tx)
+	}
+	opt := Options{UnitTxns: 1, Costs: fastCommit, Modes: []depend.Mode{depend.Writeset, depend.Domain}, Workers: []int{1, 2}}
+	without := analyzeAll(opt, txs)
+	opt.Costs.Start = time.Second
+	with := analyzeAll(opt, txs)
+	if d := with.Serial.Seconds - without.Serial.Seconds; !near(d, 1, 1e-9) {
+		t.Errorf("serial: %.3f s more with a start of 1 s", d)
+	}
+	for _, m := range []string{"writeset", "domain"} {
+		for _, w := range []int{1, 2} {
+			a, _ := without.Prediction(m, w)
+			b, _ := with.Prediction(m, w)
+			if d := b.Seconds - a.Seconds; !near(d, 1, 1e-9) {
+				t.Errorf("%s, %d workers: %.3f s more with a start of 1 s", m, w, d)
+			}
+			if !near(b.Speedup, with.Serial.Seconds/b.Seconds, 1e-9) || !near(b.InFlight, a.InFlight, 1e-9) {
+				t.Errorf("%s, %d workers: speedup %.3f, in flight %.2f (without the start %.2f)", m, w, b.Speedup, b.InFlight, a.InFlight)
+			}
+		}
 	}
 }

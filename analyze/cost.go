@@ -155,9 +155,9 @@ func (c Costs) String() string {
 		fmtDur(c.Stmt), fmtDur(c.Row), fmtDur(c.PerKiB), fmtDur(c.Commit), fmtDur(c.DDL), cores, fmtDur(c.Conflict), fmtDur(c.ReadTxn), fmtDur(c.ReadKiB), where, fmtDur(c.Start))
 }
 
-// work is the execution time of a unit of shape sh and size bytes, in
+// Work is the execution time of a unit of shape sh and size bytes, in
 // seconds, without its commit. A DDL costs DDL whatever its size.
-func (c Costs) work(sh UnitShape, bytes int, ddl bool) float64 {
+func (c Costs) Work(sh UnitShape, bytes int, ddl bool) float64 {
 	if ddl {
 		return c.DDL.Seconds()
 	}
@@ -167,7 +167,7 @@ func (c Costs) work(sh UnitShape, bytes int, ddl bool) float64 {
 
 // txnWork is the execution time of tx alone, without its commit.
 func (c Costs) txnWork(tx *txn.Txn, shape Shaper, cat txn.Catalog) float64 {
-	return c.work(shape([]*txn.Txn{tx}, cat), tx.Size, tx.IsDDL())
+	return c.Work(shape([]*txn.Txn{tx}, cat), tx.Size, tx.IsDDL())
 }
 
 func fmtDur(d time.Duration) string {

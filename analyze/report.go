@@ -122,6 +122,10 @@ type Prediction struct {
 	Units   uint64  `json:"units"` // commit units the run formed
 	AvgUnit float64 `json:"avg_unit_txns"`
 	Reruns  uint64  `json:"reruns,omitempty"` // optimistic: units rolled back and run again
+	// InFlight is how many units the engine's controller let run at
+	// once, on average over the run (Workers with FixedWorkers): it
+	// starts at one and climbs only while more measure faster.
+	InFlight float64 `json:"in_flight"`
 }
 
 // Offenders names what serializes the binlog.

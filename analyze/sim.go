@@ -83,6 +83,7 @@ type sim struct {
 
 	// Results.
 	units, txns, reruns uint64
+	flight              float64 // the sequencer's Concurrency integrated over simulated seconds
 }
 
 type simPhase uint8
@@ -224,7 +225,7 @@ func (r *sim) do(a sequencer.Action) {
 	switch a.Kind {
 	case sequencer.Admit:
 		ap := u.Applied()
-		r.work[seq] = r.o.Costs.work(r.shapes.of(ap), u.Size, u.Txn.IsDDL())
+		r.work[seq] = r.o.Costs.Work(r.shapes.of(ap), u.Size, u.Txn.IsDDL())
 		k := depend.OrderKey(r.mode, u.Txn)
 		r.keys[k] = append(r.keys[k], seq)
 		if r.ws != nil {
@@ -340,6 +341,7 @@ func (r *sim) step() {
 	}
 	next = max(next, r.now)
 	dt := (next - r.now).Seconds()
+	r.flight += dt * float64(r.seq.Concurrency())
 	r.v += dt * rate
 	if r.readerBusy() {
 		r.readLeft -= dt * rrate

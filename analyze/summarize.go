@@ -76,15 +76,17 @@ func (a *Analyzer) predictions(us *unitSize, mode depend.Mode, serial float64) [
 	runs, before := us.modeRuns(mode)
 	for i, r := range runs {
 		p := Prediction{Workers: r.workers, Seconds: a.runSeconds(r), Reruns: r.reruns, Units: r.units}
-		txns := r.txns
+		txns, flight := r.txns, r.flight
 		if i < len(before) {
 			b := before[i]
+			flight += b.flight
 			p.Seconds += b.seconds()
 			p.Reruns += b.reruns
 			p.Units += b.units
 			txns += b.txns
 		}
 		p.AvgUnit = ratio(float64(txns), float64(p.Units))
+		p.InFlight = ratio(flight, p.Seconds-a.opt.Costs.Start.Seconds())
 		p.Speedup = ratio(serial, p.Seconds)
 		p.TxnRate = ratio(float64(a.tot.txns), p.Seconds)
 		out = append(out, p)

@@ -97,6 +97,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		p("\n")
 	}
+	p("  units in flight, on average (the engine's controller starts at one and adds more only while they measure faster):\n")
+	for _, m := range r.Modes {
+		p("  %-13s", m.Mode)
+		for _, pr := range m.Predictions {
+			p(" %6.1f", pr.InFlight)
+		}
+		p("\n")
+	}
 	for _, g := range engineGaps(r) {
 		writeWrapped(b, "  ", "    ", g, 100)
 	}

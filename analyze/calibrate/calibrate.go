@@ -44,6 +44,7 @@ func URL(ctx context.Context, e mysql.Endpoint) (analyze.Costs, error) {
 	}
 	c.Source = "calibrated on " + e.String()
 	c.Local = local(e)
+	c.Conflict = analyze.DefaultCosts.Conflict // not measured
 	// prepl's own CPU per transaction was measured in CPU time; on a
 	// busy machine it takes longer.
 	s := slowdown()

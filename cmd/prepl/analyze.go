@@ -17,6 +17,7 @@ import (
 
 	"github.com/prepl/prepl/analyze"
 	"github.com/prepl/prepl/analyze/calibrate"
+	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
@@ -142,6 +143,14 @@ Flags:
 				return err
 			}
 			c.Start += scan
+			var why string
+			if c, why, err = measureUnits(ctx, e, c, files, f.unit, f.compact); err != nil {
+				return err
+			}
+			if why != "" {
+				fmt.Fprintf(stderr, "prepl analyze: the target's time on the binlog's own units was not measured (%s): "+
+					"the scratch table's costs stand\n", why)
+			}
 		}
 		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
 		opt.Costs = f.overrideCosts(c)
@@ -454,4 +463,96 @@ func measureScan(files []string) (time.Duration, error) {
 		return 0, nil
 	}
 	return time.Duration(float64(took) * float64(total) / float64(scanned)), nil
+}
+
+// measureUnits times the target's own work on the binlog's first units
+// (calibrate.ScaleWork): up to calibrate.SampleTxns transactions of files,
+// in units of unitTxns as the engine forms them while catching up,
+// rendered by the target's own code (package mysql) as the engine renders
+// them, sent on one connection and rolled back, best of three. It needs
+// the target where the binlog starts (a replica about to apply it): when
+// a unit does not apply there (a missing table or row), or the binlog
+// starts with a DDL, the costs are returned as they are, with why.
+func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, unitTxns int, compaction bool) (analyze.Costs, string, error) {
+	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	if err != nil {
+		return c, "", err
+	}
+	defer rd.Close()
+	var units [][]*txn.Txn
+	var unit []*txn.Txn
+	for n := 0; n < calibrate.SampleTxns; n++ {
+		t, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) || errors.Is(err, binlog.ErrIncomplete) {
+			break
+		}
+		if err != nil {
+			return c, "", err
+		}
+		if t.IsDDL() || t.XA {
+			break // a unit of its own, not a row change's cost: the sample ends before it
+		}
+		if unit = append(unit, t); len(unit) == unitTxns {
+			units, unit = append(units, unit), nil
+		}
+	}
+	if len(unit) > 0 {
+		units = append(units, unit)
+	}
+	if len(units) == 0 {
+		return c, "the binlog starts with a DDL or an XA transaction", nil
+	}
+	db, err := e.OpenDB()
+	if err != nil {
+		return c, "", err
+	}
+	defer db.Close()
+	tgt := &mysql.Target{Endpoint: e, DB: db, Catalog: mysql.NewCatalog(db)}
+	meta := analyze.NewMetadataCatalog()
+	shape := analyze.PlainShape
+	if compaction {
+		shape = compactShape
+	}
+	var batches []apply.Batch
+	model := 0.0
+	for _, u := range units {
+		bytes := 0
+		for _, t := range u {
+			meta.Observe(t)
+			bytes += t.Size
+			if err := tgt.Catalog.LoadTxn(ctx, t); err != nil {
+				return c, err.Error(), nil
+			}
+		}
+		b, err := tgt.Render(ctx, u, compaction)
+		if err != nil {
+			return c, err.Error(), nil
+		}
+		batches = append(batches, b)
+		model += c.Work(shape(u, meta), bytes, false)
+	}
+	conn, err := tgt.Conn(ctx)
+	if err != nil {
+		return c, "", err
+	}
+	defer conn.Close()
+	var sent time.Duration
+	for i := range 3 {
+		var d time.Duration
+		for _, b := range batches {
+			start := time.Now()
+			err := conn.Send(ctx, b)
+			d += time.Since(start)
+			if rerr := conn.Rollback(ctx); err == nil {
+				err = rerr
+			}
+			if err != nil {
+				return c, err.Error(), nil
+			}
+		}
+		if i == 0 || d < sent {
+			sent = d
+		}
+	}
+	return calibrate.ScaleWork(c, sent, model), "", nil
 }

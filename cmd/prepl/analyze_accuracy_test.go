@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,8 @@ import (
 // measured"): for each workload, `prepl bench` times prepl replay with
 // --workers 0, 4 and 16 on a config-B target, ACCURACY_REPEATS times
 // (default 3), keeping the binlog; then `prepl analyze --calibrate` on a
-// config-B sandbox predicts the same binlog, as many times. It writes the
+// config-B sandbox restored from the snapshot the binlog starts at (a
+// replay's target) predicts the same binlog, as many times. It writes the
 // table, and the same cells split into the start (what a run costs
 // besides applying) and the apply, to ACCURACY_OUT/accuracy.md (default
 // bench-out/accuracy) and to the test log. It asserts nothing about the
@@ -63,17 +65,24 @@ func TestAnalyzeAccuracy(t *testing.T) {
 		cmd := exec.Command(bin, "bench", "--workloads", w, "--rows", "100000", "--events", "20000", "--threads", "0,4,16",
 			"--configs", "B", "--systems", "prepl-replay", "--prepl-modes", "writeset", "--repeats", strconv.Itoa(repeats),
 			"--limit-args", "", "--keep", "--out", dir)
-		cmd.Stderr = os.Stderr
+		var progress strings.Builder
+		cmd.Stderr = io.MultiWriter(os.Stderr, &progress)
 		if b, err := cmd.Output(); err != nil {
 			t.Fatalf("prepl bench %s: %v\n%s", w, err, b)
 		}
 		measured := readMeasured(t, dir, w)
 		files := replayedFiles(t, filepath.Join(dir, "logs", w+"-B-prepl-replay-serial-0-r1.log"))
+		m := snapshotRE.FindStringSubmatch(progress.String())
+		if m == nil {
+			t.Fatalf("prepl bench %s did not say where it kept the snapshot", w)
+		}
 
-		// The calibration target: a fresh config-B sandbox (no binlog,
-		// innodb_flush_log_at_trx_commit=1), as the replays' targets.
+		// The calibration target is a replay's: config B (no binlog,
+		// innodb_flush_log_at_trx_commit=1) restored from the snapshot
+		// the binlog starts at, so that --calibrate can time the target
+		// on the binlog's own units.
 		o := sandbox.Defaults()
-		o.ServerID, o.FlushLogAtTrxCommit = 2, 1
+		o.ServerID, o.FlushLogAtTrxCommit, o.FromDataDir = 2, 1, m[1]
 		tgt, err := sandbox.Start(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +128,10 @@ func envOr(k, def string) string {
 // elapsed_seconds=").
 type measuredRun struct{ seconds, engine, preplCPU, serverCPU float64 }
 
-var elapsedRE = regexp.MustCompile(`elapsed_seconds=([0-9.]+)`)
+var (
+	elapsedRE  = regexp.MustCompile(`elapsed_seconds=([0-9.]+)`)
+	snapshotRE = regexp.MustCompile(`keeping source \S+ and snapshot (\S+)`)
+)
 
 // readMeasured reads results.csv and the runs' logs, by workers.
 func readMeasured(t *testing.T, dir, w string) map[int][]measuredRun {
