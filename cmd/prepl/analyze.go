@@ -469,9 +469,10 @@ func measureScan(files []string) (time.Duration, error) {
 // (calibrate.ScaleWork): up to calibrate.SampleTxns transactions of files,
 // in units of unitTxns as the engine forms them while catching up,
 // rendered by the target's own code (package mysql) as the engine renders
-// them, sent on one connection and rolled back, best of three. It needs
-// the target where the binlog starts (a replica about to apply it): when
-// a unit does not apply there (a missing table or row), or the binlog
+// them, sent on one connection and rolled back, best of three; the
+// sample ends before the first unit that does not apply. It needs the
+// target where the binlog starts (a replica about to apply it): when the
+// first unit does not apply there (a missing table or row), or the binlog
 // starts with a DDL, the costs are returned as they are, with why.
 func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, unitTxns int, compaction bool) (analyze.Costs, string, error) {
 	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
@@ -514,7 +515,7 @@ func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files 
 		shape = compactShape
 	}
 	var batches []apply.Batch
-	model := 0.0
+	var work []float64
 	for _, u := range units {
 		bytes := 0
 		for _, t := range u {
@@ -529,30 +530,43 @@ func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files 
 			return c, err.Error(), nil
 		}
 		batches = append(batches, b)
-		model += c.Work(shape(u, meta), bytes, false)
+		work = append(work, c.Work(shape(u, meta), bytes, false))
 	}
 	conn, err := tgt.Conn(ctx)
 	if err != nil {
 		return c, "", err
 	}
 	defer conn.Close()
+	// Each unit is rolled back before the next (each opens its own
+	// transaction), so a unit that needs an earlier one's rows fails: the
+	// sample ends before the first unit that fails.
 	var sent time.Duration
-	for i := range 3 {
+	for range 3 {
 		var d time.Duration
-		for _, b := range batches {
+		for j, b := range batches {
 			start := time.Now()
 			err := conn.Send(ctx, b)
-			d += time.Since(start)
-			if rerr := conn.Rollback(ctx); err == nil {
-				err = rerr
+			took := time.Since(start)
+			if rerr := conn.Rollback(ctx); rerr != nil {
+				return c, "", rerr
 			}
 			if err != nil {
-				return c, err.Error(), nil
+				if j == 0 {
+					return c, err.Error(), nil
+				}
+				batches, work = batches[:j], work[:j]
+				sent = 0 // the earlier rounds timed more units
+				break
 			}
+			d += took
 		}
-		if i == 0 || d < sent {
+		if sent == 0 || d < sent {
 			sent = d
 		}
+	}
+	model := 0.0
+	for _, w := range work {
+		model += w
 	}
 	return calibrate.ScaleWork(c, sent, model), "", nil
 }
