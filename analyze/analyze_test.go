@@ -283,6 +283,31 @@ func TestReportDoesNotContradictItself(t *testing.T) {
 	}
 }
 
+// TestEngineGapNamesTheController: a binlog of independent rows allows
+// 8x, but its run is too short for the engine's controller to leave one
+// unit in flight; the report says so, and with --fixed-workers it does not.
+func TestEngineGapNamesTheController(t *testing.T) {
+	var g gen
+	var txs []*txn.Txn
+	for i := range 64 {
+		txs = append(txs, g.txn(upd(tblT, int64(i))))
+	}
+	opt := Options{UnitTxns: 1, Costs: fastCommit, Modes: []depend.Mode{depend.Writeset}, Workers: []int{1, 8}}
+	rep := analyzeAll(opt, txs)
+	m := rep.Modes[0]
+	if p, _ := rep.Prediction("writeset", 8); m.ChainBound < 8 || p.Speedup > 1.01 || p.InFlight > 1.01 {
+		t.Fatalf("case does not hold: bound %.1f, engine %.2f with %.1f units in flight", m.ChainBound, p.Speedup, p.InFlight)
+	}
+	if !strings.Contains(m.EngineGap, "controller kept 1.0 units in flight on average with 8 workers") {
+		t.Errorf("engine gap %q: want the controller named", m.EngineGap)
+	}
+	opt.FixedWorkers = true
+	fixed := analyzeAll(opt, txs)
+	if p, _ := fixed.Prediction("writeset", 8); p.Speedup < 5 || strings.Contains(fixed.Modes[0].EngineGap, "controller") {
+		t.Errorf("fixed workers: speedup %.2f, engine gap %q", p.Speedup, fixed.Modes[0].EngineGap)
+	}
+}
+
 // TestStartPaidOnce: Costs.Start (a run's cost besides applying) is added
 // once to the serial time and to every prediction, also where a second
 // GTID domain splits the simulated runs in two.

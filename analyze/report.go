@@ -59,6 +59,9 @@ type Model struct {
 	WindowBytes  int   `json:"window_bytes"`
 	History      int   `json:"history"` // dependencies are looked for this many transactions (units) back
 	Workers      []int `json:"workers"`
+	// FixedWorkers: the predictions keep Workers units in flight (as
+	// --fixed-workers); else the engine's controller chooses.
+	FixedWorkers bool `json:"fixed_workers,omitempty"`
 }
 
 // Serial is the baseline: applying on one connection.

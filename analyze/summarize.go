@@ -35,7 +35,7 @@ func (a *Analyzer) report() *Report {
 	}
 	r.Catalog = a.catalogInfo()
 	r.Model = Model{Costs: a.opt.Costs, UnitTxns: a.opt.UnitTxns, CompareUnits: a.opt.CompareUnits, UnitBytes: a.opt.UnitBytes,
-		WindowBytes: a.opt.WindowBytes, History: a.opt.History, Workers: a.opt.Workers}
+		WindowBytes: a.opt.WindowBytes, History: a.opt.History, Workers: a.opt.Workers, FixedWorkers: a.opt.FixedWorkers}
 	main := a.sizes[0]
 	r.Serial = Serial{Seconds: a.runSeconds(main.serial), Units: main.serial.units, AvgUnit: ratio(float64(main.serial.txns), float64(main.serial.units)),
 		PerTxnSeconds: a.perTxnSerial}
@@ -272,6 +272,10 @@ func engineGap(m ModeReport, serial Serial, o Options, tot totals) string {
 	}
 	if p.Reruns > 0 {
 		why = append(why, fmt.Sprintf("%s units meet row locks of units before them and wait or run again", fmtCount(p.Reruns)))
+	}
+	if most := m.Predictions[len(m.Predictions)-1]; !o.FixedWorkers && most.Workers > 1 && most.InFlight < 0.5*float64(most.Workers) {
+		why = append(why, fmt.Sprintf("the engine's controller kept %.1f units in flight on average with %d workers: it starts at one and adds more only once they measure faster, which they did not, or not before the end",
+			most.InFlight, most.Workers))
 	}
 	if len(why) == 0 {
 		why = append(why, "units wait for the units their transactions depend on, a whole unit at a time")

@@ -97,7 +97,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		p("\n")
 	}
-	p("  units in flight, on average (the engine's controller starts at one and adds more only while they measure faster):\n")
+	if r.Model.FixedWorkers {
+		p("  units in flight, on average (--fixed-workers):\n")
+	} else {
+		p("  units in flight, on average (the engine's controller starts at one and adds more only while they measure faster):\n")
+	}
 	for _, m := range r.Modes {
 		p("  %-13s", m.Mode)
 		for _, pr := range m.Predictions {
