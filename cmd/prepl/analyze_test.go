@@ -34,17 +34,22 @@ func analyzeJSON(t *testing.T, args ...string) *analyze.Report {
 	return &r
 }
 
+// analyzeSource: a source whose binlog has full row metadata, fast.
+func analyzeSource() sandbox.Options {
+	o := sandbox.Defaults()
+	o.Binlog = true
+	o.BinlogRowMetadata = "FULL"
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
+	return o
+}
+
 // TestAnalyzeCommand drives prepl analyze on a sandbox source: files and
 // stream give the same analysis, --html writes one self-contained page,
 // --catalog sees the unique key the binlog does not carry, --calibrate
 // measures the target and cleans up, a damaged file is named with its
 // offset after a partial report, and usage mistakes exit 2.
 func TestAnalyzeCommand(t *testing.T) {
-	o := sandbox.Defaults()
-	o.Binlog = true
-	o.BinlogRowMetadata = "FULL"
-	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
-	src := sandbox.MustStart(t, o)
+	src := sandbox.MustStart(t, analyzeSource())
 	db := sandbox.MustOpen(t, src, "")
 	stmts := []string{
 		"CREATE DATABASE d",
@@ -195,11 +200,7 @@ func TestAnalyzeCommand(t *testing.T) {
 // tables there, the rows not yet), --calibrate times the target on the
 // binlog's own units and rolls them back: the target is unchanged.
 func TestAnalyzeCalibrateUnits(t *testing.T) {
-	o := sandbox.Defaults()
-	o.Binlog = true
-	o.BinlogRowMetadata = "FULL"
-	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
-	src := sandbox.MustStart(t, o)
+	src := sandbox.MustStart(t, analyzeSource())
 	tgt := sandbox.MustStart(t, sandbox.Defaults())
 	schema := []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(20), KEY (k)) ENGINE=InnoDB"}
 	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), schema...)
