@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build man deps deps-server test fuzz soak demo bench bench-io bench-keepgtid bench-full bench-scale bench-pg bench-docs clean
+.PHONY: all build man deps deps-server test fuzz soak demo analyze-accuracy bench bench-io bench-keepgtid bench-full bench-scale bench-pg bench-docs clean
 
 all: build
 
@@ -61,6 +61,20 @@ SOAK_RATE ?= 200
 soak: deps
 	SOAK_TIME=$(SOAK_TIME) SOAK_RATE=$(SOAK_RATE) SOAK_OUT=$(CURDIR)/soak-out/soak.md \
 		$(GO) test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./cmd/prepl/
+
+# analyze-accuracy (not part of test): prepl analyze's predictions against
+# measured prepl replay times, the table of docs/analyze.md's "Predicted
+# against measured" (about 10 minutes on a quiet 2-core machine): for each
+# of ACCURACY_WORKLOADS, prepl bench times replay with 0, 4 and 16
+# workers on config B, ACCURACY_REPEATS times, then prepl analyze
+# --calibrate predicts the same binlog as many times. The table goes to
+# ACCURACY_OUT/accuracy.md and the output.
+ACCURACY_OUT ?= bench-out/accuracy
+ACCURACY_REPEATS ?= 3
+ACCURACY_WORKLOADS ?= oltp,update-index,update-index-serial,write-only,insert
+analyze-accuracy: deps
+	ACCURACY_OUT=$(abspath $(ACCURACY_OUT)) ACCURACY_REPEATS=$(ACCURACY_REPEATS) ACCURACY_WORKLOADS=$(ACCURACY_WORKLOADS) \
+		$(GO) test -tags accuracy -count=1 -v -timeout 0 -run '^TestAnalyzeAccuracy$$' ./cmd/prepl/
 
 # demo: a small benchmark, side by side with MariaDB's own parallel replica
 # (about half a minute): a sandbox source runs sysbench oltp_read_write,

@@ -45,7 +45,12 @@ type Options struct {
 	CompareUnits []int
 	// WindowBytes is the engine's read-ahead window (64 MiB).
 	WindowBytes int
-	Costs       Costs // zero fields take DefaultCosts
+	// FixedWorkers predicts replay/replicate --fixed-workers: Workers
+	// units in flight all along. By default, as in the engine, Workers is
+	// a ceiling and the sequencer's controller chooses the concurrency
+	// from the throughput it measures.
+	FixedWorkers bool
+	Costs        Costs // zero fields take DefaultCosts
 	// Shape is how the engine sends a unit (PlainShape: one statement per
 	// change); the CLI gives the engine's compaction.
 	Shape Shaper

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/txn"
@@ -75,7 +76,7 @@ func TestPredictedSpeedups(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rep := analyzeAll(Options{UnitTxns: 1, Costs: fastCommit}, c.txs)
+			rep := analyzeAll(Options{UnitTxns: 1, FixedWorkers: true, Costs: fastCommit}, c.txs)
 			p, ok := rep.Prediction(c.mode, c.workers)
 			if !ok {
 				t.Fatalf("no prediction for %s with %d workers", c.mode, c.workers)
@@ -95,7 +96,7 @@ func TestCommitUnits(t *testing.T) {
 	for i := range 64 {
 		txs = append(txs, g.txn(upd(tblT, int64(i))))
 	}
-	rep := analyzeAll(Options{UnitTxns: 8, Costs: fastCommit}, txs)
+	rep := analyzeAll(Options{UnitTxns: 8, FixedWorkers: true, Costs: fastCommit}, txs)
 	if p, _ := rep.Prediction("writeset", 8); p.Speedup < 5 || p.Units < 8 {
 		t.Errorf("independent transactions on 8 workers: speedup %.2f in %d units", p.Speedup, p.Units)
 	}
@@ -134,7 +135,7 @@ func TestMySQLIntervals(t *testing.T) {
 		}
 		_ = f
 	}
-	rep := analyzeAll(Options{UnitTxns: 1, Costs: fastCommit}, txs)
+	rep := analyzeAll(Options{UnitTxns: 1, FixedWorkers: true, Costs: fastCommit}, txs)
 	s := rep.SourceIntervals
 	if s == nil || s.Transactions != 80 || !near(s.AMIL, 2.5, 1e-9) || !near(s.PseudoGroup, 4, 1e-9) {
 		t.Fatalf("source intervals %+v, want AMIL 2.5 over 80", s)
@@ -279,5 +280,64 @@ func TestReportDoesNotContradictItself(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(rep.Recommendations, "\n"), "The binlog itself holds more parallelism") {
 		t.Errorf("recommendations: %q", rep.Recommendations)
+	}
+}
+
+// TestEngineGapNamesTheController: a binlog of independent rows allows
+// 8x, but its run is too short for the engine's controller to leave one
+// unit in flight; the report says so, and with --fixed-workers it does not.
+func TestEngineGapNamesTheController(t *testing.T) {
+	var g gen
+	var txs []*txn.Txn
+	for i := range 64 {
+		txs = append(txs, g.txn(upd(tblT, int64(i))))
+	}
+	opt := Options{UnitTxns: 1, Costs: fastCommit, Modes: []depend.Mode{depend.Writeset}, Workers: []int{1, 8}}
+	rep := analyzeAll(opt, txs)
+	m := rep.Modes[0]
+	if p, _ := rep.Prediction("writeset", 8); m.ChainBound < 8 || p.Speedup > 1.01 || p.InFlight > 1.01 {
+		t.Fatalf("case does not hold: bound %.1f, engine %.2f with %.1f units in flight", m.ChainBound, p.Speedup, p.InFlight)
+	}
+	if !strings.Contains(m.EngineGap, "controller kept 1.0 units in flight on average with 8 workers") {
+		t.Errorf("engine gap %q: want the controller named", m.EngineGap)
+	}
+	opt.FixedWorkers = true
+	fixed := analyzeAll(opt, txs)
+	if p, _ := fixed.Prediction("writeset", 8); p.Speedup < 5 || strings.Contains(fixed.Modes[0].EngineGap, "controller") {
+		t.Errorf("fixed workers: speedup %.2f, engine gap %q", p.Speedup, fixed.Modes[0].EngineGap)
+	}
+}
+
+// TestStartPaidOnce: Costs.Start (a run's cost besides applying) is added
+// once to the serial time and to every prediction, also where a second
+// GTID domain splits the simulated runs in two.
+func TestStartPaidOnce(t *testing.T) {
+	var g gen
+	var txs []*txn.Txn
+	for i := range 64 {
+		tx := g.txn(upd(tblT, int64(i%2)))
+		if i >= 32 {
+			tx.Domain = uint32(i % 2)
+		}
+		txs = append(txs, tx)
+	}
+	opt := Options{UnitTxns: 1, Costs: fastCommit, Modes: []depend.Mode{depend.Writeset, depend.Domain}, Workers: []int{1, 2}}
+	without := analyzeAll(opt, txs)
+	opt.Costs.Start = time.Second
+	with := analyzeAll(opt, txs)
+	if d := with.Serial.Seconds - without.Serial.Seconds; !near(d, 1, 1e-9) {
+		t.Errorf("serial: %.3f s more with a start of 1 s", d)
+	}
+	for _, m := range []string{"writeset", "domain"} {
+		for _, w := range []int{1, 2} {
+			a, _ := without.Prediction(m, w)
+			b, _ := with.Prediction(m, w)
+			if d := b.Seconds - a.Seconds; !near(d, 1, 1e-9) {
+				t.Errorf("%s, %d workers: %.3f s more with a start of 1 s", m, w, d)
+			}
+			if !near(b.Speedup, with.Serial.Seconds/b.Seconds, 1e-9) || !near(b.InFlight, a.InFlight, 1e-9) {
+				t.Errorf("%s, %d workers: speedup %.3f, in flight %.2f (without the start %.2f)", m, w, b.Speedup, b.InFlight, a.InFlight)
+			}
+		}
 	}
 }

@@ -36,6 +36,12 @@ type Costs struct {
 	// apply time tends to prepl's CPU plus the server's rather than the
 	// larger of the two.
 	Local bool `json:"local,omitempty"`
+	// Start is what a run costs besides applying, once whatever the
+	// workers: starting prepl, connecting, reading the stored position,
+	// scanning the binlog files for continuity, and on a target without
+	// prepl's position tables, creating them. It is added to every
+	// predicted time (the benchmark times the whole process).
+	Start time.Duration `json:"start_ns"`
 	// Conflict is how long a row conflict between concurrent units stalls
 	// the earlier one in optimistic mode before the engine rolls the later
 	// one back (its lock monitor polls every 50 ms; a stall it cannot see
@@ -125,6 +131,9 @@ func (c Costs) withDefaults() Costs {
 	if c.Conflict > 0 {
 		d.Conflict = c.Conflict
 	}
+	if c.Start > 0 {
+		d.Start = c.Start
+	}
 	d.Local = c.Local || d.Local
 	if c.Source != "" {
 		d.Source = c.Source
@@ -142,13 +151,13 @@ func (c Costs) String() string {
 	if c.Local {
 		where = ", on the target's cores"
 	}
-	return fmt.Sprintf("statement %s, row %s, per KiB %s, commit %s, DDL %s, target cores %s; optimistic conflict stall %s; prepl's CPU %s + %s/KiB per transaction%s",
-		fmtDur(c.Stmt), fmtDur(c.Row), fmtDur(c.PerKiB), fmtDur(c.Commit), fmtDur(c.DDL), cores, fmtDur(c.Conflict), fmtDur(c.ReadTxn), fmtDur(c.ReadKiB), where)
+	return fmt.Sprintf("statement %s, row %s, per KiB %s, commit %s, DDL %s, target cores %s; optimistic conflict stall %s; prepl's CPU %s + %s/KiB per transaction%s; start %s",
+		fmtDur(c.Stmt), fmtDur(c.Row), fmtDur(c.PerKiB), fmtDur(c.Commit), fmtDur(c.DDL), cores, fmtDur(c.Conflict), fmtDur(c.ReadTxn), fmtDur(c.ReadKiB), where, fmtDur(c.Start))
 }
 
-// work is the execution time of a unit of shape sh and size bytes, in
+// Work is the execution time of a unit of shape sh and size bytes, in
 // seconds, without its commit. A DDL costs DDL whatever its size.
-func (c Costs) work(sh UnitShape, bytes int, ddl bool) float64 {
+func (c Costs) Work(sh UnitShape, bytes int, ddl bool) float64 {
 	if ddl {
 		return c.DDL.Seconds()
 	}
@@ -158,7 +167,7 @@ func (c Costs) work(sh UnitShape, bytes int, ddl bool) float64 {
 
 // txnWork is the execution time of tx alone, without its commit.
 func (c Costs) txnWork(tx *txn.Txn, shape Shaper, cat txn.Catalog) float64 {
-	return c.work(shape([]*txn.Txn{tx}, cat), tx.Size, tx.IsDDL())
+	return c.Work(shape([]*txn.Txn{tx}, cat), tx.Size, tx.IsDDL())
 }
 
 func fmtDur(d time.Duration) string {

@@ -219,7 +219,7 @@ func TestSim(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := simulate(c.mode, c.workers, Options{UnitTxns: 1, Costs: oneRow(c.commit, c.cores)}, c.txs)
+			r := simulate(c.mode, c.workers, Options{UnitTxns: 1, FixedWorkers: true, Costs: oneRow(c.commit, c.cores)}, c.txs)
 			if !near(ms(r), c.seconds, 1e-4) {
 				t.Errorf("%v units, want %v", ms(r), c.seconds)
 			}
@@ -236,7 +236,7 @@ func TestSimUnits(t *testing.T) {
 	for i := range 64 {
 		txs = append(txs, g.txn(upd(tblT, int64(i))))
 	}
-	opt := Options{UnitTxns: 8, Costs: oneRow(time.Millisecond, 0)}
+	opt := Options{UnitTxns: 8, FixedWorkers: true, Costs: oneRow(time.Millisecond, 0)}
 	one := simulate(depend.Writeset, 1, opt, txs)
 	eight := simulate(depend.Writeset, 8, opt, txs)
 	// The reader is never quiet for long (catching up): full units of 8
@@ -248,9 +248,72 @@ func TestSimUnits(t *testing.T) {
 		t.Errorf("8 workers: speedup %.2f, want about 7", sp)
 	}
 	// The window: the second unit does not fit beside the first.
-	w := simulate(depend.Writeset, 2, Options{UnitTxns: 1, WindowBytes: 200, Costs: oneRow(time.Nanosecond, 0)}, txs[:2])
+	w := simulate(depend.Writeset, 2, Options{UnitTxns: 1, FixedWorkers: true, WindowBytes: 200, Costs: oneRow(time.Nanosecond, 0)}, txs[:2])
 	if !near(ms(w), 2, 1e-4) {
 		t.Errorf("byte window: %v units, want 2", ms(w))
+	}
+}
+
+// TestSimAdapts: as in the engine, --workers is a ceiling: the
+// sequencer's controller starts with one unit in flight and adds more
+// only while they measure faster, in simulated time. Each case compares
+// the adaptive run with one worker and with the workers all along
+// (FixedWorkers), in the time units of oneRow (1 ms per transaction).
+func TestSimAdapts(t *testing.T) {
+	independent := func(n int) []*txn.Txn {
+		var g gen
+		var out []*txn.Txn
+		for i := range n {
+			out = append(out, g.txn(upd(tblT, int64(i))))
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		txs   []*txn.Txn
+		cores float64
+		// The adaptive run's time over the one-worker run's, and over
+		// the fixed run's, within these bounds.
+		overOneLo, overOneHi     float64
+		overFixedLo, overFixedHi float64
+		inFlightLo, inFlightHi   float64
+	}{
+		// 2 s of work: the controller doubles every few 100 ms intervals
+		// up to 8; the time spent climbing is what it costs against 8 all
+		// along.
+		{"long and parallel: it climbs", independent(2000), 0, 0.25, 0.6, 1.5, 4, 2, 8},
+		// 64 ms of work, shorter than its first intervals: one unit at a
+		// time all along, whatever the binlog allows.
+		{"shorter than its intervals: it stays at one", independent(64), 0, 0.999, 1.001, 7, 8.1, 0.999, 1.001},
+		// A target of one core: a second unit gains nothing (each runs at
+		// half speed), so its probes lose and it stays at one; its time is
+		// the serial time.
+		{"more gain nothing: it stays low", independent(2000), 1, 0.99, 1.05, 0.9, 1.05, 1, 1.3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opt := Options{UnitTxns: 1, Costs: oneRow(time.Nanosecond, c.cores)}
+			fixed := opt
+			fixed.FixedWorkers = true
+			one := simulate(depend.Writeset, 1, opt, c.txs)
+			adaptive := simulate(depend.Writeset, 8, opt, c.txs)
+			all := simulate(depend.Writeset, 8, fixed, c.txs)
+			overOne, overFixed := adaptive.seconds()/one.seconds(), adaptive.seconds()/all.seconds()
+			inFlight := adaptive.flight / adaptive.seconds()
+			t.Logf("adaptive / one %.3f, / fixed %.3f, in flight %.2f", overOne, overFixed, inFlight)
+			if overOne < c.overOneLo || overOne > c.overOneHi {
+				t.Errorf("adaptive / one worker %.3f, want in [%v, %v]", overOne, c.overOneLo, c.overOneHi)
+			}
+			if overFixed < c.overFixedLo || overFixed > c.overFixedHi {
+				t.Errorf("adaptive / 8 all along %.3f, want in [%v, %v]", overFixed, c.overFixedLo, c.overFixedHi)
+			}
+			if inFlight < c.inFlightLo || inFlight > c.inFlightHi {
+				t.Errorf("units in flight on average %.2f, want in [%v, %v]", inFlight, c.inFlightLo, c.inFlightHi)
+			}
+			if f := all.flight / all.seconds(); !near(f, 8, 1e-9) {
+				t.Errorf("fixed workers: %.2f units in flight on average, want 8", f)
+			}
+		})
 	}
 }
 

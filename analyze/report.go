@@ -59,6 +59,9 @@ type Model struct {
 	WindowBytes  int   `json:"window_bytes"`
 	History      int   `json:"history"` // dependencies are looked for this many transactions (units) back
 	Workers      []int `json:"workers"`
+	// FixedWorkers: the predictions keep Workers units in flight (as
+	// --fixed-workers); else the engine's controller chooses.
+	FixedWorkers bool `json:"fixed_workers,omitempty"`
 }
 
 // Serial is the baseline: applying on one connection.
@@ -122,6 +125,10 @@ type Prediction struct {
 	Units   uint64  `json:"units"` // commit units the run formed
 	AvgUnit float64 `json:"avg_unit_txns"`
 	Reruns  uint64  `json:"reruns,omitempty"` // optimistic: units rolled back and run again
+	// InFlight is how many units the engine's controller let run at
+	// once, on average over the run (Workers with FixedWorkers): it
+	// starts at one and climbs only while more measure faster.
+	InFlight float64 `json:"in_flight"`
 }
 
 // Offenders names what serializes the binlog.

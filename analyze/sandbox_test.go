@@ -178,7 +178,7 @@ func TestSerialSession(t *testing.T) {
 			}
 		}
 		// With a transaction per unit, exactly 1.
-		r1 := analyzeFiles(t, analyze.Options{UnitTxns: 1, Costs: onlyRows}, all...)
+		r1 := analyzeFiles(t, analyze.Options{UnitTxns: 1, FixedWorkers: true, Costs: onlyRows}, all...)
 		for _, w := range []int{2, 16} {
 			if sp := speedup(t, r1, "commit-order", w); sp < 0.99 || sp > 1.01 {
 				t.Errorf("commit-order speedup with %d workers and commit units of 1: %.3f, want 1", w, sp)
@@ -187,7 +187,7 @@ func TestSerialSession(t *testing.T) {
 	})
 
 	t.Run("independent rows run in parallel in writeset mode", func(t *testing.T) {
-		r := analyzeFiles(t, analyze.Options{UnitTxns: 1, Costs: onlyRows}, independent...)
+		r := analyzeFiles(t, analyze.Options{UnitTxns: 1, FixedWorkers: true, Costs: onlyRows}, independent...)
 		if sp := speedup(t, r, "writeset", 8); sp < 6 {
 			t.Errorf("writeset speedup with 8 workers %.2f, want near 8", sp)
 		}
@@ -200,7 +200,7 @@ func TestSerialSession(t *testing.T) {
 	})
 
 	t.Run("a table without a primary key serializes in writeset mode", func(t *testing.T) {
-		r := analyzeFiles(t, analyze.Options{UnitTxns: 1, Costs: onlyRows}, noKey...)
+		r := analyzeFiles(t, analyze.Options{UnitTxns: 1, FixedWorkers: true, Costs: onlyRows}, noKey...)
 		for _, w := range []int{2, 8, 64} {
 			if sp := speedup(t, r, "writeset", w); sp < 0.99 || sp > 1.01 {
 				t.Errorf("writeset speedup with %d workers %.3f, want 1", w, sp)
@@ -279,7 +279,7 @@ func TestGroupCommitSessions(t *testing.T) {
 	c1, g1 := status()
 	files := ph.next(t)
 
-	r := analyzeFiles(t, analyze.Options{UnitTxns: 1, Costs: onlyRows}, files...)
+	r := analyzeFiles(t, analyze.Options{UnitTxns: 1, FixedWorkers: true, Costs: onlyRows}, files...)
 	g := r.GroupCommit
 	if g == nil || g.Commits != n*perSession {
 		t.Fatalf("group commit %+v, want %d commits", g, n*perSession)

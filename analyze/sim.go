@@ -83,6 +83,7 @@ type sim struct {
 
 	// Results.
 	units, txns, reruns uint64
+	flight              float64 // the sequencer's Concurrency integrated over simulated seconds
 }
 
 type simPhase uint8
@@ -111,8 +112,14 @@ func newSim(mode depend.Mode, workers int, o *Options, cat txn.Catalog, shapes *
 	if mode == depend.Serial {
 		workers = 0
 	}
+	// As apply configures it: --workers is a ceiling and the sequencer's
+	// controller chooses how many units are in flight (unless
+	// --fixed-workers), from the throughput it measures in simulated
+	// time; the target's lock waits are visible (the simulated conflicts
+	// below stand for what the lock monitor reports), so nothing yields
+	// on a timer.
 	cfg := sequencer.Config{Mode: mode, Workers: workers, WindowBytes: o.WindowBytes, UnitTxns: o.UnitTxns,
-		UnitBytes: o.UnitBytes, Catalog: cat}
+		UnitBytes: o.UnitBytes, Catalog: cat, Adapt: !o.FixedWorkers, WaitsVisible: workers > 1}
 	s, err := sequencer.New(cfg, sequencer.Origin{})
 	if err != nil {
 		panic(fmt.Sprintf("analyze: sequencer: %v", err)) // an empty origin always parses
@@ -218,7 +225,7 @@ func (r *sim) do(a sequencer.Action) {
 	switch a.Kind {
 	case sequencer.Admit:
 		ap := u.Applied()
-		r.work[seq] = r.o.Costs.work(r.shapes.of(ap), u.Size, u.Txn.IsDDL())
+		r.work[seq] = r.o.Costs.Work(r.shapes.of(ap), u.Size, u.Txn.IsDDL())
 		k := depend.OrderKey(r.mode, u.Txn)
 		r.keys[k] = append(r.keys[k], seq)
 		if r.ws != nil {
@@ -334,6 +341,7 @@ func (r *sim) step() {
 	}
 	next = max(next, r.now)
 	dt := (next - r.now).Seconds()
+	r.flight += dt * float64(r.seq.Concurrency())
 	r.v += dt * rate
 	if r.readerBusy() {
 		r.readLeft -= dt * rrate

@@ -35,9 +35,9 @@ func (a *Analyzer) report() *Report {
 	}
 	r.Catalog = a.catalogInfo()
 	r.Model = Model{Costs: a.opt.Costs, UnitTxns: a.opt.UnitTxns, CompareUnits: a.opt.CompareUnits, UnitBytes: a.opt.UnitBytes,
-		WindowBytes: a.opt.WindowBytes, History: a.opt.History, Workers: a.opt.Workers}
+		WindowBytes: a.opt.WindowBytes, History: a.opt.History, Workers: a.opt.Workers, FixedWorkers: a.opt.FixedWorkers}
 	main := a.sizes[0]
-	r.Serial = Serial{Seconds: main.serial.seconds(), Units: main.serial.units, AvgUnit: ratio(float64(main.serial.txns), float64(main.serial.units)),
+	r.Serial = Serial{Seconds: a.runSeconds(main.serial), Units: main.serial.units, AvgUnit: ratio(float64(main.serial.txns), float64(main.serial.units)),
 		PerTxnSeconds: a.perTxnSerial}
 	for _, mode := range a.opt.Modes {
 		mr := a.modeReport(mode, main, r.Serial.Seconds)
@@ -57,7 +57,7 @@ func (a *Analyzer) report() *Report {
 }
 
 func (a *Analyzer) unitSizeReport(us *unitSize, serial float64) UnitSize {
-	r := UnitSize{UnitTxns: us.txns, SerialSeconds: us.serial.seconds()}
+	r := UnitSize{UnitTxns: us.txns, SerialSeconds: a.runSeconds(us.serial)}
 	for _, mode := range a.opt.Modes {
 		m := UnitSizeMode{Mode: string(mode), Predictions: a.predictions(us, mode, serial)}
 		for _, p := range m.Predictions {
@@ -75,16 +75,18 @@ func (a *Analyzer) predictions(us *unitSize, mode depend.Mode, serial float64) [
 	var out []Prediction
 	runs, before := us.modeRuns(mode)
 	for i, r := range runs {
-		p := Prediction{Workers: r.workers, Seconds: r.seconds(), Reruns: r.reruns, Units: r.units}
-		txns := r.txns
+		p := Prediction{Workers: r.workers, Seconds: a.runSeconds(r), Reruns: r.reruns, Units: r.units}
+		txns, flight := r.txns, r.flight
 		if i < len(before) {
 			b := before[i]
+			flight += b.flight
 			p.Seconds += b.seconds()
 			p.Reruns += b.reruns
 			p.Units += b.units
 			txns += b.txns
 		}
 		p.AvgUnit = ratio(float64(txns), float64(p.Units))
+		p.InFlight = ratio(flight, p.Seconds-a.opt.Costs.Start.Seconds())
 		p.Speedup = ratio(serial, p.Seconds)
 		p.TxnRate = ratio(float64(a.tot.txns), p.Seconds)
 		out = append(out, p)
@@ -116,6 +118,10 @@ func (a *Analyzer) modeReport(mode depend.Mode, main *unitSize, serial float64) 
 	}
 	return mr
 }
+
+// runSeconds is the predicted time of a whole run: the simulated apply
+// and the fixed start (Costs.Start).
+func (a *Analyzer) runSeconds(r *sim) float64 { return r.seconds() + a.opt.Costs.Start.Seconds() }
 
 func ratio(a, b float64) float64 {
 	if b <= 0 {
@@ -266,6 +272,10 @@ func engineGap(m ModeReport, serial Serial, o Options, tot totals) string {
 	}
 	if p.Reruns > 0 {
 		why = append(why, fmt.Sprintf("%s units meet row locks of units before them and wait or run again", fmtCount(p.Reruns)))
+	}
+	if most := m.Predictions[len(m.Predictions)-1]; !o.FixedWorkers && most.Workers > 1 && most.InFlight < 0.5*float64(most.Workers) {
+		why = append(why, fmt.Sprintf("the engine's controller kept %.1f units in flight on average with %d workers: it starts at one and adds more only once they measure faster, which they did not, or not before the end",
+			most.InFlight, most.Workers))
 	}
 	if len(why) == 0 {
 		why = append(why, "units wait for the units their transactions depend on, a whole unit at a time")

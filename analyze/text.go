@@ -82,21 +82,24 @@ func (r *Report) WriteText(w io.Writer) error {
 		p(" %6d", w)
 	}
 	p("\n")
-	for _, m := range r.Modes {
-		p("  %-13s", m.Mode)
-		for _, pr := range m.Predictions {
-			p(" %6.2f", pr.Speedup)
+	perMode := func(format string, f func(Prediction) float64) {
+		for _, m := range r.Modes {
+			p("  %-13s", m.Mode)
+			for _, pr := range m.Predictions {
+				p(format, f(pr))
+			}
+			p("\n")
 		}
-		p("\n")
 	}
+	perMode(" %6.2f", func(pr Prediction) float64 { return pr.Speedup })
 	p("  transactions per commit unit, as the engine forms them (a unit grows while the workers are busy):\n")
-	for _, m := range r.Modes {
-		p("  %-13s", m.Mode)
-		for _, pr := range m.Predictions {
-			p(" %6.0f", pr.AvgUnit)
-		}
-		p("\n")
+	perMode(" %6.0f", func(pr Prediction) float64 { return pr.AvgUnit })
+	if r.Model.FixedWorkers {
+		p("  units in flight, on average (--fixed-workers):\n")
+	} else {
+		p("  units in flight, on average (the engine's controller starts at one and adds more only while they measure faster):\n")
 	}
+	perMode(" %6.1f", func(pr Prediction) float64 { return pr.InFlight })
 	for _, g := range engineGaps(r) {
 		writeWrapped(b, "  ", "    ", g, 100)
 	}

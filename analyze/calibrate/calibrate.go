@@ -44,12 +44,60 @@ func URL(ctx context.Context, e mysql.Endpoint) (analyze.Costs, error) {
 	}
 	c.Source = "calibrated on " + e.String()
 	c.Local = local(e)
+	c.Conflict = analyze.DefaultCosts.Conflict // not measured
 	// prepl's own CPU per transaction was measured in CPU time; on a
 	// busy machine it takes longer.
 	s := slowdown()
 	c.ReadTxn = time.Duration(float64(analyze.DefaultCosts.ReadTxn) * s)
 	c.ReadKiB = time.Duration(float64(analyze.DefaultCosts.ReadKiB) * s)
+	conn, err := best(3, func() error { return connectOnce(ctx, e) })
+	if err != nil {
+		return analyze.Costs{}, fmt.Errorf("calibrate on %s: connect: %w", e, err)
+	}
+	var tables int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'position'",
+		mysql.PositionSchema).Scan(&tables); err != nil {
+		return analyze.Costs{}, fmt.Errorf("calibrate on %s: %w", e, err)
+	}
+	c.Start = startCost(time.Duration(float64(ProcessStart)*s), conn, c.DDL, tables > 0)
 	return c, nil
+}
+
+// ProcessStart is how long starting the prepl process takes before it
+// does anything (the Go runtime, flags): `prepl version`'s best of 8 on
+// the project's 2-core machine, 2026-11-23.
+const ProcessStart = 10 * time.Millisecond
+
+// SetupStatements are the statements prepl runs on a target without its
+// position tables before applying anything, each a DDL: the schema and
+// its three tables (mysql.Open: the position, XA and skip tables).
+const SetupStatements = 4
+
+// startCost is a run's fixed cost besides applying (analyze.Costs.Start,
+// without scanning the files, which depends on them): the process's
+// start, two connections opened one after the other before the first
+// unit is sent (prepl's own, which reads and creates its tables, and the
+// first worker's), and, on a target without prepl's position tables, the
+// DDL of each.
+func startCost(process, connect, ddl time.Duration, hasTables bool) time.Duration {
+	d := process + 2*connect
+	if !hasTables {
+		d += SetupStatements * ddl
+	}
+	return d
+}
+
+// connectOnce opens a new connection to e and runs one query on it, as
+// prepl does when it starts.
+func connectOnce(ctx context.Context, e mysql.Endpoint) error {
+	db, err := e.OpenDB()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxIdleConns(0)
+	var v string
+	return db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v)
 }
 
 type calibration struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prepl/prepl/analyze"
 	"github.com/prepl/prepl/analyze/calibrate"
+	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
@@ -37,7 +38,8 @@ type analyzeFlags struct {
 	costRow, costStmt, costKiB time.Duration
 	costCommit, costDDL        time.Duration
 	costConflict, costRead     time.Duration
-	costReadKiB                time.Duration
+	costReadKiB, costStart     time.Duration
+	fixedWorkers               bool
 	cores                      float64
 	compact                    bool
 }
@@ -71,6 +73,8 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.costConflict, "cost-conflict", 0, "cost model: stall of a row conflict in optimistic mode (default "+analyze.DefaultCosts.Conflict.String()+")")
 	fs.DurationVar(&f.costRead, "cost-read", 0, "cost model: prepl's reader, per transaction (default "+analyze.DefaultCosts.ReadTxn.String()+")")
 	fs.DurationVar(&f.costReadKiB, "cost-read-kib", 0, "cost model: prepl's reader, per KiB (default "+analyze.DefaultCosts.ReadKiB.String()+")")
+	fs.DurationVar(&f.costStart, "cost-start", 0, "cost model: a run's fixed cost besides applying: starting, connecting, scanning the files,\ncreating prepl's tables on a new target (default "+analyze.DefaultCosts.Start.String()+", or calibrated)")
+	fs.BoolVar(&f.fixedWorkers, "fixed-workers", false, "predict the engine as replay/replicate --fixed-workers run: --workers units in flight all along\n(default: the workers are a ceiling and the engine's controller chooses, as the engine does)")
 	fs.Float64Var(&f.cores, "target-cores", 0, "cost model: units the target runs at full speed at once (0: as many as workers)")
 }
 
@@ -133,6 +137,19 @@ Flags:
 		if len(files) > 0 {
 			if c, err = measurePipeline(ctx, c, files); err != nil {
 				return err
+			}
+			scan, err := measureScan(files)
+			if err != nil {
+				return err
+			}
+			c.Start += scan
+			var why string
+			if c, why, err = measureUnits(ctx, e, c, files, f.unit, f.compact); err != nil {
+				return err
+			}
+			if why != "" {
+				fmt.Fprintf(stderr, "prepl analyze: the target's time on the binlog's own units was not measured (%s): "+
+					"the scratch table's costs stand\n", why)
 			}
 		}
 		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
@@ -308,6 +325,7 @@ func (f *analyzeFlags) options() (analyze.Options, error) {
 		return opt, fmt.Errorf("%w: --target-cores must be 0 (unlimited) or more", errUsage)
 	}
 	opt.UnitTxns, opt.WindowBytes, opt.BigBytes, opt.Top, opt.History = f.unit, window, big, f.top, f.history
+	opt.FixedWorkers = f.fixedWorkers
 	opt.Costs = f.overrideCosts(analyze.Costs{})
 	if f.compact {
 		opt.Shape = compactShape
@@ -322,7 +340,7 @@ func (f *analyzeFlags) overrideCosts(c analyze.Costs) analyze.Costs {
 		flag time.Duration
 		dst  *time.Duration
 	}{{f.costRow, &c.Row}, {f.costStmt, &c.Stmt}, {f.costKiB, &c.PerKiB}, {f.costCommit, &c.Commit}, {f.costDDL, &c.DDL},
-		{f.costConflict, &c.Conflict}, {f.costRead, &c.ReadTxn}, {f.costReadKiB, &c.ReadKiB}} {
+		{f.costConflict, &c.Conflict}, {f.costRead, &c.ReadTxn}, {f.costReadKiB, &c.ReadKiB}, {f.costStart, &c.Start}} {
 		if o.flag > 0 {
 			*o.dst, set = o.flag, true
 		}
@@ -414,4 +432,141 @@ func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (anal
 		}
 		return t.Size, nil
 	})
+}
+
+// scanSample is how many bytes of the files measureScan scans at most.
+const scanSample = 256 << 20
+
+// measureScan times what replay does with files before it applies
+// anything: binlog.ScanFile of each (the continuity check), on up to
+// scanSample bytes of them, scaled to their total size.
+func measureScan(files []string) (time.Duration, error) {
+	var total, scanned int64
+	var took time.Duration
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return 0, err
+		}
+		total += st.Size()
+		if scanned >= scanSample {
+			continue
+		}
+		start := time.Now()
+		if _, err := binlog.ScanFile(f); err != nil {
+			return 0, err
+		}
+		took += time.Since(start)
+		scanned += st.Size()
+	}
+	if scanned == 0 {
+		return 0, nil
+	}
+	return time.Duration(float64(took) * float64(total) / float64(scanned)), nil
+}
+
+// measureUnits times the target's own work on the binlog's first units
+// (calibrate.ScaleWork): up to calibrate.SampleTxns transactions of files,
+// in units of unitTxns as the engine forms them while catching up,
+// rendered by the target's own code (package mysql) as the engine renders
+// them, sent on one connection and rolled back, best of three; the
+// sample ends before the first unit that does not apply. It needs the
+// target where the binlog starts (a replica about to apply it): when the
+// first unit does not apply there (a missing table or row), or the binlog
+// starts with a DDL, the costs are returned as they are, with why.
+func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, unitTxns int, compaction bool) (analyze.Costs, string, error) {
+	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	if err != nil {
+		return c, "", err
+	}
+	defer rd.Close()
+	var units [][]*txn.Txn
+	var unit []*txn.Txn
+	for n := 0; n < calibrate.SampleTxns; n++ {
+		t, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) || errors.Is(err, binlog.ErrIncomplete) {
+			break
+		}
+		if err != nil {
+			return c, "", err
+		}
+		if t.IsDDL() || t.XA {
+			break // a unit of its own, not a row change's cost: the sample ends before it
+		}
+		if unit = append(unit, t); len(unit) == unitTxns {
+			units, unit = append(units, unit), nil
+		}
+	}
+	if len(unit) > 0 {
+		units = append(units, unit)
+	}
+	if len(units) == 0 {
+		return c, "the binlog starts with a DDL or an XA transaction", nil
+	}
+	db, err := e.OpenDB()
+	if err != nil {
+		return c, "", err
+	}
+	defer db.Close()
+	tgt := &mysql.Target{Endpoint: e, DB: db, Catalog: mysql.NewCatalog(db)}
+	meta := analyze.NewMetadataCatalog()
+	shape := analyze.PlainShape
+	if compaction {
+		shape = compactShape
+	}
+	var batches []apply.Batch
+	var work []float64
+	for _, u := range units {
+		bytes := 0
+		for _, t := range u {
+			meta.Observe(t)
+			bytes += t.Size
+			if err := tgt.Catalog.LoadTxn(ctx, t); err != nil {
+				return c, err.Error(), nil
+			}
+		}
+		b, err := tgt.Render(ctx, u, compaction)
+		if err != nil {
+			return c, err.Error(), nil
+		}
+		batches = append(batches, b)
+		work = append(work, c.Work(shape(u, meta), bytes, false))
+	}
+	conn, err := tgt.Conn(ctx)
+	if err != nil {
+		return c, "", err
+	}
+	defer conn.Close()
+	// Each unit is rolled back before the next (each opens its own
+	// transaction), so a unit that needs an earlier one's rows fails: the
+	// sample ends before the first unit that fails.
+	var sent time.Duration
+	for range 3 {
+		var d time.Duration
+		for j, b := range batches {
+			start := time.Now()
+			err := conn.Send(ctx, b)
+			took := time.Since(start)
+			if rerr := conn.Rollback(ctx); rerr != nil {
+				return c, "", rerr
+			}
+			if err != nil {
+				if j == 0 {
+					return c, err.Error(), nil
+				}
+				batches, work = batches[:j], work[:j]
+				sent = 0 // the earlier rounds timed more units
+				break
+			}
+			d += took
+		}
+		if sent == 0 || d < sent {
+			sent = d
+		}
+	}
+	model := 0.0
+	for _, w := range work {
+		model += w
+	}
+	return calibrate.ScaleWork(c, sent, model), "", nil
 }

@@ -34,17 +34,22 @@ func analyzeJSON(t *testing.T, args ...string) *analyze.Report {
 	return &r
 }
 
+// analyzeSource: a source whose binlog has full row metadata, fast.
+func analyzeSource() sandbox.Options {
+	o := sandbox.Defaults()
+	o.Binlog = true
+	o.BinlogRowMetadata = "FULL"
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
+	return o
+}
+
 // TestAnalyzeCommand drives prepl analyze on a sandbox source: files and
 // stream give the same analysis, --html writes one self-contained page,
 // --catalog sees the unique key the binlog does not carry, --calibrate
 // measures the target and cleans up, a damaged file is named with its
 // offset after a partial report, and usage mistakes exit 2.
 func TestAnalyzeCommand(t *testing.T) {
-	o := sandbox.Defaults()
-	o.Binlog = true
-	o.BinlogRowMetadata = "FULL"
-	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
-	src := sandbox.MustStart(t, o)
+	src := sandbox.MustStart(t, analyzeSource())
 	db := sandbox.MustOpen(t, src, "")
 	stmts := []string{
 		"CREATE DATABASE d",
@@ -169,10 +174,19 @@ func TestAnalyzeCommand(t *testing.T) {
 
 	t.Run("calibrate", func(t *testing.T) {
 		tgt := sandbox.MustStart(t, sandbox.Defaults())
-		r := analyzeJSON(t, "--calibrate", tgt.URL(), files[len(files)-1])
+		code, out, errs := analyzeRun(t, "--json", "--calibrate", tgt.URL(), files[len(files)-1])
+		var r analyze.Report
+		if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
+			t.Fatalf("exit %d, %v\n%s", code, err, errs)
+		}
 		c := r.Model.Costs
-		if !strings.HasPrefix(c.Source, "calibrated on ") || c.Row <= 0 || c.Commit <= 0 || c.PerKiB <= 0 || c.Cores < 1 {
+		if !strings.HasPrefix(c.Source, "calibrated on ") || c.Row <= 0 || c.Commit <= 0 || c.PerKiB <= 0 || c.Cores < 1 || c.Start <= 0 {
 			t.Errorf("calibrated costs %+v", c)
+		}
+		// The target has none of the binlog's tables: its time on the
+		// binlog's units cannot be measured, and analyze says so.
+		if !strings.Contains(errs, "not measured") {
+			t.Errorf("no word of the units not measured:\n%s", errs)
 		}
 		var n int
 		tdb := sandbox.MustOpen(t, tgt, "")
@@ -180,4 +194,40 @@ func TestAnalyzeCommand(t *testing.T) {
 			t.Errorf("scratch database left behind (%d, %v)", n, err)
 		}
 	})
+}
+
+// TestAnalyzeCalibrateUnits: on a target where the binlog starts (the
+// tables there, the rows not yet), --calibrate times the target on the
+// binlog's own units and rolls them back: the target is unchanged.
+func TestAnalyzeCalibrateUnits(t *testing.T) {
+	src := sandbox.MustStart(t, analyzeSource())
+	tgt := sandbox.MustStart(t, sandbox.Defaults())
+	schema := []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(20), KEY (k)) ENGINE=InnoDB"}
+	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), schema...)
+	db := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, db, append(schema, "FLUSH BINARY LOGS")...)
+	var stmts []string
+	for i := range 300 {
+		stmts = append(stmts, "INSERT INTO d.t VALUES ("+strconv.Itoa(i)+", "+strconv.Itoa(i%7)+", 'x')")
+	}
+	for i := range 100 {
+		stmts = append(stmts, "UPDATE d.t SET k = k + 1 WHERE id = "+strconv.Itoa(i*3))
+	}
+	sandbox.MustExec(t, db, append(stmts, "FLUSH BINARY LOGS")...)
+	files, err := src.BinlogFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := analyzeRun(t, "--json", "--commit-unit", "50", "--calibrate", tgt.URL(), files[len(files)-2])
+	var r analyze.Report
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, errs)
+	}
+	if strings.Contains(errs, "not measured") || r.Summary.Transactions != 400 {
+		t.Errorf("%d transactions; the units not measured:\n%s", r.Summary.Transactions, errs)
+	}
+	var n int
+	if err := sandbox.MustOpen(t, tgt, "").QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n); err != nil || n != 0 {
+		t.Errorf("the target has %d rows (%v) after the calibration, want none: the units are rolled back", n, err)
+	}
 }
