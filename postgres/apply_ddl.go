@@ -66,6 +66,11 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 		if err := c.Send(ctx, b); err != nil {
 			return false, fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
 		}
+		if q := b.identitySQL(); q != "" {
+			if _, err := pt.Exec(ctx, q); err != nil {
+				return false, fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
+			}
+		}
 	}
 	if _, err := pt.Exec(ctx, t.positionSQL(after)); err != nil {
 		return false, fmt.Errorf("store position after DDL %s: %w", describe(tx), err)

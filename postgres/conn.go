@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +21,9 @@ type Conn struct {
 	t   *Target
 	c   *pgx.Conn
 	pid uint32
+	// ids is the identitySQL of the batches sent in the open
+	// transaction, run by Commit.
+	ids []string
 }
 
 // Conn opens a pinned connection with prepl's session settings.
@@ -52,6 +56,9 @@ func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
 		if err := c.exec(ctx, ch); err != nil {
 			return err
 		}
+	}
+	if q := b.identitySQL(); q != "" {
+		c.ids = append(c.ids, q)
 	}
 	return nil
 }
@@ -92,11 +99,13 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 // Commit stores p in the position table and commits the transaction Send
 // opened; the rows were checked before, so a surprise never follows.
 func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
-	results, err := c.c.PgConn().Exec(ctx, c.t.positionSQL(p)+";COMMIT").ReadAll()
+	q := strings.Join(append(c.ids, c.t.positionSQL(p), "COMMIT"), ";")
+	c.ids = c.ids[:0]
+	results, err := c.c.PgConn().Exec(ctx, q).ReadAll()
 	if err != nil {
 		return fmt.Errorf("store the position and commit: %w", err)
 	}
-	if len(results) != 2 || results[1].CommandTag.String() != "COMMIT" {
+	if n := len(results); n == 0 || results[n-1].CommandTag.String() != "COMMIT" {
 		return errors.New("commit: the target rolled the transaction back")
 	}
 	return nil
@@ -104,6 +113,7 @@ func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
 
 // Rollback abandons the open transaction.
 func (c *Conn) Rollback(ctx context.Context) error {
+	c.ids = c.ids[:0]
 	_, err := c.c.Exec(ctx, "ROLLBACK")
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,6 +35,65 @@ const copyRows = 100
 type Batch struct {
 	chunks []chunk
 	saved  int
+	ids    []identityMax
+}
+
+// identityMax is the largest value a unit writes into a table's identity
+// (AUTO_INCREMENT) column.
+type identityMax struct {
+	table, column string // the table quoted, the column as PostgreSQL names it
+	max           int64
+}
+
+// noteIdentity records the identity value of a row image w's table
+// writes (an insert's, or an update's after image).
+func (b *Batch) noteIdentity(w *rowWriter, name string, img []txn.Value, present []bool) {
+	for i := range w.tb.src.Columns {
+		c := &w.tb.src.Columns[i]
+		if !Identity(c) {
+			continue
+		}
+		if i >= len(img) || (present != nil && (i >= len(present) || !present[i])) {
+			return
+		}
+		text, null := w.value(img, i)
+		v, err := strconv.ParseInt(text, 10, 64)
+		if null || err != nil {
+			return
+		}
+		for j := range b.ids {
+			if b.ids[j].table == name {
+				b.ids[j].max = max(b.ids[j].max, v)
+				return
+			}
+		}
+		b.ids = append(b.ids, identityMax{table: name, column: identName(c.Name, w.o), max: v})
+		return
+	}
+}
+
+// identitySQL moves the identity sequence of each table the unit wrote
+// past the largest id it wrote, as AUTO_INCREMENT is on the source, so
+// that an INSERT without an id on the target after the move does not
+// collide with a replicated row; "" when the unit wrote no identity. A
+// sequence already past it is left alone. Conn.Commit runs it in the
+// commit's round trip: commits are in source order per position slot,
+// so two units never race between reading the sequence and setting it
+// (setval is not transactional; a max only moves forward).
+func (b *Batch) identitySQL() string {
+	if len(b.ids) == 0 {
+		return ""
+	}
+	var q strings.Builder
+	q.WriteString("SELECT setval(s, v) FROM (VALUES ")
+	for i, id := range b.ids {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, "(pg_get_serial_sequence(%s, %s)::regclass, %d::bigint)", QuoteString(id.table), QuoteString(id.column), id.max)
+	}
+	q.WriteString(") AS ids(s, v) WHERE coalesce(pg_sequence_last_value(s), 0) < v")
+	return q.String()
 }
 
 type chunk struct {
@@ -290,12 +350,14 @@ func (t *Target) renderRow(b *Batch, tbs tables, tx *txn.Txn, rc *txn.RowChange)
 	var q []byte
 	switch rc.Kind {
 	case txn.Insert:
+		b.noteIdentity(&w, name, rc.After, rc.AfterCols)
 		q = append(q, "INSERT INTO "+name+" ("...)
 		q = w.columns(q, rc.AfterCols, ", ", nil)
 		q = append(q, ") VALUES ("...)
 		q = w.columns(q, rc.AfterCols, ", ", w.literal(rc.After))
 		q = append(q, ')')
 	case txn.Update:
+		b.noteIdentity(&w, name, rc.After, rc.AfterCols)
 		q = append(q, "UPDATE "+name+" SET "...)
 		q = w.columns(q, rc.AfterCols, ", ", w.assign(rc.After))
 		q = w.where(append(q, " WHERE "...), name, rc)
@@ -413,6 +475,11 @@ func (t *Target) renderNets(b *Batch, tbs tables, tx *txn.Txn, nets []*compact.N
 			kind txn.Kind
 			rows [][]txn.Value
 		}{{txn.Delete, n.Deletes}, {txn.Insert, n.Inserts}, {txn.Update, n.Updates}} {
+			if st.kind != txn.Delete {
+				for _, row := range st.rows {
+					b.noteIdentity(&w, name, row, nil)
+				}
+			}
 			for len(st.rows) > 0 {
 				k := min(len(st.rows), netRows)
 				e := expect{rows: int64(k), kind: st.kind, table: n.Map.QualifiedName(), tx: tx, compacted: true, upsert: st.kind == txn.Update}

@@ -423,3 +423,73 @@ func TestVerifyPostgresKeyOrder(t *testing.T) {
 		t.Fatalf("verify after planting 'A': exit %d, want 1 and the one extra row:\n%s", code, out)
 	}
 }
+
+// TestPostgresTruncateAndIdentity: a TRUNCATE of a table other tables'
+// foreign keys reference (the source binlogs it only when its session
+// had foreign_key_checks=0) empties the parent, keeps the children and
+// restarts the AUTO_INCREMENT, as `mariadb-binlog | mariadb` into
+// another MariaDB does (the reference); PostgreSQL refuses TRUNCATE of
+// such a table. And after replicated inserts with ids (explicit or the
+// source's AUTO_INCREMENT), an INSERT without an id on the target takes
+// a new one instead of colliding: the identity follows the replicated
+// rows, by both the compacted and the row-by-row path.
+func TestPostgresTruncateAndIdentity(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1) // the session's foreign_key_checks
+	sandbox.MustExec(t, db, "CREATE DATABASE tr",
+		"CREATE TABLE tr.parent (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))",
+		"CREATE TABLE tr.child (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES tr.parent (id) ON DELETE CASCADE)",
+		"CREATE TABLE tr.plain (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
+		"CREATE TABLE tr.ids (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
+		"INSERT INTO tr.parent (v) VALUES ('a'), ('b'), ('c')",
+		"INSERT INTO tr.child VALUES (1, 1), (2, 2), (3, 3)",
+		"INSERT INTO tr.plain (v) VALUES (1), (2), (3)")
+	if _, err := db.Exec("TRUNCATE TABLE tr.parent"); err == nil {
+		t.Fatal("the source truncated a referenced table with foreign_key_checks=1: the test's premise is wrong")
+	}
+	sandbox.MustExec(t, db, "SET SESSION foreign_key_checks = 0", "TRUNCATE TABLE tr.parent", "SET SESSION foreign_key_checks = 1",
+		"TRUNCATE TABLE tr.plain",
+		"INSERT INTO tr.parent (v) VALUES ('d'), ('e')", // ids 1 and 2 again: TRUNCATE reset the AUTO_INCREMENT
+		"INSERT INTO tr.plain (v) VALUES (4)",
+		// The cascade still acts after the TRUNCATE: children 1 (orphaned
+		// by it) and 4 go with parent 1.
+		"INSERT INTO tr.child VALUES (4, 1)", "DELETE FROM tr.parent WHERE id = 1",
+		"INSERT INTO tr.ids VALUES (1000, 1), (5, 2), (70, 3)", "INSERT INTO tr.ids (v) VALUES (4)",
+		"BEGIN", "INSERT INTO tr.ids VALUES (20, 5)", "UPDATE tr.ids SET id = 3000 WHERE id = 70", "COMMIT")
+	files := binlogFiles(t, src)
+
+	ref := targetServer(t)
+	if _, err := mariadbBinlogInto(t, ref, nil, files...); err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, src, ref)
+	var children int
+	sandbox.MustOpen(t, ref, "").QueryRow("SELECT count(*) FROM tr.child").Scan(&children)
+	if children != 2 {
+		t.Fatalf("the reference has %d children, want 2 (2 and 3: the TRUNCATE keeps them, the DELETE cascades to 1 and 4)", children)
+	}
+
+	pg := sandbox.MustStartPostgres(t)
+	for _, run := range []struct{ name, compact, unit string }{{"compacted", "true", "8"}, {"rows", "false", "1"}} {
+		t.Run(run.name, func(t *testing.T) {
+			url := pgDatabase(t, pg, "tr_"+run.name)
+			mustPrepl(t, append([]string{"replay", "--target", url, "--workers", "4", "--compact=" + run.compact,
+				"--commit-unit", run.unit, "--progress", "0"}, files...)...)
+			pgVerify(t, src, url)
+			pdb := sandbox.MustOpenPostgres(t, pg, "tr_"+run.name)
+			for _, c := range []struct {
+				table string
+				max   int64
+			}{{"parent", 2}, {"plain", 1}, {"ids", 3000}} {
+				var id int64
+				if err := pdb.QueryRow("INSERT INTO tr." + c.table + " (v) VALUES (DEFAULT) RETURNING id").Scan(&id); err != nil {
+					t.Fatalf("insert without an id into tr.%s after the replicated rows: %v", c.table, err)
+				}
+				if id <= c.max {
+					t.Errorf("tr.%s: a new row got id %d, want past the replicated %d", c.table, id, c.max)
+				}
+			}
+		})
+	}
+}
