@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,9 +20,9 @@ type Conn struct {
 	t   *Target
 	c   *pgx.Conn
 	pid uint32
-	// ids is the identitySQL of the batches sent in the open
-	// transaction, run by Commit.
-	ids []string
+	// ids are the identity maxima of the batches sent in the open
+	// transaction, which Commit moves the sequences to.
+	ids []identityMax
 }
 
 // Conn opens a pinned connection with prepl's session settings.
@@ -57,8 +56,8 @@ func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
 			return err
 		}
 	}
-	if q := b.identitySQL(); q != "" {
-		c.ids = append(c.ids, q)
+	for _, id := range b.ids {
+		c.ids = noteMax(c.ids, id)
 	}
 	return nil
 }
@@ -99,21 +98,29 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 // Commit stores p in the position table and commits the transaction Send
 // opened; the rows were checked before, so a surprise never follows.
 func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
-	q := strings.Join(append(c.ids, c.t.positionSQL(p), "COMMIT"), ";")
-	c.ids = c.ids[:0]
-	results, err := c.c.PgConn().Exec(ctx, q).ReadAll()
+	ids := c.ids
+	c.ids = nil
+	q, err := c.t.identitySQL(ctx, c.c, ids)
+	if err != nil {
+		return err
+	}
+	if q != "" {
+		q += ";"
+	}
+	results, err := c.c.PgConn().Exec(ctx, q+c.t.positionSQL(p)+";COMMIT").ReadAll()
 	if err != nil {
 		return fmt.Errorf("store the position and commit: %w", err)
 	}
 	if n := len(results); n == 0 || results[n-1].CommandTag.String() != "COMMIT" {
 		return errors.New("commit: the target rolled the transaction back")
 	}
+	c.t.identitySet(ids)
 	return nil
 }
 
 // Rollback abandons the open transaction.
 func (c *Conn) Rollback(ctx context.Context) error {
-	c.ids = c.ids[:0]
+	c.ids = nil
 	_, err := c.c.Exec(ctx, "ROLLBACK")
 	return err
 }

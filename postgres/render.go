@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -36,64 +35,6 @@ type Batch struct {
 	chunks []chunk
 	saved  int
 	ids    []identityMax
-}
-
-// identityMax is the largest value a unit writes into a table's identity
-// (AUTO_INCREMENT) column.
-type identityMax struct {
-	table, column string // the table quoted, the column as PostgreSQL names it
-	max           int64
-}
-
-// noteIdentity records the identity value of a row image w's table
-// writes (an insert's, or an update's after image).
-func (b *Batch) noteIdentity(w *rowWriter, name string, img []txn.Value, present []bool) {
-	for i := range w.tb.src.Columns {
-		c := &w.tb.src.Columns[i]
-		if !Identity(c) {
-			continue
-		}
-		if i >= len(img) || (present != nil && (i >= len(present) || !present[i])) {
-			return
-		}
-		text, null := w.value(img, i)
-		v, err := strconv.ParseInt(text, 10, 64)
-		if null || err != nil {
-			return
-		}
-		for j := range b.ids {
-			if b.ids[j].table == name {
-				b.ids[j].max = max(b.ids[j].max, v)
-				return
-			}
-		}
-		b.ids = append(b.ids, identityMax{table: name, column: identName(c.Name, w.o), max: v})
-		return
-	}
-}
-
-// identitySQL moves the identity sequence of each table the unit wrote
-// past the largest id it wrote, as AUTO_INCREMENT is on the source, so
-// that an INSERT without an id on the target after the move does not
-// collide with a replicated row; "" when the unit wrote no identity. A
-// sequence already past it is left alone. Conn.Commit runs it in the
-// commit's round trip: commits are in source order per position slot,
-// so two units never race between reading the sequence and setting it
-// (setval is not transactional; a max only moves forward).
-func (b *Batch) identitySQL() string {
-	if len(b.ids) == 0 {
-		return ""
-	}
-	var q strings.Builder
-	q.WriteString("SELECT setval(s, v) FROM (VALUES ")
-	for i, id := range b.ids {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		fmt.Fprintf(&q, "(pg_get_serial_sequence(%s, %s)::regclass, %d::bigint)", QuoteString(id.table), QuoteString(id.column), id.max)
-	}
-	q.WriteString(") AS ids(s, v) WHERE coalesce(pg_sequence_last_value(s), 0) < v")
-	return q.String()
 }
 
 type chunk struct {

@@ -66,6 +66,7 @@ type Target struct {
 	Catalog *Catalog
 
 	conf      *pgx.ConnConfig
+	ids       identities
 	reconnect time.Duration
 	log       *slog.Logger
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -456,7 +457,9 @@ func TestPostgresTruncateAndIdentity(t *testing.T) {
 		// by it) and 4 go with parent 1.
 		"INSERT INTO tr.child VALUES (4, 1)", "DELETE FROM tr.parent WHERE id = 1",
 		"INSERT INTO tr.ids VALUES (1000, 1), (5, 2), (70, 3)", "INSERT INTO tr.ids (v) VALUES (4)",
-		"BEGIN", "INSERT INTO tr.ids VALUES (20, 5)", "UPDATE tr.ids SET id = 3000 WHERE id = 70", "COMMIT")
+		"BEGIN", "INSERT INTO tr.ids VALUES (20, 5)", "UPDATE tr.ids SET id = 3000 WHERE id = 70", "COMMIT",
+		// The rows of a CREATE TABLE ... SELECT go in the DDL's transaction.
+		"CREATE TABLE tr.cts (id INT AUTO_INCREMENT PRIMARY KEY, v INT) SELECT 7 AS id, 1 AS v")
 	files := binlogFiles(t, src)
 
 	ref := targetServer(t)
@@ -481,7 +484,7 @@ func TestPostgresTruncateAndIdentity(t *testing.T) {
 			for _, c := range []struct {
 				table string
 				max   int64
-			}{{"parent", 2}, {"plain", 1}, {"ids", 3000}} {
+			}{{"parent", 2}, {"plain", 1}, {"ids", 3000}, {"cts", 7}} {
 				var id int64
 				if err := pdb.QueryRow("INSERT INTO tr." + c.table + " (v) VALUES (DEFAULT) RETURNING id").Scan(&id); err != nil {
 					t.Fatalf("insert without an id into tr.%s after the replicated rows: %v", c.table, err)
@@ -492,4 +495,59 @@ func TestPostgresTruncateAndIdentity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkPostgresIdentityAdvance times the catch-up of single-row
+// inserts into an AUTO_INCREMENT table (a commit unit per source
+// transaction with --commit-unit 1, each moving the identity: the worst
+// case of the setval prepl adds to a commit) by this build and by the
+// prepl binary PREPL_PEER names (one without the identity advance: `make
+// bench-pg-identity` builds it), alternately into fresh databases of one
+// PostgreSQL, b.N rounds (-benchtime Nx). It reports the median seconds of
+// each and the ratio of the medians; the spread is in the log.
+func BenchmarkPostgresIdentityAdvance(b *testing.B) {
+	peer := os.Getenv("PREPL_PEER")
+	if peer == "" {
+		b.Fatal("PREPL_PEER must name the prepl binary to compare with (make bench-pg-identity builds it)")
+	}
+	const n = 20000
+	o := sandbox.Defaults()
+	o.Binlog = true
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
+	src := sandbox.MustStart(b, o)
+	db := sandbox.MustOpen(b, src, "")
+	sandbox.MustExec(b, db, "CREATE DATABASE ib", "CREATE TABLE ib.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, note VARCHAR(40))")
+	for i := 0; i < n; i++ {
+		sandbox.MustExec(b, db, fmt.Sprintf("INSERT INTO ib.t (v, note) VALUES (%d, 'x')", i))
+	}
+	sandbox.MustExec(b, db, "FLUSH BINARY LOGS")
+	files, err := src.BinlogFiles()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pg := sandbox.MustStartPostgres(b)
+	pdb := sandbox.MustOpenPostgres(b, pg, "postgres")
+	bins := map[string]string{"this": preplBinary(b), "peer": peer}
+	times := map[string][]float64{}
+	for i := 0; i < b.N; i++ {
+		for _, name := range []string{"this", "peer"} {
+			dbName := fmt.Sprintf("ib_%s_%d", name, i)
+			sandbox.MustExec(b, pdb, "CREATE DATABASE "+dbName)
+			args := append([]string{"replay", "--target", pg.URL(dbName), "--workers", "4", "--commit-unit", "1", "--progress", "0"}, files...)
+			start := time.Now()
+			if code, out := runBin(bins[name], args); code != 0 {
+				b.Fatalf("%s: exit %d\n%s", bins[name], code, out)
+			}
+			times[name] = append(times[name], time.Since(start).Seconds())
+		}
+	}
+	med := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	b.Logf("seconds, this build: %v; peer: %v", times["this"], times["peer"])
+	b.ReportMetric(med(times["this"]), "this-s")
+	b.ReportMetric(med(times["peer"]), "peer-s")
+	b.ReportMetric(med(times["this"])/med(times["peer"]), "this/peer")
 }
