@@ -35,6 +35,7 @@ type Batch struct {
 	chunks []chunk
 	saved  int
 	ids    []identityMax
+	xa     *xaStep // an XA group's, ended by Commit
 }
 
 type chunk struct {
@@ -170,9 +171,12 @@ func (t *Target) Lookup(ctx context.Context) compact.Lookup {
 	}
 }
 
-// Render writes a unit's batch: planned here (compact.PlanUnit), then
-// RenderPlan.
+// Render writes a unit's batch: an XA group's (renderXA), or planned here
+// (compact.PlanUnit), then RenderPlan.
 func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (apply.Batch, error) {
+	if len(txs) == 1 && txs[0].XA { // an XA group is alone in its unit
+		return t.renderXA(ctx, txs[0])
+	}
 	p, err := compact.PlanUnit(txs, nil, t.Lookup(ctx), compaction)
 	if err != nil {
 		return nil, err
@@ -183,12 +187,6 @@ func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (a
 // RenderPlan writes the batch of a planned unit: its runs in order, each
 // compacted (net effect per table) or in source order.
 func (t *Target) RenderPlan(ctx context.Context, txs []*txn.Txn, p compact.UnitPlan) (apply.Batch, error) {
-	for _, tx := range txs {
-		if tx.XA {
-			return nil, fmt.Errorf("apply %s: a transaction prepared with XA on the source: %w: the PostgreSQL target "+
-				"does not apply XA transactions yet; go past it with --skip-gtid and apply its rows by hand", describe(tx), ErrUnsupported)
-		}
-	}
 	b := &Batch{}
 	b.add([]byte("BEGIN"), expect{})
 	if err := t.renderRuns(b, t.Catalog, p); err != nil {
