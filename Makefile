@@ -147,6 +147,18 @@ bench-pg: deps build
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(BENCH_PG_PY); }
 	$(GO) run ./bench/pgmigrate/cmd --prepl $(BIN) --out bench-out/pg $(BENCH_PG_ARGS)
 
+# bench-pg-identity (not part of test): the catch-up of single-row inserts
+# into PostgreSQL by this build against PEER (default: the commit before
+# replicated ids moved the identity sequence), median of BENCH_ROUNDS
+# alternating rounds (docs/postgres.md).
+PEER         ?= e78e373
+BENCH_ROUNDS ?= 5
+bench-pg-identity: deps
+	rm -rf bench-out/peer-src && mkdir -p bench-out/peer-src && git archive $(PEER) | tar -x -C bench-out/peer-src
+	cd bench-out/peer-src && $(GO) build -o ../prepl-peer ./cmd/prepl
+	PREPL_PEER=$(CURDIR)/bench-out/prepl-peer $(GO) test ./cmd/prepl -run '^$$' -bench PostgresIdentityAdvance \
+		-benchtime $(BENCH_ROUNDS)x -timeout 60m
+
 # bench-docs puts the last `make bench` into docs/benchmarks.md: each
 # part's results.md between its markers, its charts in docs/img/. Review
 # the prose around them: it discusses the numbers of the run it was

@@ -75,54 +75,6 @@ type EventDecoder func(format, events []byte) (*txn.Txn, error)
 // XADecoder gives the target the decoder XA COMMIT needs.
 func XADecoder(d EventDecoder) Option { return func(t *Target) { t.decodeXA = d } }
 
-type xaKind uint8
-
-const (
-	xaNone     xaKind = iota
-	xaPrepare         // the prepared part: XA START ... XA PREPARE xid
-	xaOnePhase        // MySQL: XA START ... XA COMMIT xid ONE PHASE
-	xaCommit          // XA COMMIT xid
-	xaRollback        // XA ROLLBACK xid
-)
-
-// xaOf tells which XA group tx is and its xid, from its last statement
-// (see binlog's assembler).
-func xaOf(tx *txn.Txn) (xaKind, string) {
-	if !tx.XA || len(tx.Changes) == 0 || tx.Changes[len(tx.Changes)-1].Stmt == nil {
-		return xaNone, ""
-	}
-	w, args := xaVerb(tx.Changes[len(tx.Changes)-1].Stmt.SQL)
-	switch {
-	case w == "PREPARE":
-		return xaPrepare, args
-	case w == "COMMIT" && len(tx.Changes) > 1:
-		up := strings.ToUpper(args)
-		if i := strings.LastIndex(up, "ONE"); i > 0 && strings.TrimSpace(up[i:]) == "ONE PHASE" {
-			args = strings.TrimSpace(args[:i])
-		}
-		return xaOnePhase, args
-	case w == "COMMIT":
-		return xaCommit, args
-	case w == "ROLLBACK" && len(tx.Changes) == 1:
-		return xaRollback, args
-	}
-	return xaNone, ""
-}
-
-// xaVerb returns the verb of an XA statement (START, END, PREPARE,
-// COMMIT, ROLLBACK) and the text after it (the xid), or "".
-func xaVerb(sql string) (verb, args string) {
-	w := txn.LeadingWords(sql, 2)
-	if len(w) < 2 || w[0] != "XA" {
-		return "", ""
-	}
-	s := txn.SkipSpaceAndComments(sql)
-	for _, x := range w {
-		s = txn.SkipSpaceAndComments(s[len(x):])
-	}
-	return w[1], strings.TrimSpace(s)
-}
-
 // xaStep is a chunk of an XA COMMIT or ROLLBACK group: it reads the
 // prepared part's events on the connection, inside the open transaction.
 type xaStep struct {
@@ -133,16 +85,16 @@ type xaStep struct {
 
 // renderXA writes an XA group (the only member of its unit) after BEGIN.
 func (t *Target) renderXA(ctx context.Context, b *Batch, tx *txn.Txn, compaction, keepGTID bool) error {
-	kind, xid := xaOf(tx)
-	if kind == xaNone {
+	kind, xid := tx.XAGroup()
+	if kind == txn.XANone {
 		return fmt.Errorf("apply %s: an XA transaction prepl cannot read: it ends with %q (%w)", describe(tx), lastSQL(tx), ErrUnsupported)
 	}
-	if kind != xaOnePhase && keepGTID {
+	if kind != txn.XAOnePhase && keepGTID {
 		return fmt.Errorf("apply %s: XA %s: %w: prepl applies an XA transaction's rows at its XA COMMIT, so the target's binlog would not hold its XA PREPARE and XA COMMIT as the source's does; run without --keep-gtid (%w)",
 			describe(tx), xid, ErrXAKeepGTID, ErrUnsupported)
 	}
 	switch kind {
-	case xaOnePhase:
+	case txn.XAOnePhase:
 		rows, err := xaRows(tx, xid)
 		if err != nil {
 			return err
@@ -152,32 +104,23 @@ func (t *Target) renderXA(ctx context.Context, b *Batch, tx *txn.Txn, compaction
 			return err
 		}
 		return t.renderRuns(ctx, b, p)
-	case xaPrepare:
+	case txn.XAPrepare:
 		return t.renderXAPrepare(b, tx, xid)
 	}
 	b.closeChunk()
-	b.chunks = append(b.chunks, chunk{xa: &xaStep{tx: tx, xid: xid, commit: kind == xaCommit}, closed: true})
+	b.chunks = append(b.chunks, chunk{xa: &xaStep{tx: tx, xid: xid, commit: kind == txn.XACommit}, closed: true})
 	return nil
 }
 
 // xaRows returns tx without its XA statements; another statement inside
 // an XA transaction is refused.
 func xaRows(tx *txn.Txn, xid string) (*txn.Txn, error) {
-	rows := *tx
-	rows.Changes = make([]txn.Change, 0, len(tx.Changes))
-	for _, ch := range tx.Changes {
-		if ch.Stmt == nil {
-			rows.Changes = append(rows.Changes, ch)
-			continue
-		}
-		switch v, _ := xaVerb(ch.Stmt.SQL); v {
-		case "START", "BEGIN", "END", "PREPARE", "COMMIT":
-			continue
-		}
+	rows, other := tx.XARows()
+	if other != nil {
 		return nil, fmt.Errorf("apply %s: XA transaction %s holds the statement %q, which prepl cannot keep with its rows until XA COMMIT (%w)",
-			describe(tx), xid, truncate(ch.Stmt.SQL, 100), ErrUnsupported)
+			describe(tx), xid, truncate(other.SQL, 100), ErrUnsupported)
 	}
-	return &rows, nil
+	return rows, nil
 }
 
 // renderXAPrepare stores the prepared part's row events.

@@ -6,37 +6,6 @@ import (
 	"github.com/prepl/prepl/txn"
 )
 
-func TestXAOf(t *testing.T) {
-	stmt := func(q string) txn.Change { return txn.Change{Stmt: &txn.Statement{SQL: q}} }
-	row := txn.Change{Row: &txn.RowChange{Kind: txn.Insert, Table: &txn.Table{Schema: "s", Name: "t"}}}
-	x := "X'7831',X'',1"
-	cases := []struct {
-		name    string
-		xa      bool
-		changes []txn.Change
-		kind    xaKind
-		xid     string
-	}{
-		{"prepare", true, []txn.Change{stmt("XA START " + x), row, stmt("XA END " + x), stmt("XA PREPARE " + x)}, xaPrepare, x},
-		{"empty prepare", true, []txn.Change{stmt("XA START " + x), stmt("XA END " + x), stmt("XA PREPARE " + x)}, xaPrepare, x},
-		{"commit", true, []txn.Change{stmt("XA COMMIT " + x)}, xaCommit, x},
-		{"commit, comment and spaces", true, []txn.Change{stmt("/* c */ xa  commit   " + x + " ")}, xaCommit, x},
-		{"rollback", true, []txn.Change{stmt("XA ROLLBACK " + x)}, xaRollback, x},
-		{"MySQL one phase", true, []txn.Change{stmt("XA START " + x), row, stmt("XA END " + x), stmt("XA COMMIT " + x + " ONE PHASE")}, xaOnePhase, x},
-		{"binary xid with format id", true, []txn.Change{stmt("XA COMMIT X'0a0b',X'7171',7")}, xaCommit, "X'0a0b',X'7171',7"},
-		{"not XA", false, []txn.Change{row, stmt("XA COMMIT " + x)}, xaNone, ""},
-		{"XA without an XA statement last", true, []txn.Change{stmt("XA START " + x), row}, xaNone, ""},
-		{"rollback with rows", true, []txn.Change{row, stmt("XA ROLLBACK " + x)}, xaNone, ""},
-		{"nothing", true, nil, xaNone, ""},
-	}
-	for _, c := range cases {
-		kind, xid := xaOf(&txn.Txn{XA: c.xa, Changes: c.changes})
-		if kind != c.kind || xid != c.xid {
-			t.Errorf("%s: xaOf = %d %q, want %d %q", c.name, kind, xid, c.kind, c.xid)
-		}
-	}
-}
-
 // TestXARows: the XA statements are dropped, rows kept in order; any
 // other statement is refused.
 func TestXARows(t *testing.T) {

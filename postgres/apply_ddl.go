@@ -25,6 +25,10 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	if done, err := t.committed(ctx, after); err != nil || done {
 		return false, err
 	}
+	// A DDL may restart, drop or rename what the identity cache knows;
+	// it is alone in flight (the DDL barrier).
+	t.ids.forget()
+	defer t.ids.forget()
 	old := t.Catalog.Defs()
 	next := old.Clone()
 	stmts, err := TranslateDefs(st.SQL, st.Schema, t.Opts, next)
@@ -64,6 +68,13 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 			return false, err
 		}
 		if err := c.Send(ctx, b); err != nil {
+			return false, fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
+		}
+		q, err := t.identitySQL(ctx, c.c, b.ids)
+		if err == nil && q != "" {
+			_, err = pt.Exec(ctx, q)
+		}
+		if err != nil {
 			return false, fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/txn"
 )
 
 // Conn is one pinned target connection, used by one worker at a time. It
@@ -20,6 +21,10 @@ type Conn struct {
 	t   *Target
 	c   *pgx.Conn
 	pid uint32
+	// ids are the identity maxima of the batches sent in the open
+	// transaction, which Commit moves the sequences to.
+	ids []identityMax
+	xa  *xaStep // the XA group sent, ended by Commit
 }
 
 // Conn opens a pinned connection with prepl's session settings.
@@ -48,10 +53,24 @@ func (c *Conn) Close() {
 // stays open for Commit or Rollback.
 func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
 	b := ab.(*Batch)
+	c.xa = b.xa
+	if b.xa != nil && b.xa.kind == txn.XAPrepare {
+		// An earlier attempt may have prepared it and lost its position.
+		prepared, err := c.isPrepared(ctx, b.xa.gid)
+		if err != nil {
+			return err
+		}
+		if c.xa.prepared = prepared; prepared {
+			return nil
+		}
+	}
 	for _, ch := range b.chunks {
 		if err := c.exec(ctx, ch); err != nil {
 			return err
 		}
+	}
+	for _, id := range b.ids {
+		c.ids = noteMax(c.ids, id)
 	}
 	return nil
 }
@@ -92,18 +111,32 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 // Commit stores p in the position table and commits the transaction Send
 // opened; the rows were checked before, so a surprise never follows.
 func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
-	results, err := c.c.PgConn().Exec(ctx, c.t.positionSQL(p)+";COMMIT").ReadAll()
+	ids, xa := c.ids, c.xa
+	c.ids, c.xa = nil, nil
+	if xa != nil {
+		return c.commitXA(ctx, xa, ids, p)
+	}
+	q, err := c.t.identitySQL(ctx, c.c, ids)
+	if err != nil {
+		return err
+	}
+	if q != "" {
+		q += ";"
+	}
+	results, err := c.c.PgConn().Exec(ctx, q+c.t.positionSQL(p)+";COMMIT").ReadAll()
 	if err != nil {
 		return fmt.Errorf("store the position and commit: %w", err)
 	}
-	if len(results) != 2 || results[1].CommandTag.String() != "COMMIT" {
+	if n := len(results); n == 0 || results[n-1].CommandTag.String() != "COMMIT" {
 		return errors.New("commit: the target rolled the transaction back")
 	}
+	c.t.identitySet(ids)
 	return nil
 }
 
 // Rollback abandons the open transaction.
 func (c *Conn) Rollback(ctx context.Context) error {
+	c.ids, c.xa = nil, nil
 	_, err := c.c.Exec(ctx, "ROLLBACK")
 	return err
 }

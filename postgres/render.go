@@ -34,6 +34,8 @@ const copyRows = 100
 type Batch struct {
 	chunks []chunk
 	saved  int
+	ids    []identityMax
+	xa     *xaStep // an XA group's, ended by Commit
 }
 
 type chunk struct {
@@ -169,9 +171,12 @@ func (t *Target) Lookup(ctx context.Context) compact.Lookup {
 	}
 }
 
-// Render writes a unit's batch: planned here (compact.PlanUnit), then
-// RenderPlan.
+// Render writes a unit's batch: an XA group's (renderXA), or planned here
+// (compact.PlanUnit), then RenderPlan.
 func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (apply.Batch, error) {
+	if len(txs) == 1 && txs[0].XA { // an XA group is alone in its unit
+		return t.renderXA(ctx, txs[0])
+	}
 	p, err := compact.PlanUnit(txs, nil, t.Lookup(ctx), compaction)
 	if err != nil {
 		return nil, err
@@ -182,12 +187,6 @@ func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (a
 // RenderPlan writes the batch of a planned unit: its runs in order, each
 // compacted (net effect per table) or in source order.
 func (t *Target) RenderPlan(ctx context.Context, txs []*txn.Txn, p compact.UnitPlan) (apply.Batch, error) {
-	for _, tx := range txs {
-		if tx.XA {
-			return nil, fmt.Errorf("apply %s: a transaction prepared with XA on the source: %w: the PostgreSQL target "+
-				"does not apply XA transactions yet; go past it with --skip-gtid and apply its rows by hand", describe(tx), ErrUnsupported)
-		}
-	}
 	b := &Batch{}
 	b.add([]byte("BEGIN"), expect{})
 	if err := t.renderRuns(b, t.Catalog, p); err != nil {
@@ -290,12 +289,14 @@ func (t *Target) renderRow(b *Batch, tbs tables, tx *txn.Txn, rc *txn.RowChange)
 	var q []byte
 	switch rc.Kind {
 	case txn.Insert:
+		b.noteIdentity(&w, name, rc.After, rc.AfterCols)
 		q = append(q, "INSERT INTO "+name+" ("...)
 		q = w.columns(q, rc.AfterCols, ", ", nil)
 		q = append(q, ") VALUES ("...)
 		q = w.columns(q, rc.AfterCols, ", ", w.literal(rc.After))
 		q = append(q, ')')
 	case txn.Update:
+		b.noteIdentity(&w, name, rc.After, rc.AfterCols)
 		q = append(q, "UPDATE "+name+" SET "...)
 		q = w.columns(q, rc.AfterCols, ", ", w.assign(rc.After))
 		q = w.where(append(q, " WHERE "...), name, rc)
@@ -413,6 +414,11 @@ func (t *Target) renderNets(b *Batch, tbs tables, tx *txn.Txn, nets []*compact.N
 			kind txn.Kind
 			rows [][]txn.Value
 		}{{txn.Delete, n.Deletes}, {txn.Insert, n.Inserts}, {txn.Update, n.Updates}} {
+			if st.kind != txn.Delete {
+				for _, row := range st.rows {
+					b.noteIdentity(&w, name, row, nil)
+				}
+			}
 			for len(st.rows) > 0 {
 				k := min(len(st.rows), netRows)
 				e := expect{rows: int64(k), kind: st.kind, table: n.Map.QualifiedName(), tx: tx, compacted: true, upsert: st.kind == txn.Update}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +26,8 @@ const PositionSchema = "prepl"
 // SetupSQL creates prepl's tables on a PostgreSQL target: the position
 // (the columns and meaning of the MySQL target's, one row per channel and
 // slot, written in the same transaction as the rows), the source's table
-// definitions (TablesSQL) and the skip requests.
+// definitions (TablesSQL), the mapping options, the XA transactions
+// prepared (see xa.go) and the skip requests.
 var SetupSQL = []string{
 	"CREATE SCHEMA IF NOT EXISTS " + PositionSchema,
 	`CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.position (
@@ -46,6 +48,7 @@ var SetupSQL = []string{
 		PRIMARY KEY (channel, slot))`,
 	TablesSQL,
 	mappingSQL,
+	xaSQL,
 	`CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.skip (
 		channel varchar(64) NOT NULL,
 		txn varchar(600) NOT NULL,
@@ -65,9 +68,13 @@ type Target struct {
 	Opts    Options
 	Catalog *Catalog
 
-	conf      *pgx.ConnConfig
-	reconnect time.Duration
-	log       *slog.Logger
+	conf *pgx.ConnConfig
+	ids  identities
+	// maxPrepared is the target's max_prepared_transactions: XA
+	// transactions need it above 0.
+	maxPrepared int
+	reconnect   time.Duration
+	log         *slog.Logger
 }
 
 // Option changes how Open prepares the target.
@@ -121,6 +128,11 @@ func Open(ctx context.Context, url, channel string, o Options, opts ...Option) (
 				return t.connectErr(err)
 			}
 		}
+		var mp string
+		if err := t.Pool.QueryRow(ctx, "SHOW max_prepared_transactions").Scan(&mp); err != nil {
+			return t.connectErr(err)
+		}
+		t.maxPrepared, _ = strconv.Atoi(mp)
 		defs, err := loadDefs(ctx, t.Pool)
 		if err == nil {
 			t.Catalog = newCatalog(defs)

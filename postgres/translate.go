@@ -280,7 +280,7 @@ func translate(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []string{"TRUNCATE TABLE " + Table(db, t, o)}, nil
+		return []string{truncateSQL(Table(db, t, o))}, nil
 	case p.accept("ANALYZE"), p.accept("OPTIMIZE"), p.accept("REPAIR"), p.accept("CHECK"):
 		// Maintenance the source logs (unless NO_WRITE_TO_BINLOG): it
 		// changes no row. ANALYZE is PostgreSQL's too; the others have no
@@ -657,3 +657,30 @@ func modifyColumn(table, tbl string, c *Column, o Options) ([]string, error) {
 
 // checkName names the CHECK that keeps a column to its source values.
 func checkName(table, column string) string { return table + "_" + column + "_check" }
+
+// truncateSQL empties tbl as MySQL's TRUNCATE does: every row gone, no
+// DELETE trigger fired, no foreign key checked or cascaded, the
+// AUTO_INCREMENT (identity) restarted. The source binlogs a TRUNCATE of
+// a table that other tables' foreign keys reference only when its
+// session had foreign_key_checks=0 (otherwise it refuses, error 1701),
+// and then empties the parent and leaves the children as they are;
+// PostgreSQL refuses TRUNCATE of a referenced table (unless CASCADE,
+// which would empty the children too), so such a table is emptied with
+// DELETE, under prepl's session_replication_role = replica (no check),
+// with the referential actions prepl enables ALWAYS (cascadeSQL) set
+// back to ORIGIN for the DELETE, and its identities restarted. Which
+// form is decided on the target, by its foreign keys at that moment.
+func truncateSQL(tbl string) string {
+	q := QuoteString(tbl)
+	return `DO $prepl$DECLARE ts text[]; tg text; col text; BEGIN
+IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE confrelid = ` + q + `::regclass AND contype = 'f' AND conrelid <> confrelid) THEN
+  TRUNCATE TABLE ` + tbl + ` RESTART IDENTITY; RETURN;
+END IF;
+SELECT array_agg(tgname) INTO ts FROM pg_trigger WHERE tgrelid = ` + q + `::regclass AND tgisinternal AND tgenabled = 'A';
+FOREACH tg IN ARRAY coalesce(ts, '{}') LOOP EXECUTE format('ALTER TABLE %s ENABLE TRIGGER %I', ` + q + `, tg); END LOOP;
+DELETE FROM ` + tbl + `;
+FOREACH tg IN ARRAY coalesce(ts, '{}') LOOP EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', ` + q + `, tg); END LOOP;
+FOR col IN SELECT attname FROM pg_attribute WHERE attrelid = ` + q + `::regclass AND attidentity <> '' AND NOT attisdropped LOOP
+  EXECUTE format('ALTER TABLE %s ALTER COLUMN %I RESTART', ` + q + `, col);
+END LOOP; END$prepl$`
+}

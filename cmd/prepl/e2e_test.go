@@ -299,7 +299,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func preplBinary(t *testing.T) string {
+func preplBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "prepl-bin-")

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -422,4 +424,273 @@ func TestVerifyPostgresKeyOrder(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "kci.ci k=A: extra on target") || strings.Count(out, "kci.") != 1 {
 		t.Fatalf("verify after planting 'A': exit %d, want 1 and the one extra row:\n%s", code, out)
 	}
+}
+
+// TestPostgresTruncateAndIdentity: a TRUNCATE of a table other tables'
+// foreign keys reference (the source binlogs it only when its session
+// had foreign_key_checks=0) empties the parent, keeps the children and
+// restarts the AUTO_INCREMENT, as `mariadb-binlog | mariadb` into
+// another MariaDB does (the reference); PostgreSQL refuses TRUNCATE of
+// such a table. And after replicated inserts with ids (explicit or the
+// source's AUTO_INCREMENT), an INSERT without an id on the target takes
+// a new one instead of colliding: the identity follows the replicated
+// rows, by both the compacted and the row-by-row path.
+func TestPostgresTruncateAndIdentity(t *testing.T) {
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1) // the session's foreign_key_checks
+	sandbox.MustExec(t, db, "CREATE DATABASE tr",
+		"CREATE TABLE tr.parent (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))",
+		"CREATE TABLE tr.child (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES tr.parent (id) ON DELETE CASCADE)",
+		"CREATE TABLE tr.plain (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
+		"CREATE TABLE tr.ids (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
+		"INSERT INTO tr.parent (v) VALUES ('a'), ('b'), ('c')",
+		"INSERT INTO tr.child VALUES (1, 1), (2, 2), (3, 3)",
+		"INSERT INTO tr.plain (v) VALUES (1), (2), (3)")
+	if _, err := db.Exec("TRUNCATE TABLE tr.parent"); err == nil {
+		t.Fatal("the source truncated a referenced table with foreign_key_checks=1: the test's premise is wrong")
+	}
+	sandbox.MustExec(t, db, "SET SESSION foreign_key_checks = 0", "TRUNCATE TABLE tr.parent", "SET SESSION foreign_key_checks = 1",
+		"TRUNCATE TABLE tr.plain",
+		"INSERT INTO tr.parent (v) VALUES ('d'), ('e')", // ids 1 and 2 again: TRUNCATE reset the AUTO_INCREMENT
+		"INSERT INTO tr.plain (v) VALUES (4)",
+		// The cascade still acts after the TRUNCATE: children 1 (orphaned
+		// by it) and 4 go with parent 1.
+		"INSERT INTO tr.child VALUES (4, 1)", "DELETE FROM tr.parent WHERE id = 1",
+		"INSERT INTO tr.ids VALUES (1000, 1), (5, 2), (70, 3)", "INSERT INTO tr.ids (v) VALUES (4)",
+		"BEGIN", "INSERT INTO tr.ids VALUES (20, 5)", "UPDATE tr.ids SET id = 3000 WHERE id = 70", "COMMIT",
+		// The rows of a CREATE TABLE ... SELECT go in the DDL's transaction.
+		"CREATE TABLE tr.cts (id INT AUTO_INCREMENT PRIMARY KEY, v INT) SELECT 7 AS id, 1 AS v")
+	files := binlogFiles(t, src)
+
+	ref := targetServer(t)
+	if _, err := mariadbBinlogInto(t, ref, nil, files...); err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, src, ref)
+	var children int
+	sandbox.MustOpen(t, ref, "").QueryRow("SELECT count(*) FROM tr.child").Scan(&children)
+	if children != 2 {
+		t.Fatalf("the reference has %d children, want 2 (2 and 3: the TRUNCATE keeps them, the DELETE cascades to 1 and 4)", children)
+	}
+
+	pg := sandbox.MustStartPostgres(t)
+	for _, run := range []struct{ name, compact, unit string }{{"compacted", "true", "8"}, {"rows", "false", "1"}} {
+		t.Run(run.name, func(t *testing.T) {
+			url := pgDatabase(t, pg, "tr_"+run.name)
+			mustPrepl(t, append([]string{"replay", "--target", url, "--workers", "4", "--compact=" + run.compact,
+				"--commit-unit", run.unit, "--progress", "0"}, files...)...)
+			pgVerify(t, src, url)
+			pdb := sandbox.MustOpenPostgres(t, pg, "tr_"+run.name)
+			for _, c := range []struct {
+				table string
+				max   int64
+			}{{"parent", 2}, {"plain", 1}, {"ids", 3000}, {"cts", 7}} {
+				var id int64
+				if err := pdb.QueryRow("INSERT INTO tr." + c.table + " (v) VALUES (DEFAULT) RETURNING id").Scan(&id); err != nil {
+					t.Fatalf("insert without an id into tr.%s after the replicated rows: %v", c.table, err)
+				}
+				if id <= c.max {
+					t.Errorf("tr.%s: a new row got id %d, want past the replicated %d", c.table, id, c.max)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPostgresIdentityAdvance times the catch-up of single-row
+// inserts into an AUTO_INCREMENT table (a commit unit per source
+// transaction with --commit-unit 1, each moving the identity: the worst
+// case of the setval prepl adds to a commit) by this build and by the
+// prepl binary PREPL_PEER names (one without the identity advance: `make
+// bench-pg-identity` builds it), alternately into fresh databases of one
+// PostgreSQL, b.N rounds (-benchtime Nx), each round starting with the
+// other. It reports the median seconds of
+// each and the ratio of the medians; the spread is in the log.
+func BenchmarkPostgresIdentityAdvance(b *testing.B) {
+	peer := os.Getenv("PREPL_PEER")
+	if peer == "" {
+		b.Fatal("PREPL_PEER must name the prepl binary to compare with (make bench-pg-identity builds it)")
+	}
+	const n = 20000
+	o := sandbox.Defaults()
+	o.Binlog = true
+	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
+	src := sandbox.MustStart(b, o)
+	db := sandbox.MustOpen(b, src, "")
+	sandbox.MustExec(b, db, "CREATE DATABASE ib", "CREATE TABLE ib.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, note VARCHAR(40))")
+	for i := 0; i < n; i++ {
+		sandbox.MustExec(b, db, fmt.Sprintf("INSERT INTO ib.t (v, note) VALUES (%d, 'x')", i))
+	}
+	sandbox.MustExec(b, db, "FLUSH BINARY LOGS")
+	files, err := src.BinlogFiles()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pg := sandbox.MustStartPostgres(b)
+	pdb := sandbox.MustOpenPostgres(b, pg, "postgres")
+	bins := map[string]string{"this": preplBinary(b), "peer": peer}
+	times := map[string][]float64{}
+	for i := 0; i < b.N; i++ {
+		order := []string{"this", "peer"}
+		if i%2 == 1 {
+			order = []string{"peer", "this"}
+		}
+		for _, name := range order {
+			dbName := fmt.Sprintf("ib_%s_%d", name, i)
+			sandbox.MustExec(b, pdb, "CREATE DATABASE "+dbName)
+			args := append([]string{"replay", "--target", pg.URL(dbName), "--workers", "4", "--commit-unit", "1", "--progress", "0"}, files...)
+			start := time.Now()
+			if code, out := runBin(bins[name], args); code != 0 {
+				b.Fatalf("%s: exit %d\n%s", bins[name], code, out)
+			}
+			times[name] = append(times[name], time.Since(start).Seconds())
+		}
+	}
+	med := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	b.Logf("seconds, this build: %v; peer: %v", times["this"], times["peer"])
+	b.ReportMetric(med(times["this"]), "this-s")
+	b.ReportMetric(med(times["peer"]), "peer-s")
+	b.ReportMetric(med(times["this"])/med(times["peer"]), "this/peer")
+}
+
+// TestPostgresXA applies XA transactions (xaWorkload: two prepared at
+// once, committed in the other order, ordinary transactions between, a
+// rollback every fourth round) to PostgreSQL as prepared transactions:
+// refused with an error naming max_prepared_transactions when it is 0;
+// with it, replay and replicate end with target = source (prepl verify)
+// and no prepared transaction left; and kill -9 at random points, each
+// followed by a check that PostgreSQL shows a state the source had (no
+// XA row before its commit, nothing of a rolled-back one), ends equal too.
+func TestPostgresXA(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	xaWorkload(t, db, 120)
+	var total int64
+	db.QueryRow("SELECT SUBSTRING_INDEX(@@gtid_binlog_pos, '-', -1)").Scan(&total)
+	files := binlogFiles(t, src)
+
+	t.Run("no-prepared-transactions", func(t *testing.T) {
+		pg := sandbox.MustStartPostgres(t) // max_prepared_transactions = 0, PostgreSQL's default
+		url := pgDatabase(t, pg, "xa0")
+		code, out := prepl(t, append([]string{"replay", "--target", url, "--progress", "0"}, files...)...)
+		if code != exitFatal || !strings.Contains(out, "max_prepared_transactions") || !strings.Contains(out, "XA PREPARE") {
+			t.Fatalf("exit %d, want %d and an error naming max_prepared_transactions:\n%s", code, exitFatal, out)
+		}
+		var rows int
+		sandbox.MustOpenPostgres(t, pg, "xa0").QueryRow("SELECT count(*) FROM x.t").Scan(&rows)
+		if rows != 0 {
+			t.Fatalf("%d rows of x.t applied, want none: the run stops before the first XA PREPARE", rows)
+		}
+	})
+
+	pg := sandbox.MustStartPostgres(t, "-c", "max_prepared_transactions=20")
+	left := func(t *testing.T, dbName string) (prepared, recorded int) {
+		t.Helper()
+		pdb := sandbox.MustOpenPostgres(t, pg, dbName)
+		if err := pdb.QueryRow("SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()").Scan(&prepared); err != nil {
+			t.Fatal(err)
+		}
+		pdb.QueryRow("SELECT count(*) FROM prepl.xa").Scan(&recorded)
+		return prepared, recorded
+	}
+	runs := []struct {
+		name, channel string
+		args          func(url string) []string
+	}{
+		{"replay-writeset", "replay", func(url string) []string {
+			return append([]string{"replay", "--target", url, "--workers", "4", "--commit-unit", "3", "--progress", "0"}, files...)
+		}},
+		{"replicate-optimistic", "default", func(url string) []string {
+			return []string{"replicate", "--source", src.URL(), "--target", url, "--workers", "4", "--mode", "optimistic",
+				"--stop-at-end", "--progress", "0"}
+		}},
+	}
+	for _, c := range runs {
+		t.Run(c.name, func(t *testing.T) {
+			dbName := "xa_" + strings.ReplaceAll(c.name, "-", "_")
+			url := pgDatabase(t, pg, dbName)
+			if code, out := runBin(bin, c.args(url)); code != 0 {
+				t.Fatalf("exit %d\n%s", code, out)
+			}
+			pgVerify(t, src, url)
+			if p, r := left(t, dbName); p != 0 || r != 0 {
+				t.Fatalf("%d prepared transactions and %d prepl.xa rows left after every XA transaction ended", p, r)
+			}
+		})
+	}
+
+	// The two moments a crash can split: after PREPARE TRANSACTION and
+	// before the position, after COMMIT PREPARED and before the position.
+	// A trigger on prepl.xa makes the position's transaction fail there;
+	// the next run must neither prepare again nor refuse the commit.
+	t.Run("between-phase-and-position", func(t *testing.T) {
+		url := pgDatabase(t, pg, "xa_split")
+		pdb := sandbox.MustOpenPostgres(t, pg, "xa_split")
+		sandbox.MustExec(t, pdb, postgres.SetupSQL...)
+		sandbox.MustExec(t, pdb, "CREATE FUNCTION planted() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'planted failure'; END$$")
+		args := runs[0].args(url)
+		for _, op := range []string{"INSERT", "DELETE"} {
+			sandbox.MustExec(t, pdb, "CREATE TRIGGER planted BEFORE "+op+" ON prepl.xa FOR EACH ROW EXECUTE FUNCTION planted()",
+				"ALTER TABLE prepl.xa ENABLE ALWAYS TRIGGER planted")
+			if code, out := runBin(bin, args); code == 0 || !strings.Contains(out, "planted failure") {
+				t.Fatalf("%s on prepl.xa refused: exit %d, want the planted failure:\n%s", op, code, out)
+			}
+			p, r := left(t, "xa_split")
+			t.Logf("after the failed %s: %d prepared, %d recorded", op, p, r)
+			if op == "INSERT" && (p == 0 || r != 0) {
+				t.Fatalf("after the failed INSERT: %d prepared transactions (want some) and %d prepl.xa rows (want 0)", p, r)
+			}
+			if op == "DELETE" && r == 0 {
+				t.Fatal("after the failed DELETE: no prepl.xa row, want the committed one's")
+			}
+			sandbox.MustExec(t, pdb, "DROP TRIGGER planted ON prepl.xa")
+		}
+		if code, out := runBin(bin, args); code != 0 {
+			t.Fatalf("run after the failures: exit %d\n%s", code, out)
+		}
+		pgVerify(t, src, url)
+		if p, r := left(t, "xa_split"); p != 0 || r != 0 {
+			t.Fatalf("%d prepared transactions and %d prepl.xa rows left after every XA transaction ended", p, r)
+		}
+	})
+
+	t.Run("kill-9", func(t *testing.T) {
+		const kills = 8
+		c := runs[0]
+		url := pgDatabase(t, pg, "xa_kill")
+		pdb := sandbox.MustOpenPostgres(t, pg, "xa_kill")
+		rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+		var threshold int64
+		withPrepared := 0
+		for k := 0; k < kills; k++ {
+			threshold += 1 + rng.Int63n(total/(2*kills))
+			if killAt(t, bin, c.args(url), appliedOnPG(t, pg, "xa_kill", c.channel), threshold) {
+				t.Fatalf("prepl finished after %d kills, want %d: make the workload bigger", k, kills)
+			}
+			var early, rolled int
+			pdb.QueryRow("SELECT count(*) FROM x.t LEFT JOIN x.m ON x.m.id = x.t.id / 2 WHERE x.m.id IS NULL").Scan(&early)
+			pdb.QueryRow("SELECT count(*) FROM x.t WHERE id % 2 = 1 AND (id / 2) % 4 = 3").Scan(&rolled)
+			if early != 0 || rolled != 0 {
+				t.Fatalf("after kill %d PostgreSQL shows a state the source never had: %d XA rows visible before their XA COMMIT, "+
+					"%d rows of rolled-back XA transactions", k+1, early, rolled)
+			}
+			if p, _ := left(t, "xa_kill"); p > 0 {
+				withPrepared++
+			}
+		}
+		t.Logf("%d kills, %d of them with a prepared transaction on the target", kills, withPrepared)
+		if code, out := runBin(bin, c.args(url)); code != 0 {
+			t.Fatalf("final run: exit %d\n%s", code, out)
+		}
+		pgVerify(t, src, url)
+		if p, r := left(t, "xa_kill"); p != 0 || r != 0 {
+			t.Fatalf("%d prepared transactions and %d prepl.xa rows left after every XA transaction ended", p, r)
+		}
+	})
 }
