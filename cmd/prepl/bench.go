@@ -77,11 +77,8 @@ Flags:
 `)
 		printFlags(fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	cfg := bench.Config{Rows: *rows, Tables: *tables, RandType: *randType, Events: *events, SourceThreads: *sourceThreads, Repeats: *repeats,
 		OutDir: *out, Keep: *keep, RunTimeout: *runTimeout, Progress: stderr,
@@ -201,11 +198,8 @@ Flags:
 `)
 		printFlags(fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	cfg := bench.ScaleConfig{OutDir: *out, Keep: *keep, Progress: stderr, PreplArgs: strings.Fields(*preplArgs),
 		Command: "prepl bench scale " + strings.Join(args, " ")}

@@ -51,6 +51,18 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return loadConfig(fs, *path)
 }
 
+// parseFlagsOnly is parseFlags for a command that takes flags and no
+// other arguments.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}
+
 // loadConfig applies a TOML config file to fs (see parseFlags).
 func loadConfig(fs *flag.FlagSet, path string) error {
 	data, err := os.ReadFile(path)

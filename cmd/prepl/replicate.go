@@ -60,11 +60,8 @@ Flags:
 `)
 		printFlags(fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	if *source == "" {
 		return fmt.Errorf("%w: --source is required", errUsage)

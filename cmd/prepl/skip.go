@@ -180,11 +180,8 @@ Flags:
 `)
 		printFlags(fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	var id string
 	switch {
@@ -240,11 +237,8 @@ Flags:
 `)
 		printFlags(fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	tgt, err := cf.open(ctx)
 	if err != nil {
