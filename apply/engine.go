@@ -66,11 +66,27 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 	e := &engine{tgt: tgt, cfg: cfg, res: res, seq: s, rens: map[uint64]*rendering{},
 		events: make(chan event, 4*cfg.Workers+4)}
 	e.shared = &shared{tgt: tgt, cfg: &e.cfg, events: e.events}
-	if id := cfg.ResolveDDL.ID; id != "" && res.Position.PendingDDL != id {
+	if id := cfg.ResolveDDL.ID; id != "" && res.Position.PendingDDL != id && !maybeApplied(tgt, id) {
 		cfg.Log.Warn("--pending-ddl ignored: the stored position has no such DDL pending", "pending_ddl", id,
 			"stored_pending_ddl", res.Position.PendingDDL)
 	}
 	return e, nil
+}
+
+// maybeApplied reports whether the target marks id's unit as interrupted
+// with non-transactional writes (mysql.Target.MaybeApplied), which
+// --pending-ddl also decides.
+func maybeApplied(tgt Target, id string) bool {
+	m, ok := tgt.(interface {
+		MaybeApplied(context.Context) (string, error)
+	})
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := m.MaybeApplied(ctx)
+	return err == nil && got == id
 }
 
 type readResult struct {

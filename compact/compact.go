@@ -67,6 +67,7 @@ type rowState struct {
 	existed bool        // the row existed before the unit
 	before  []txn.Value // its image before the unit (when existed)
 	final   []txn.Value // its image after; nil once deleted
+	key     []txn.Value // the first image seen: it carries the row key
 }
 
 type table struct {
@@ -82,44 +83,9 @@ type table struct {
 // Unit reduces txs (a unit's members, in order). ok is false when the unit
 // holds statements, which only run in source order.
 func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
-	ts := tables{byName: map[string]*table{}, byMap: map[*txn.Table]*table{}}
-	for _, tx := range txs {
-		for _, ch := range tx.Changes {
-			if ch.Stmt != nil {
-				return Plan{}, false, nil
-			}
-		}
-	}
-	// First pass: which tables can be compacted.
-	for _, tx := range txs {
-		for _, ch := range tx.Changes {
-			rc := ch.Row
-			t, err := ts.of(rc.Table, lookup)
-			if err != nil {
-				return Plan{}, false, err
-			}
-			if t.ok && !fullImages(rc, t.net.Def) {
-				t.ok = false
-			}
-		}
-	}
-	// Second pass: ordered steps, and row histories of compactable tables.
-	for _, tx := range txs {
-		for _, ch := range tx.Changes {
-			rc := ch.Row
-			t, _ := ts.of(rc.Table, nil)
-			if !t.ok {
-				p.Ordered = append(p.Ordered, Step{tx, rc})
-				continue
-			}
-			if !t.apply(rc) {
-				// The changes contradict each other (say, an insert of a row
-				// the unit already holds): leave the whole unit to the
-				// server, in order, where the error will name the row.
-				return Plan{}, false, nil
-			}
-			p.Dropped++
-		}
+	ts, ok, err := histories(txs, lookup, false, &p)
+	if !ok || err != nil {
+		return Plan{}, ok, err
 	}
 	for _, t := range ts.order {
 		if !t.ok {
@@ -144,6 +110,86 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 	return p, true, nil
 }
 
+// Idempotent reduces txs to writes that leave the unit's end state on a
+// target where the unit took effect in full, in part or not at all: every
+// row key the unit touched is deleted (Net.Deletes: gone at the end) or
+// overwritten with its final image (Net.Updates). It is how a unit that
+// wrote to a non-transactional table, and may have taken effect before a
+// crash, is applied again without doubling anything.
+//
+// ok is false when row keys alone cannot say it: statements, a table
+// without exactly one unique index (a key-less table, or an overwrite that
+// could meet another row), foreign keys, triggers, images that are not
+// full, or changes that contradict each other. Unlike Unit it takes
+// tables of any engine, and it drops nothing: a row inserted then deleted
+// is deleted, one back to its first image is written.
+func Idempotent(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
+	ts, ok, err := histories(txs, lookup, true, &p)
+	if !ok || err != nil || len(p.Ordered) > 0 {
+		return Plan{}, false, err
+	}
+	for _, t := range ts.order {
+		for i := range t.states {
+			if r := &t.states[i]; r.final == nil {
+				t.net.Deletes = append(t.net.Deletes, r.key)
+			} else {
+				t.net.Updates = append(t.net.Updates, r.final)
+			}
+		}
+		p.Nets = append(p.Nets, t.net)
+	}
+	p.Dropped = 0
+	return p, true, nil
+}
+
+// histories records each row key's history over txs, per table, for
+// tables that qualify (anyEngine: non-transactional ones too); changes to
+// the others go to p.Ordered, and each change recorded counts in
+// p.Dropped. ok is false when txs hold statements or contradict
+// themselves.
+func histories(txs []*txn.Txn, lookup Lookup, anyEngine bool, p *Plan) (ts tables, ok bool, err error) {
+	ts = tables{byName: map[string]*table{}, byMap: map[*txn.Table]*table{}, anyEngine: anyEngine}
+	for _, tx := range txs {
+		for _, ch := range tx.Changes {
+			if ch.Stmt != nil {
+				return ts, false, nil
+			}
+		}
+	}
+	// First pass: which tables can be compacted.
+	for _, tx := range txs {
+		for _, ch := range tx.Changes {
+			rc := ch.Row
+			t, err := ts.of(rc.Table, lookup)
+			if err != nil {
+				return ts, false, err
+			}
+			if t.ok && !fullImages(rc, t.net.Def) {
+				t.ok = false
+			}
+		}
+	}
+	// Second pass: ordered steps, and row histories of compactable tables.
+	for _, tx := range txs {
+		for _, ch := range tx.Changes {
+			rc := ch.Row
+			t, _ := ts.of(rc.Table, nil)
+			if !t.ok {
+				p.Ordered = append(p.Ordered, Step{tx, rc})
+				continue
+			}
+			if !t.apply(rc) {
+				// The changes contradict each other (say, an insert of a row
+				// the unit already holds): leave the whole unit to the
+				// server, in order, where the error will name the row.
+				return ts, false, nil
+			}
+			p.Dropped++
+		}
+	}
+	return ts, true, nil
+}
+
 // tables are a unit's tables, in first-touch order.
 type tables struct {
 	byName map[string]*table // by the binlog's schema.table
@@ -153,6 +199,8 @@ type tables struct {
 	last  *txn.Table
 	lastT *table
 	order []*table
+	// anyEngine qualifies non-transactional tables too (Idempotent).
+	anyEngine bool
 }
 
 // of returns the table of a table map, looking its definition up the
@@ -170,7 +218,7 @@ func (ts *tables) of(m *txn.Table, lookup Lookup) (*table, error) {
 				return nil, err
 			}
 			t = &table{net: &Net{Def: d, Map: m}, rows: map[string]int{}}
-			t.ok, t.keys = compactable(d)
+			t.ok, t.keys = compactable(d, ts.anyEngine)
 			ts.byName[name] = t
 			ts.order = append(ts.order, t)
 		}
@@ -180,10 +228,13 @@ func (ts *tables) of(m *txn.Table, lookup Lookup) (*table, error) {
 	return t, nil
 }
 
-// compactable reports whether d qualifies, and its row key.
-func compactable(d *txn.TableDef) (bool, []int) {
+// compactable reports whether d qualifies, and its row key. A unit's
+// writes to a non-transactional table are compacted only with anyEngine:
+// a unit that fails half-way leaves them done, and a net effect cannot
+// say which of them were.
+func compactable(d *txn.TableDef, anyEngine bool) (bool, []int) {
 	k := d.RowKey()
-	if k == nil || len(d.Indexes) != 1 || len(d.ForeignKeys) > 0 || d.Referenced || d.HasTriggers || !d.Transactional {
+	if k == nil || len(d.Indexes) != 1 || len(d.ForeignKeys) > 0 || d.Referenced || d.HasTriggers || (!d.Transactional && !anyEngine) {
 		return false, nil
 	}
 	return true, k.Columns
@@ -215,7 +266,7 @@ func (t *table) apply(rc *txn.RowChange) bool {
 		if t.sameKey(rc.Before, rc.After) {
 			r := t.row(rc.After)
 			if r == nil {
-				t.touch(rowState{existed: true, before: rc.Before, final: rc.After})
+				t.touch(rowState{existed: true, before: rc.Before, final: rc.After, key: rc.Before})
 				return true
 			}
 			if r.final == nil {
@@ -232,7 +283,7 @@ func (t *table) apply(rc *txn.RowChange) bool {
 func (t *table) insert(after []txn.Value) bool {
 	r := t.row(after)
 	if r == nil {
-		t.touch(rowState{final: after})
+		t.touch(rowState{final: after, key: after})
 		return true
 	}
 	if r.final != nil {
@@ -245,7 +296,7 @@ func (t *table) insert(after []txn.Value) bool {
 func (t *table) delete(before []txn.Value) bool {
 	r := t.row(before)
 	if r == nil {
-		t.touch(rowState{existed: true, before: before})
+		t.touch(rowState{existed: true, before: before, key: before})
 		return true
 	}
 	if r.final == nil {

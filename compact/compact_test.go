@@ -14,10 +14,12 @@ func defs() map[string]*txn.TableDef {
 	col := func(n string) txn.ColumnDef { return txn.ColumnDef{Name: n, DataType: "int"} }
 	pk := txn.IndexDef{Name: "PRIMARY", Primary: true, Columns: []int{0}}
 	return map[string]*txn.TableDef{
-		"k":  {Schema: "s", Name: "k", Columns: []txn.ColumnDef{col("id"), col("v")}, Indexes: []txn.IndexDef{pk}, Transactional: true},
-		"u":  {Schema: "s", Name: "u", Columns: []txn.ColumnDef{col("id"), col("e")}, Indexes: []txn.IndexDef{pk, {Name: "e", Columns: []int{1}}}, Transactional: true},
-		"fk": {Schema: "s", Name: "fk", Columns: []txn.ColumnDef{col("id"), col("p")}, Indexes: []txn.IndexDef{pk}, Transactional: true, ForeignKeys: []txn.ForeignKeyDef{{Name: "f", Columns: []int{1}}}},
-		"nk": {Schema: "s", Name: "nk", Columns: []txn.ColumnDef{col("a"), col("b")}, Transactional: true},
+		"k":   {Schema: "s", Name: "k", Columns: []txn.ColumnDef{col("id"), col("v")}, Indexes: []txn.IndexDef{pk}, Transactional: true},
+		"u":   {Schema: "s", Name: "u", Columns: []txn.ColumnDef{col("id"), col("e")}, Indexes: []txn.IndexDef{pk, {Name: "e", Columns: []int{1}}}, Transactional: true},
+		"fk":  {Schema: "s", Name: "fk", Columns: []txn.ColumnDef{col("id"), col("p")}, Indexes: []txn.IndexDef{pk}, Transactional: true, ForeignKeys: []txn.ForeignKeyDef{{Name: "f", Columns: []int{1}}}},
+		"nk":  {Schema: "s", Name: "nk", Columns: []txn.ColumnDef{col("a"), col("b")}, Transactional: true},
+		"m":   {Schema: "s", Name: "m", Columns: []txn.ColumnDef{col("id"), col("v")}, Indexes: []txn.IndexDef{pk}},
+		"mnk": {Schema: "s", Name: "mnk", Columns: []txn.ColumnDef{col("a"), col("b")}},
 	}
 }
 
@@ -131,6 +133,68 @@ func TestUnit(t *testing.T) {
 			got := map[string]want{}
 			for _, n := range p.Nets {
 				got[n.Def.Name] = want{n.Deletes, n.Inserts, n.Updates}
+			}
+			if !reflect.DeepEqual(got, c.nets) {
+				t.Fatalf("nets = %v\nwant   %v", got, c.nets)
+			}
+		})
+	}
+}
+
+// TestIdempotent: every key a unit touched ends deleted or overwritten
+// with its final image, whatever part of the unit had taken effect; what
+// keys cannot decide is refused.
+func TestIdempotent(t *testing.T) {
+	cases := []struct {
+		name string
+		txs  []*txn.Txn
+		ok   bool
+		nets map[string]want // by table: deletes and updates (overwrites) only
+	}{
+		{name: "a non-transactional table qualifies (Unit leaves it in order)",
+			txs: []*txn.Txn{tx(ins("m", row(1, 1)), upd("m", row(2, 2), row(2, 3)))},
+			ok:  true, nets: map[string]want{"m": {updates: [][]txn.Value{row(1, 1), row(2, 3)}}}},
+		{name: "a row inserted then deleted is deleted (a crash may have left the insert)",
+			txs: []*txn.Txn{tx(ins("m", row(2, 1))), tx(del("m", row(2, 1)))},
+			ok:  true, nets: map[string]want{"m": {deletes: [][]txn.Value{row(2, 1)}}}},
+		{name: "a row changed and changed back is written back",
+			txs: []*txn.Txn{tx(upd("m", row(1, 1), row(1, 2)), upd("m", row(1, 2), row(1, 1)))},
+			ok:  true, nets: map[string]want{"m": {updates: [][]txn.Value{row(1, 1)}}}},
+		{name: "a key update deletes the old key and overwrites the new",
+			txs: []*txn.Txn{tx(upd("m", row(1, 1), row(7, 1)))},
+			ok:  true, nets: map[string]want{"m": {deletes: [][]txn.Value{row(1, 1)}, updates: [][]txn.Value{row(7, 1)}}}},
+		{name: "transactional tables in the same unit qualify too",
+			txs: []*txn.Txn{tx(ins("k", row(3, 3)), del("m", row(4, 4)))},
+			ok:  true, nets: map[string]want{"k": {updates: [][]txn.Value{row(3, 3)}}, "m": {deletes: [][]txn.Value{row(4, 4)}}}},
+		{name: "a table without a key cannot be written idempotently",
+			txs: []*txn.Txn{tx(ins("mnk", row(1, 1)))}},
+		{name: "a second unique key: an overwrite could meet another row",
+			txs: []*txn.Txn{tx(ins("m", row(1, 1)), upd("u", row(1, 1), row(1, 2)))}},
+		{name: "foreign keys refuse",
+			txs: []*txn.Txn{tx(ins("fk", row(1, 1)))}},
+		{name: "statements refuse",
+			txs: []*txn.Txn{tx(txn.Change{Stmt: &txn.Statement{SQL: "DO 1"}})}},
+		{name: "contradicting changes refuse",
+			txs: []*txn.Txn{tx(ins("m", row(1, 1))), tx(ins("m", row(1, 2)))}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, ok, err := Idempotent(c.txs, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != c.ok {
+				t.Fatalf("ok = %v, want %v", ok, c.ok)
+			}
+			if !ok {
+				return
+			}
+			got := map[string]want{}
+			for _, n := range p.Nets {
+				if len(n.Inserts) > 0 {
+					t.Fatalf("%s: plain inserts %v: a retry would meet its own rows", n.Def.Name, n.Inserts)
+				}
+				got[n.Def.Name] = want{deletes: n.Deletes, updates: n.Updates}
 			}
 			if !reflect.DeepEqual(got, c.nets) {
 				t.Fatalf("nets = %v\nwant   %v", got, c.nets)

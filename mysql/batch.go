@@ -21,6 +21,31 @@ type Batch struct {
 	uqOff  bool
 	// saved counts the source row changes compaction made unnecessary.
 	saved int
+	// txs are the unit's members; nonTrans the tables they write that are
+	// not transactional on the target (see nontrans.go).
+	txs      []*txn.Txn
+	nonTrans []string
+	keepGTID bool // it carries its single member's GTID
+}
+
+// begin opens the batch's target transaction, carrying the single
+// member's GTID when the target keeps them.
+func (b *Batch) begin(txs []*txn.Txn, keepGTID bool) {
+	if keepGTID && len(txs) == 1 {
+		if q := KeepGTIDSQL(txs[0]); q != "" {
+			b.stmt(q, rowExpect{})
+			b.keepGTID = true
+		}
+	}
+	b.stmt("BEGIN", rowExpect{})
+}
+
+// empty is b without its changes: a target transaction that only moves
+// the position past them.
+func (b *Batch) empty() *Batch {
+	e := &Batch{txs: b.txs}
+	e.begin(b.txs, b.keepGTID)
+	return e
 }
 
 type chunk struct {
@@ -167,13 +192,12 @@ func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan
 			p = &plan
 		}
 	}
-	b := &Batch{hint: sqlHint(txs, p)}
-	if keepGTID && len(txs) == 1 {
-		if q := KeepGTIDSQL(txs[0]); q != "" {
-			b.stmt(q, rowExpect{})
-		}
+	nonTrans, err := t.nonTransactional(ctx, txs)
+	if err != nil {
+		return nil, err
 	}
-	b.stmt("BEGIN", rowExpect{})
+	b := &Batch{hint: sqlHint(txs, p), txs: txs, nonTrans: nonTrans}
+	b.begin(txs, keepGTID)
 	if xa {
 		if err := t.renderXA(ctx, b, txs[0], compaction, keepGTID); err != nil {
 			return nil, err

@@ -38,6 +38,10 @@ type Conn struct {
 	// format is the format description event the session's BINLOG
 	// statements read events with (nil: none sent yet).
 	format []byte
+	// marked: the open transaction's unit writes non-transactional
+	// tables and is marked maybe-applied; its commit clears the marker
+	// unless keepMarker (the marker covers units after it).
+	marked, keepMarker bool
 }
 
 // Conn opens a pinned connection with prepl's session settings.
@@ -74,10 +78,20 @@ func (c *Conn) Close() {
 // transaction stays open for Commit or Rollback.
 func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
 	b := ab.(*Batch)
+	c.marked, c.keepMarker = false, false
+	if len(b.nonTrans) > 0 {
+		var err error
+		if b, err = c.markNonTransactional(ctx, b); err != nil {
+			return err
+		}
+	}
 	for _, ch := range b.chunks {
 		if err := c.exec(ctx, ch); err != nil {
 			return err
 		}
+	}
+	if c.marked {
+		CrashPoint("after-nontrans", b.txs[0])
 	}
 	return nil
 }
@@ -185,12 +199,18 @@ func binlogErr(tx *txn.Txn, what string, err error) error {
 func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
 	var ch chunk
 	ch.stmt(c.t.positionSQL(p), rowExpect{})
+	if c.marked && !c.keepMarker {
+		ch.stmt(c.t.clearMarkerSQL(), rowExpect{})
+	}
 	ch.stmt("COMMIT", rowExpect{})
+	c.marked, c.keepMarker = false, false
 	return c.exec(ctx, ch)
 }
 
-// Rollback abandons the open transaction.
+// Rollback abandons the open transaction. A marker of its unit stays: its
+// non-transactional writes may have taken effect.
 func (c *Conn) Rollback(ctx context.Context) error {
+	c.marked, c.keepMarker = false, false
 	_, err := c.c.ExecContext(ctx, "ROLLBACK")
 	return err
 }

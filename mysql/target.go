@@ -34,6 +34,7 @@ type Target struct {
 	decodeXA  EventDecoder  // see XADecoder
 	reconnect time.Duration // see Reconnect
 	log       *slog.Logger
+	resolve   apply.ResolveDDL // see ResolvePending
 }
 
 // Option changes how Open prepares the target.
@@ -108,6 +109,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 		) ENGINE=InnoDB COMMENT='prepl: applied position, written in the same transaction as the rows'`,
 		xaTableSQL,
 		skipTableSQL,
+		maybeAppliedSQL,
 	} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create position tables %s.position and %s on target: %w", PositionSchema, xaTable, err)
@@ -176,13 +178,14 @@ func scanPositions(rows *sql.Rows) (map[string]position.Checkpoint, error) {
 }
 
 // ResetPositions deletes this channel's positions, and the prepared XA
-// transactions stored with them.
+// transactions and the maybe-applied marker stored with them.
 func (t *Target) ResetPositions(ctx context.Context) error {
-	_, err := t.DB.ExecContext(ctx, "DELETE FROM "+PositionSchema+".position WHERE channel = ?", t.Channel)
-	if err == nil {
-		_, err = t.DB.ExecContext(ctx, "DELETE FROM "+xaTable+" WHERE channel = ?", t.Channel)
+	for _, table := range []string{PositionSchema + ".position", xaTable, maybeAppliedTable} {
+		if _, err := t.DB.ExecContext(ctx, "DELETE FROM "+table+" WHERE channel = ?", t.Channel); err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // positionSQL is the statement that stores p; it runs inside the

@@ -86,7 +86,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.BoolVar(&f.keepGTID, "keep-gtid", false, "write each source transaction as its own target transaction carrying the source GTID\n(MariaDB targets with a binlog; for replicas that take part in failover)")
 	fs.StringVar(&f.pendingDDL, "pending-ddl", "", "ID=applied or ID=not-applied: tell prepl whether the DDL of transaction ID (its GTID, or FILE:POS),\n"+
 		"interrupted by a crash, took effect on the target. Needed only when prepl stops and asks: on a target with\n"+
-		"atomic DDL (MariaDB 10.6+, MySQL 8.0+) prepl decides by itself from the catalog's state before the DDL")
+		"atomic DDL (MariaDB 10.6+, MySQL 8.0+) prepl decides by itself from the catalog's state before the DDL.\n"+
+		"It answers the same question for transactions that wrote non-transactional tables (MyISAM, Aria) without\n"+
+		"a single unique key, which prepl cannot apply again idempotently")
 	fs.StringVar(&f.channel, "channel", defaultChannel, "name of this stream's position in the target's prepl.position table")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")

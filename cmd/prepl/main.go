@@ -64,7 +64,7 @@ func exitCode(err error) int {
 	case errors.Is(err, postgres.ErrRefusedDDL), errors.Is(err, postgres.ErrNotTranslated), errors.Is(err, postgres.ErrUnsupported),
 		errors.Is(err, postgres.ErrNoTable), errors.Is(err, postgres.ErrOptions):
 		return exitFatal // a PostgreSQL target cannot take it: the user must (--skip-gtid, or a fix of the source)
-	case errors.As(err, new(*mysql.PendingDDLError)):
+	case errors.As(err, new(*mysql.PendingDDLError)), errors.As(err, new(*mysql.PendingRowsError)):
 		return exitFatal // a restart cannot answer the question; the user must
 	}
 	return exitRetry

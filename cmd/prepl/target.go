@@ -155,6 +155,13 @@ func (f *applyFlags) openTarget(ctx context.Context) (target, error) {
 		return nil, err
 	}
 	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default()), mysql.XADecoder(binlog.DecodeEvents)}
+	if f.pendingDDL != "" {
+		r, err := apply.ParseResolveDDL(f.pendingDDL)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		opts = append(opts, mysql.ResolvePending(r))
+	}
 	if f.keepGTID {
 		opts = append(opts, mysql.KeepGTIDs())
 	}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prepl/prepl/sandbox"
+)
+
+// nonTransWorkload writes MyISAM tables in ways a second run would get
+// wrong: rows inserted (a duplicate key), incremented (doubled), deleted,
+// inserted and deleted again, and one row into a table with no key. It
+// returns the GTIDs of the keyed table's transactions and the key-less
+// one's.
+func nonTransWorkload(t *testing.T, src *sandbox.Server) (keyed []string, keyless string) {
+	t.Helper()
+	db := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, db,
+		"CREATE DATABASE n",
+		"CREATE TABLE n.m (id INT PRIMARY KEY, v INT) ENGINE=MyISAM",
+		"CREATE TABLE n.k (a INT, b INT) ENGINE=MyISAM",
+		"CREATE TABLE n.i (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",
+		"INSERT INTO n.i VALUES (1, 0)")
+	gtid := func() string {
+		var pos string
+		if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+			t.Fatal(err)
+		}
+		return pos
+	}
+	for _, q := range []string{
+		"INSERT INTO n.m VALUES (1, 1), (2, 2), (3, 3)",
+		"UPDATE n.m SET v = v + 10",
+		"DELETE FROM n.m WHERE id = 1",
+		"INSERT INTO n.m VALUES (1, 100)",
+		"UPDATE n.m SET id = 7 WHERE id = 3",
+	} {
+		sandbox.MustExec(t, db, q)
+		keyed = append(keyed, gtid())
+		sandbox.MustExec(t, db, "UPDATE n.i SET v = v + 1") // InnoDB between them
+	}
+	sandbox.MustExec(t, db, "INSERT INTO n.k VALUES (1, 1), (1, 1)")
+	keyless = gtid()
+	sandbox.MustExec(t, db, "UPDATE n.i SET v = v + 1")
+	return keyed, keyless
+}
+
+// TestNonTransactionalExactlyOnceAcrossCrashes kills prepl after the rows
+// of each transaction that writes a MyISAM table and before its position
+// commits: the rows are on the target, the position is not. Each restart
+// must apply them again without doubling them (idempotently, by key):
+// target = source. A key-less table cannot be applied again that way:
+// prepl stops with exit 2, names the transaction and the flag, applies
+// nothing after it, and goes on once told.
+func TestNonTransactionalExactlyOnceAcrossCrashes(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, nil)
+	keyed, keyless := nonTransWorkload(t, src)
+	files := binlogFiles(t, src)
+	for _, flags := range [][]string{{"--workers", "0"}, {"--workers", "4", "--mode", "writeset", "--compact=false"}} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			tgt := targetServer(t)
+			args := append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0"}, flags...), files...)
+			for _, g := range keyed {
+				code, out := runBinEnv(bin, []string{"PREPL_TEST_CRASH=after-nontrans:" + g}, args)
+				if code != -1 {
+					t.Fatalf("prepl was to kill itself after the rows of %s, exited %d:\n%s", g, code, out)
+				}
+			}
+			code, out := runBinEnv(bin, []string{"PREPL_TEST_CRASH=after-nontrans:" + keyless}, args)
+			if code != -1 {
+				t.Fatalf("prepl was to kill itself after the rows of %s, exited %d:\n%s", keyless, code, out)
+			}
+			if !strings.Contains(out, "applying again, idempotently") {
+				t.Errorf("the run after a crash in %s did not say it applied it again idempotently:\n%s", keyed[len(keyed)-1], out)
+			}
+			code, out = runBin(bin, args)
+			if code != 2 || !strings.Contains(out, keyless) || !strings.Contains(out, "--pending-ddl '"+keyless+"=applied'") {
+				t.Fatalf("want exit 2 naming %s and --pending-ddl, got %d:\n%s", keyless, code, out)
+			}
+			tdb := sandbox.MustOpen(t, tgt, "")
+			var v int
+			if err := tdb.QueryRow("SELECT v FROM n.i").Scan(&v); err != nil || v != len(keyed) {
+				t.Fatalf("n.i.v = %d (%v), want %d: something after the undecided transaction was applied, or before it was lost", v, err, len(keyed))
+			}
+			// The crash left both rows on the target: they took effect.
+			args = append([]string{"replay", "--pending-ddl", keyless + "=applied"}, args[1:]...)
+			if code, out := runBin(bin, args); code != 0 {
+				t.Fatalf("with --pending-ddl: exit %d:\n%s", code, out)
+			}
+			sameRows(t, src, tgt)
+			var markers int
+			tdb.QueryRow("SELECT COUNT(*) FROM prepl.maybe_applied").Scan(&markers)
+			if markers != 0 {
+				t.Errorf("%d maybe-applied markers left after a clean run", markers)
+			}
+		})
+	}
+}

@@ -1,0 +1,287 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/compact"
+	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/txn"
+)
+
+// A write to a non-transactional table (MyISAM, Aria, MEMORY) is durable
+// the moment its statement ends, while the position that says it was
+// applied commits with the unit, later. A crash, a retry or a fallback
+// between the two leaves the write without its position, and applying
+// the unit again would double it (a row counted twice, v = v + 1 run
+// twice) or stop on a duplicate key. MariaDB's own replica has the same
+// window and does not close it.
+//
+// prepl closes it the way it runs a DDL exactly once: before the first
+// statement of a unit that writes such a table it commits a marker in
+// prepl.maybe_applied (the unit's source range and connection), and the
+// unit's commit deletes the marker with the position. A unit that finds a
+// marker over its range may have taken effect, wholly or in part. It then
+// waits for the session that wrote the marker to end its statement, and
+// applies its net effect idempotently (compact.Idempotent: every row key
+// it touched deleted or overwritten with its final image). Where row keys
+// cannot say it (a table without a single unique key, statements), prepl
+// stops and asks (PendingRowsError), like an undecidable DDL.
+
+const maybeAppliedTable = PositionSchema + ".maybe_applied"
+
+const maybeAppliedSQL = `CREATE TABLE IF NOT EXISTS ` + maybeAppliedTable + ` (
+			channel VARCHAR(64) NOT NULL,
+			txn VARCHAR(600) NOT NULL,
+			last_txn VARCHAR(600) NOT NULL,
+			start_file VARCHAR(512) NOT NULL,
+			start_pos BIGINT UNSIGNED NOT NULL,
+			end_file VARCHAR(512) NOT NULL,
+			end_pos BIGINT UNSIGNED NOT NULL,
+			tables TEXT NOT NULL,
+			conn_id BIGINT UNSIGNED NOT NULL,
+			marked_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+			PRIMARY KEY (channel)
+		) ENGINE=InnoDB COMMENT='prepl: a unit that writes non-transactional tables and may have taken effect; deleted in its commit'`
+
+// marker is a row of prepl.maybe_applied.
+type marker struct {
+	first, last string // the unit's first and last transaction (TxnID)
+	start, end  txn.Position
+	tables      string
+	conn        uint64
+}
+
+// PendingRowsError says that a unit which writes non-transactional tables
+// was interrupted, may have taken effect in part, and cannot be applied
+// again idempotently. A restart cannot help.
+type PendingRowsError struct {
+	First, Last string
+	Tables      string
+	Why         string
+}
+
+func (e *PendingRowsError) Error() string {
+	what := "transaction " + e.First
+	if e.Last != e.First {
+		what = "the transactions from " + e.First + " to " + e.Last
+	}
+	return fmt.Sprintf("%s wrote the non-transactional table(s) %s and were interrupted before their position was stored: "+
+		"their writes may have taken effect, wholly or in part, and prepl cannot apply them again without doubling them (%s). "+
+		"Look at the target's rows; then run again with --pending-ddl '%s=%s' if they took effect in full (prepl goes on after them), "+
+		"or --pending-ddl '%s=%s' if none did (prepl applies them); repair a partial effect by hand first. "+
+		"Converting the tables to InnoDB closes this window",
+		what, e.Tables, e.Why, e.First, DDLApplied, e.First, DDLNotApplied)
+}
+
+// nonTransactional lists, in first-touch order, the tables txs write that
+// are not transactional on the target.
+func (t *Target) nonTransactional(ctx context.Context, txs []*txn.Txn) ([]string, error) {
+	var out []string
+	var last *txn.Table
+	for _, tx := range txs {
+		for _, ch := range tx.Changes {
+			if ch.Row == nil || ch.Row.Table == last {
+				continue
+			}
+			last = ch.Row.Table
+			d, err := t.table(ctx, last.Schema, last.Name)
+			if err != nil {
+				return nil, fmt.Errorf("apply %s: %w", describe(tx), err)
+			}
+			if name := d.QualifiedName(); !d.Transactional && !containsString(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out, nil
+}
+
+func containsString(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// markNonTransactional runs before b's first statement: it commits a
+// marker over b's range, or, where a marker already covers part of it,
+// returns the batch to send instead (idempotent, or empty when the user
+// said the range took effect).
+func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, error) {
+	first, last := b.txs[0], b.txs[len(b.txs)-1]
+	m, found, err := c.t.readMarker(ctx, c.c)
+	if err != nil {
+		return nil, err
+	}
+	c.marked = true
+	if !found || position.Compare(m.end, first.Start) <= 0 || position.Compare(last.End, m.start) <= 0 {
+		c.keepMarker = false
+		return b, c.t.writeMarker(ctx, c.c, marker{first: first.ID(), last: last.ID(), start: first.Start, end: last.End,
+			tables: strings.Join(b.nonTrans, ", "), conn: c.id})
+	}
+	// A later unit inside the marked range commits without clearing it.
+	c.keepMarker = position.Compare(m.end, last.End) > 0
+	if m.conn != c.id {
+		if err := c.t.waitForSession(ctx, c.c, m.conn); err != nil {
+			return nil, err
+		}
+	}
+	switch c.t.resolve.As {
+	case DDLApplied:
+		if c.t.resolve.ID == m.first {
+			c.t.logWarn("not applying transactions the user said took effect before a crash (--pending-ddl)",
+				"txn", first.ID(), "last", last.ID(), "tables", m.tables)
+			return b.empty(), nil
+		}
+	case DDLNotApplied:
+		if c.t.resolve.ID == m.first {
+			return b, nil
+		}
+	}
+	ib, err := c.t.renderIdempotent(ctx, b.txs)
+	if err != nil {
+		return nil, err
+	}
+	if ib == nil {
+		return nil, &PendingRowsError{First: m.first, Last: m.last, Tables: m.tables,
+			Why: "a table without exactly one unique key, a foreign key, a trigger or a statement: row keys cannot tell what was applied"}
+	}
+	c.t.logWarn("applying again, idempotently, transactions that wrote non-transactional tables and may have taken effect before a crash",
+		"txn", first.ID(), "last", last.ID(), "tables", m.tables)
+	return ib, nil
+}
+
+// renderIdempotent renders txs as their idempotent net effect, or returns
+// nil when row keys cannot make them idempotent.
+func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, error) {
+	for _, tx := range txs {
+		if tx.XA {
+			return nil, nil
+		}
+		if v, err := t.triggerTable(ctx, tx); err != nil || v != "" {
+			return nil, err
+		}
+	}
+	p, ok, err := compact.Idempotent(txs, t.Lookup(ctx))
+	if err != nil || !ok {
+		return nil, err
+	}
+	b := &Batch{hint: sqlHint(txs, nil), txs: txs}
+	b.begin(txs, t.keepGTID)
+	tx := txs[len(txs)-1]
+	for _, n := range p.Nets {
+		for _, st := range []struct {
+			rows   [][]txn.Value
+			delete bool
+		}{{n.Deletes, true}, {n.Updates, false}} {
+			for len(st.rows) > 0 {
+				rows := st.rows[:min(len(st.rows), netRows)]
+				err := b.add(rowExpect{}, func(buf []byte) ([]byte, error) {
+					if st.delete {
+						return AppendNetDelete(buf, n, rows)
+					}
+					return AppendNetUpsert(buf, n, rows, true)
+				})
+				if err != nil {
+					return nil, fmt.Errorf("apply %s: %w", describe(tx), err)
+				}
+				st.rows = st.rows[len(rows):]
+			}
+		}
+	}
+	b.setFlags(0)
+	return b, nil
+}
+
+func (t *Target) readMarker(ctx context.Context, c *sql.Conn) (m marker, found bool, err error) {
+	err = c.QueryRowContext(ctx, `SELECT txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id FROM `+
+		maybeAppliedTable+` WHERE channel = ?`, t.Channel).
+		Scan(&m.first, &m.last, &m.start.File, &m.start.Offset, &m.end.File, &m.end.Offset, &m.tables, &m.conn)
+	if errors.Is(err, sql.ErrNoRows) {
+		return marker{}, false, nil
+	}
+	if err != nil {
+		return marker{}, false, fmt.Errorf("read %s: %w", maybeAppliedTable, err)
+	}
+	return m, true, nil
+}
+
+// writeMarker commits m by itself, before the unit's transaction begins;
+// with kept GTIDs it stays out of the target's binlog.
+func (t *Target) writeMarker(ctx context.Context, c *sql.Conn, m marker) error {
+	q := fmt.Sprintf(`INSERT INTO %s (channel, txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id)
+VALUES (%s, %s, %s, %s, %d, %s, %d, %s, %d) ON DUPLICATE KEY UPDATE txn=VALUES(txn), last_txn=VALUES(last_txn),
+start_file=VALUES(start_file), start_pos=VALUES(start_pos), end_file=VALUES(end_file), end_pos=VALUES(end_pos),
+tables=VALUES(tables), conn_id=VALUES(conn_id), marked_at=CURRENT_TIMESTAMP(6)`, maybeAppliedTable,
+		QuoteString(t.Channel), QuoteString(m.first), QuoteString(m.last), QuoteString(m.start.File), m.start.Offset,
+		QuoteString(m.end.File), m.end.Offset, QuoteString(m.tables), m.conn)
+	if t.keepGTID {
+		q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
+	}
+	if _, err := c.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("mark the unit from %s as maybe applied in %s: %w", m.first, maybeAppliedTable, err)
+	}
+	return nil
+}
+
+// clearMarkerSQL deletes the channel's marker, in the unit's commit.
+func (t *Target) clearMarkerSQL() string {
+	return "DELETE FROM " + maybeAppliedTable + " WHERE channel = " + QuoteString(t.Channel)
+}
+
+// waitForSession waits until connection id runs no statement: a unit an
+// earlier prepl sent before it was killed runs on to its end.
+func (t *Target) waitForSession(ctx context.Context, c *sql.Conn, id uint64) error {
+	logged := false
+	for {
+		var n int
+		err := c.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.PROCESSLIST
+			WHERE ID = ? AND COMMAND NOT IN ('Sleep', 'Killed')`, id).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("look for a session still applying an interrupted unit (information_schema.PROCESSLIST): %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if !logged {
+			t.logWarn("an interrupted unit is still running on the target: waiting for it to end", "connection", id)
+			logged = true
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (t *Target) logWarn(msg string, args ...any) {
+	if t.log != nil {
+		t.log.Warn(msg, args...)
+	}
+}
+
+// ResolvePending gives the target the user's word on an interrupted unit
+// (--pending-ddl): it decides a marked non-transactional unit as it does a
+// DDL.
+func ResolvePending(r apply.ResolveDDL) Option { return func(t *Target) { t.resolve = r } }
+
+// MaybeApplied returns the first transaction of the channel's marked unit,
+// "" when none is marked.
+func (t *Target) MaybeApplied(ctx context.Context) (string, error) {
+	c, err := t.DB.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	m, _, err := t.readMarker(ctx, c)
+	return m.first, err
+}
