@@ -35,6 +35,7 @@ type Target struct {
 	reconnect time.Duration // see Reconnect
 	log       *slog.Logger
 	resolve   apply.ResolveDDL // see ResolvePending
+	readOnly  bool             // see ReadOnly
 }
 
 // Option changes how Open prepares the target.
@@ -46,7 +47,12 @@ type Option func(*Target)
 // transaction of its own. It needs the privilege to set sql_log_bin.
 func Unlogged() Option { return func(t *Target) { t.unlogged = true } }
 
-// Open connects to the target and creates the position table if missing.
+// ReadOnly opens the target for reading positions only (prepl status): it
+// creates nothing, and a target without prepl's tables has no position.
+func ReadOnly() Option { return func(t *Target) { t.readOnly = true } }
+
+// Open connects to the target and creates the position table if missing
+// (unless ReadOnly).
 func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Target, error) {
 	db, err := e.OpenDB()
 	if err != nil {
@@ -62,6 +68,9 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 			return fmt.Errorf("connect to target %s: %w", e, err)
 		}
 		t.IsMariaDB = strings.Contains(strings.ToLower(t.Version), "mariadb")
+		if t.readOnly {
+			return nil
+		}
 		return t.ensurePositionTable(ctx)
 	})
 	if err != nil {
@@ -145,6 +154,9 @@ const positionColumns = `slot, gtid_pos, file, pos, last_gtid, source_ts, pendin
 // Positions returns the stored positions of this channel, by slot.
 func (t *Target) Positions(ctx context.Context) (map[string]position.Checkpoint, error) {
 	rows, err := t.DB.QueryContext(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
+	if NoPositionTable(err) {
+		return nil, nil // never written to (a target opened ReadOnly)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read position: %w", err)
 	}
@@ -175,6 +187,13 @@ func scanPositions(rows *sql.Rows) (map[string]position.Checkpoint, error) {
 		out[p.Slot] = p
 	}
 	return out, rows.Err()
+}
+
+// NoPositionTable reports whether err says prepl's schema or position
+// table does not exist (errors 1049, 1146).
+func NoPositionTable(err error) bool {
+	c := ErrorCode(err)
+	return c == 1049 || c == 1146
 }
 
 // ResetPositions deletes this channel's positions, and the prepared XA

@@ -75,10 +75,23 @@ type Target struct {
 	maxPrepared int
 	reconnect   time.Duration
 	log         *slog.Logger
+	readOnly    bool // see ReadOnly
 }
 
 // Option changes how Open prepares the target.
 type Option func(*Target)
+
+// ReadOnly opens the target for reading positions only (prepl status): it
+// creates nothing and reads no catalog, and a target without prepl's
+// tables has no position.
+func ReadOnly() Option { return func(t *Target) { t.readOnly = true } }
+
+// NoPositionTable reports whether err says prepl's schema or position
+// table does not exist (SQLSTATE 3F000, 42P01).
+func NoPositionTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01")
+}
 
 // Reconnect makes Open, and every Retry of the target, retry a lost
 // connection for up to timeout, with backoff, logging each loss on log.
@@ -123,6 +136,9 @@ func Open(ctx context.Context, url, channel string, o Options, opts ...Option) (
 		return nil, fmt.Errorf("connect to target %s: %w", t, err)
 	}
 	err = t.Retry(ctx, "connect to target", func() error {
+		if t.readOnly {
+			return t.Pool.Ping(ctx)
+		}
 		for _, q := range SetupSQL {
 			if _, err := t.Pool.Exec(ctx, q); err != nil {
 				return t.connectErr(err)
@@ -182,6 +198,9 @@ const positionColumns = `slot, gtid_pos, file, pos, last_gtid, source_ts, pendin
 // (those `prepl copy` stored included).
 func (t *Target) Checkpoints(ctx context.Context) (map[string]position.Checkpoint, error) {
 	rows, err := t.Pool.Query(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = $1`, t.Channel)
+	if NoPositionTable(err) {
+		return nil, nil // never written to (a target opened ReadOnly)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read position: %w", err)
 	}

@@ -37,8 +37,10 @@ type applyFlags struct {
 	logLevel  string
 	progress  time.Duration
 	reconnect time.Duration
-	maxEvent  string
-	maxTxn    string
+	// readOnly opens the target without creating prepl's tables (status).
+	readOnly bool
+	maxEvent string
+	maxTxn   string
 	// pendingDDL is the user's word on a DDL a crash interrupted.
 	pendingDDL string
 

@@ -157,7 +157,8 @@ Flags:
 // have none ("" when the target has no position at all); it fails only on
 // a usage mistake, and notes an unreachable target in h.
 func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven bool, h *health) ([]string, error) {
-	af.reconnect = 0 // a status check answers now, it does not wait for the target
+	af.reconnect = 0   // a status check answers now, it does not wait for the target
+	af.readOnly = true // and writes nothing: no prepl schema made where there was none
 	tgt, err := af.openTarget(ctx)
 	if errors.Is(err, errUsage) {
 		return nil, err
@@ -217,6 +218,9 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 // storedChannels lists the channels with a position on the target.
 func storedChannels(ctx context.Context, db *sql.DB) ([]string, error) {
 	rows, err := db.QueryContext(ctx, "SELECT DISTINCT channel FROM "+mysql.PositionSchema+".position ORDER BY channel")
+	if mysql.NoPositionTable(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list channels: %w", err)
 	}

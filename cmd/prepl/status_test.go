@@ -45,6 +45,10 @@ func TestStatusExitCodes(t *testing.T) {
 	counterWorkload(t, db, 200, 4)
 
 	wantStatus(t, "fresh target", statusCritical, []string{"no position stored on the target for any channel"}, "--target", tgt.URL())
+	var schemas int
+	if err := sandbox.MustOpen(t, tgt, "").QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'prepl'").Scan(&schemas); err != nil || schemas != 0 {
+		t.Fatalf("prepl status wrote to the target it checks: %d prepl schema (%v)", schemas, err)
+	}
 	wantStatus(t, "target unreachable", statusCritical, []string{"cannot read the target", "127.0.0.1:1"},
 		"--target", "mysql://root@127.0.0.1:1")
 	wantStatus(t, "nothing at --metrics-addr", statusCritical, []string{"no prepl answers at 127.0.0.1:1"}, "--metrics-addr", "127.0.0.1:1")

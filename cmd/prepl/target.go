@@ -130,6 +130,9 @@ func (p pgTarget) security(ctx context.Context) string {
 
 func (p pgTarget) channels(ctx context.Context) ([]string, error) {
 	rows, err := p.Pool.Query(ctx, "SELECT DISTINCT channel FROM "+postgres.PositionSchema+".position ORDER BY channel")
+	if postgres.NoPositionTable(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list channels: %w", err)
 	}
@@ -165,6 +168,9 @@ func (f *applyFlags) openTarget(ctx context.Context) (target, error) {
 	if f.keepGTID {
 		opts = append(opts, mysql.KeepGTIDs())
 	}
+	if f.readOnly {
+		opts = append(opts, mysql.ReadOnly())
+	}
 	t, err := mysql.Open(ctx, e, f.channel, opts...)
 	if err != nil {
 		return nil, err
@@ -182,6 +188,9 @@ func (f *applyFlags) openPG(ctx context.Context) (target, error) {
 		return nil, err
 	}
 	opts := []postgres.Option{postgres.Reconnect(f.reconnect, slog.Default())}
+	if f.readOnly {
+		opts = append(opts, postgres.ReadOnly())
+	}
 	pw, err := f.pgPassword()
 	if err != nil {
 		return nil, err
