@@ -205,7 +205,7 @@ func (t *Target) readMarker(ctx context.Context, c *sql.Conn) (m marker, found b
 	err = c.QueryRowContext(ctx, `SELECT txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id FROM `+
 		maybeAppliedTable+` WHERE channel = ?`, t.Channel).
 		Scan(&m.first, &m.last, &m.start.File, &m.start.Offset, &m.end.File, &m.end.Offset, &m.tables, &m.conn)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) || NoPositionTable(err) {
 		return marker{}, false, nil
 	}
 	if err != nil {
@@ -277,11 +277,22 @@ func ResolvePending(r apply.ResolveDDL) Option { return func(t *Target) { t.reso
 // MaybeApplied returns the first transaction of the channel's marked unit,
 // "" when none is marked.
 func (t *Target) MaybeApplied(ctx context.Context) (string, error) {
+	m, err := t.Marker(ctx)
+	return m.First, err
+}
+
+// Marker describes a channel's marked unit (prepl status).
+type Marker struct {
+	First, Last, Tables string
+}
+
+// Marker returns the channel's marked unit; zero when none is marked.
+func (t *Target) Marker(ctx context.Context) (Marker, error) {
 	c, err := t.DB.Conn(ctx)
 	if err != nil {
-		return "", err
+		return Marker{}, err
 	}
 	defer c.Close()
 	m, _, err := t.readMarker(ctx, c)
-	return m.first, err
+	return Marker{First: m.first, Last: m.last, Tables: m.tables}, err
 }

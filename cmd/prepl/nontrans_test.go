@@ -83,6 +83,9 @@ func TestNonTransactionalExactlyOnceAcrossCrashes(t *testing.T) {
 			if err := tdb.QueryRow("SELECT v FROM n.i").Scan(&v); err != nil || v != len(keyed) {
 				t.Fatalf("n.i.v = %d (%v), want %d: something after the undecided transaction was applied, or before it was lost", v, err, len(keyed))
 			}
+			if _, out := runBin(bin, []string{"status", "--target", tgt.URL(), "--channel", "replay"}); !strings.Contains(out, "transaction "+keyless+" wrote non-transactional table(s) n.k") {
+				t.Errorf("prepl status does not name the interrupted transaction %s:\n%s", keyless, out)
+			}
 			// The crash left both rows on the target: they took effect.
 			args = append([]string{"replay", "--pending-ddl", keyless + "=applied"}, args[1:]...)
 			if code, out := runBin(bin, args); code != 0 {

@@ -210,6 +210,11 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 			}
 			fmt.Fprintln(w)
 		}
+		if half, err := tgt.halfApplied(ctx, ch); err != nil {
+			h.problem(statusWarning, "cannot read the maybe-applied marker of channel %q on %s: %v", ch, tgt, err)
+		} else if half != "" {
+			fmt.Fprintf(w, "channel %q: %s\n", ch, half)
+		}
 		h.note("channel %q applied %d", ch, total)
 	}
 	return missing, nil

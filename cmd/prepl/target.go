@@ -45,6 +45,9 @@ type target interface {
 	// reads one channel's (prepl status).
 	channels(ctx context.Context) ([]string, error)
 	positions(ctx context.Context, channel string) (map[string]position.Checkpoint, error)
+	// halfApplied describes a channel's unit that wrote non-transactional
+	// tables and was interrupted ("" for none; prepl status).
+	halfApplied(ctx context.Context, channel string) (string, error)
 }
 
 type myTarget struct{ *mysql.Target }
@@ -91,7 +94,24 @@ func (m myTarget) positions(ctx context.Context, channel string) (map[string]pos
 	return m.Positions(ctx)
 }
 
+func (m myTarget) halfApplied(ctx context.Context, channel string) (string, error) {
+	m.Channel = channel
+	k, err := m.Marker(ctx)
+	if err != nil || k.First == "" {
+		return "", err
+	}
+	what := "transaction " + k.First
+	if k.Last != k.First {
+		what = "transactions " + k.First + " to " + k.Last
+	}
+	return fmt.Sprintf("%s wrote non-transactional table(s) %s and were interrupted: they may have taken effect in part; "+
+		"the next run applies them again by key, or stops and asks", what, k.Tables), nil
+}
+
 type pgTarget struct{ *postgres.Target }
+
+// halfApplied: every PostgreSQL table is transactional.
+func (pgTarget) halfApplied(context.Context, string) (string, error) { return "", nil }
 
 func (p pgTarget) lockChannel(ctx context.Context, wait time.Duration) (func(), error) {
 	l, err := p.LockChannel(ctx, wait)
