@@ -35,6 +35,20 @@ const (
 // the target ("" for none): tx must then be applied with BINLOG
 // statements.
 func (t *Target) triggerTable(ctx context.Context, tx *txn.Txn) (string, error) {
+	found := ""
+	err := t.eachTable(ctx, tx, func(d *txn.TableDef) bool {
+		if why := d.NeedsServerApply(); why != "" {
+			found = d.QualifiedName() + " " + why
+		}
+		return found != ""
+	})
+	return found, err
+}
+
+// eachTable calls f with the target's definition of each table tx
+// changes, in the order of its changes (a table again only after another
+// one), until f returns true.
+func (t *Target) eachTable(ctx context.Context, tx *txn.Txn, f func(*txn.TableDef) bool) error {
 	var last *txn.Table
 	for _, ch := range tx.Changes {
 		if ch.Row == nil || ch.Row.Table == last {
@@ -43,13 +57,13 @@ func (t *Target) triggerTable(ctx context.Context, tx *txn.Txn) (string, error) 
 		last = ch.Row.Table
 		d, err := t.table(ctx, last.Schema, last.Name)
 		if err != nil {
-			return "", fmt.Errorf("apply %s: %w", describe(tx), err)
+			return fmt.Errorf("apply %s: %w", describe(tx), err)
 		}
-		if why := d.NeedsServerApply(); why != "" {
-			return d.QualifiedName() + " " + why, nil
+		if f(d) {
+			return nil
 		}
 	}
-	return "", nil
+	return nil
 }
 
 // renderBinlogTxn writes tx's row changes as BINLOG statements, one per

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,32 +84,18 @@ func (e *PendingRowsError) Error() string {
 // are not transactional on the target.
 func (t *Target) nonTransactional(ctx context.Context, txs []*txn.Txn) ([]string, error) {
 	var out []string
-	var last *txn.Table
 	for _, tx := range txs {
-		for _, ch := range tx.Changes {
-			if ch.Row == nil || ch.Row.Table == last {
-				continue
-			}
-			last = ch.Row.Table
-			d, err := t.table(ctx, last.Schema, last.Name)
-			if err != nil {
-				return nil, fmt.Errorf("apply %s: %w", describe(tx), err)
-			}
-			if name := d.QualifiedName(); !d.Transactional && !containsString(out, name) {
+		err := t.eachTable(ctx, tx, func(d *txn.TableDef) bool {
+			if name := d.QualifiedName(); !d.Transactional && !slices.Contains(out, name) {
 				out = append(out, name)
 			}
+			return false
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // markNonTransactional runs before b's first statement: it commits a
