@@ -87,6 +87,9 @@ func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
 	}
 	for _, ch := range b.chunks {
 		if err := c.exec(ctx, ch); err != nil {
+			if c.marked && refused(err) {
+				c.t.markFailed(ctx, err)
+			}
 			return err
 		}
 	}

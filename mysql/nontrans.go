@@ -3,11 +3,14 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/compact"
@@ -32,7 +35,9 @@ import (
 // applies its net effect idempotently (compact.Idempotent: every row key
 // it touched deleted or overwritten with its final image). Where row keys
 // cannot say it (a table without a single unique key, statements), prepl
-// stops and asks (PendingRowsError), like an undecidable DDL.
+// stops and asks (PendingRowsError), like an undecidable DDL. So does a
+// unit the target refused (the marker records it): the target diverged,
+// and overwriting would hide it where MariaDB's replica stops.
 
 const maybeAppliedTable = PositionSchema + ".maybe_applied"
 
@@ -46,6 +51,7 @@ const maybeAppliedSQL = `CREATE TABLE IF NOT EXISTS ` + maybeAppliedTable + ` (
 			end_pos BIGINT UNSIGNED NOT NULL,
 			tables TEXT NOT NULL,
 			conn_id BIGINT UNSIGNED NOT NULL,
+			failed TEXT NOT NULL,
 			marked_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
 			PRIMARY KEY (channel)
 		) ENGINE=InnoDB COMMENT='prepl: a unit that writes non-transactional tables and may have taken effect; deleted in its commit'`
@@ -56,6 +62,7 @@ type marker struct {
 	start, end  txn.Position
 	tables      string
 	conn        uint64
+	failed      string // the target's refusal of the unit, "" for none
 }
 
 // PendingRowsError says that a unit which writes non-transactional tables
@@ -133,6 +140,10 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 			return b, nil
 		}
 	}
+	if m.failed != "" {
+		return nil, &PendingRowsError{First: m.first, Last: m.last, Tables: m.tables,
+			Why: "the target refused them (" + m.failed + "): it has diverged from the source, and writing their rows over it would hide that"}
+	}
 	ib, err := c.t.renderIdempotent(ctx, b.txs)
 	if err != nil {
 		return nil, err
@@ -189,9 +200,9 @@ func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, 
 }
 
 func (t *Target) readMarker(ctx context.Context, c *sql.Conn) (m marker, found bool, err error) {
-	err = c.QueryRowContext(ctx, `SELECT txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id FROM `+
+	err = c.QueryRowContext(ctx, `SELECT txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id, failed FROM `+
 		maybeAppliedTable+` WHERE channel = ?`, t.Channel).
-		Scan(&m.first, &m.last, &m.start.File, &m.start.Offset, &m.end.File, &m.end.Offset, &m.tables, &m.conn)
+		Scan(&m.first, &m.last, &m.start.File, &m.start.Offset, &m.end.File, &m.end.Offset, &m.tables, &m.conn, &m.failed)
 	if errors.Is(err, sql.ErrNoRows) || NoPositionTable(err) {
 		return marker{}, false, nil
 	}
@@ -204,19 +215,52 @@ func (t *Target) readMarker(ctx context.Context, c *sql.Conn) (m marker, found b
 // writeMarker commits m by itself, before the unit's transaction begins;
 // with kept GTIDs it stays out of the target's binlog.
 func (t *Target) writeMarker(ctx context.Context, c *sql.Conn, m marker) error {
-	q := fmt.Sprintf(`INSERT INTO %s (channel, txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id)
-VALUES (%s, %s, %s, %s, %d, %s, %d, %s, %d) ON DUPLICATE KEY UPDATE txn=VALUES(txn), last_txn=VALUES(last_txn),
+	q := fmt.Sprintf(`INSERT INTO %s (channel, txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id, failed)
+VALUES (%s, %s, %s, %s, %d, %s, %d, %s, %d, '') ON DUPLICATE KEY UPDATE txn=VALUES(txn), last_txn=VALUES(last_txn),
 start_file=VALUES(start_file), start_pos=VALUES(start_pos), end_file=VALUES(end_file), end_pos=VALUES(end_pos),
-tables=VALUES(tables), conn_id=VALUES(conn_id), marked_at=CURRENT_TIMESTAMP(6)`, maybeAppliedTable,
+tables=VALUES(tables), conn_id=VALUES(conn_id), failed='', marked_at=CURRENT_TIMESTAMP(6)`, maybeAppliedTable,
 		QuoteString(t.Channel), QuoteString(m.first), QuoteString(m.last), QuoteString(m.start.File), m.start.Offset,
 		QuoteString(m.end.File), m.end.Offset, QuoteString(m.tables), m.conn)
-	if t.keepGTID {
-		q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
-	}
-	if _, err := c.ExecContext(ctx, q); err != nil {
+	if err := t.execUnlogged(ctx, c, q); err != nil {
 		return fmt.Errorf("mark the unit from %s as maybe applied in %s: %w", m.first, maybeAppliedTable, err)
 	}
 	return nil
+}
+
+// execUnlogged runs q by itself on c; with kept GTIDs, outside the
+// target's binlog, which must hold only the source's transactions.
+func (t *Target) execUnlogged(ctx context.Context, c *sql.Conn, q string) error {
+	if t.keepGTID {
+		q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
+	}
+	_, err := c.ExecContext(ctx, q)
+	return err
+}
+
+// refused reports whether err is the target's refusal of a unit's rows
+// (a divergence), not a conflict, a lost connection or a compacted
+// statement's surprise.
+func refused(err error) bool {
+	var me *gomysql.MySQLError
+	return errors.Is(err, ErrRowCount) || (errors.As(err, &me) && Classify(err) == apply.Fatal && !errors.Is(err, ErrCompacted))
+}
+
+// markFailed records on the channel's marker that the target refused its
+// unit: the open transaction will roll back, so it is written on a
+// connection of its own.
+func (t *Target) markFailed(ctx context.Context, cause error) {
+	c, err := t.DB.Conn(ctx)
+	if err == nil {
+		defer func() {
+			c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool with sql_log_bin=0
+			c.Close()
+		}()
+		err = t.execUnlogged(ctx, c, "UPDATE "+maybeAppliedTable+" SET failed = "+QuoteString(truncate(cause.Error(), 500))+
+			" WHERE channel = "+QuoteString(t.Channel))
+	}
+	if err != nil {
+		t.logWarn("could not record the target's refusal of a unit with non-transactional writes", "err", err)
+	}
 }
 
 // clearMarkerSQL deletes the channel's marker, in the unit's commit.
@@ -271,6 +315,7 @@ func (t *Target) MaybeApplied(ctx context.Context) (string, error) {
 // Marker describes a channel's marked unit (prepl status).
 type Marker struct {
 	First, Last, Tables string
+	Failed              string // the target's refusal, "" when interrupted
 }
 
 // Marker returns the channel's marked unit; zero when none is marked.
@@ -281,5 +326,5 @@ func (t *Target) Marker(ctx context.Context) (Marker, error) {
 	}
 	defer c.Close()
 	m, _, err := t.readMarker(ctx, c)
-	return Marker{First: m.first, Last: m.last, Tables: m.tables}, err
+	return Marker{First: m.first, Last: m.last, Tables: m.tables, Failed: m.failed}, err
 }

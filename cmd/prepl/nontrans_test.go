@@ -100,3 +100,47 @@ func TestNonTransactionalExactlyOnceAcrossCrashes(t *testing.T) {
 		})
 	}
 }
+
+// TestNonTransactionalRefusedStops: a MyISAM transaction the target
+// refuses half-way (it has diverged: a row in the way) keeps the rows
+// before the refusal. prepl says so, and the next run stops and asks
+// instead of writing over the divergence, as MariaDB's replica stops
+// there; once the rows are repaired and prepl is told, it goes on.
+func TestNonTransactionalRefusedStops(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, db,
+		"CREATE DATABASE d",
+		"CREATE TABLE d.m (id INT PRIMARY KEY, v INT) ENGINE=MyISAM",
+		"INSERT INTO d.m VALUES (1, 1)")
+	var gtid string
+	sandbox.MustExec(t, db, "INSERT INTO d.m VALUES (2, 2), (3, 3)")
+	if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&gtid); err != nil {
+		t.Fatal(err)
+	}
+	sandbox.MustExec(t, db, "INSERT INTO d.m VALUES (4, 4)")
+	files := binlogFiles(t, src)
+	tgt := targetServer(t)
+	tdb := sandbox.MustOpen(t, tgt, "")
+	sandbox.MustExec(t, tdb, "CREATE DATABASE d", "CREATE TABLE d.m (id INT PRIMARY KEY, v INT) ENGINE=MyISAM",
+		"INSERT INTO d.m VALUES (3, 99)") // the divergence
+	args := append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--start-gtid", "0-1-2"}, files...)
+	code, out := runBin(bin, args)
+	if code == 0 || !strings.Contains(out, "Duplicate entry '3'") || !strings.Contains(out, "the target refused them") {
+		t.Fatalf("want a refusal of %s that says rows before it stay, got exit %d:\n%s", gtid, code, out)
+	}
+	code, out = runBin(bin, args)
+	if code != 2 || !strings.Contains(out, "--pending-ddl '"+gtid+"=applied'") || !strings.Contains(out, "diverged") {
+		t.Fatalf("the run after the refusal: want exit 2 asking about %s, got %d:\n%s", gtid, code, out)
+	}
+	var v int
+	if err := tdb.QueryRow("SELECT v FROM d.m WHERE id = 3").Scan(&v); err != nil || v != 99 {
+		t.Fatalf("the diverged row was written over: v = %d (%v)", v, err)
+	}
+	sandbox.MustExec(t, tdb, "UPDATE d.m SET v = 3 WHERE id = 3") // repaired: the transaction's rows are all there
+	if code, out := runBin(bin, append([]string{"replay", "--pending-ddl", gtid + "=applied"}, args[1:]...)); code != 0 {
+		t.Fatalf("with --pending-ddl: exit %d:\n%s", code, out)
+	}
+	sameRows(t, src, tgt)
+}

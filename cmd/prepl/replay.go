@@ -191,9 +191,14 @@ Flags:
 	var refused *gomysql.MySQLError
 	var pgRefused *pgconn.PgError
 	if errors.As(err, &refused) || errors.As(err, &pgRefused) {
-		err = fmt.Errorf("%w\nnothing of that transaction is applied. To go on without it (after checking what it does, with "+
+		applied := "nothing of that transaction is applied"
+		if half, _ := tgt.halfApplied(ctx, af.channel); half != "" {
+			// A non-transactional table keeps what ran before the error.
+			applied = "but " + half
+		}
+		err = fmt.Errorf("%w\n%s. To go on without it (after checking what it does, with "+
 			"--dry-run --print-sql): the same command with --skip-gtid GTID, or --skip-position FILE:OFFSET for a "+
-			"transaction without GTID", err)
+			"transaction without GTID", err, applied)
 	}
 	return err
 }

@@ -104,6 +104,10 @@ func (m myTarget) halfApplied(ctx context.Context, channel string) (string, erro
 	if k.Last != k.First {
 		what = "transactions " + k.First + " to " + k.Last
 	}
+	if k.Failed != "" {
+		return fmt.Sprintf("%s wrote non-transactional table(s) %s and the target refused them (%s): what ran before the refusal "+
+			"stays; repair the rows, then tell the next run with --pending-ddl", what, k.Tables, k.Failed), nil
+	}
 	return fmt.Sprintf("%s wrote non-transactional table(s) %s and were interrupted: they may have taken effect in part; "+
 		"the next run applies them again by key, or stops and asks", what, k.Tables), nil
 }
