@@ -280,6 +280,18 @@ func Classify(err error) Class {
 	return Fatal
 }
 
+// Diverged reports whether err is the server refusing a row or a table
+// because the target is not what the source was: a key in the way or
+// missing, a foreign key's row missing, a table or column missing. A
+// restart cannot help: someone must repair the target or skip.
+func Diverged(err error) bool {
+	switch ErrorCode(err) {
+	case 1062, 1032, 1451, 1452, 1146, 1054, 1136, 1048, 1364, 1406:
+		return true // duplicate, key not found, FK child/parent, no table, no column, column count, NULL, no default, too long
+	}
+	return false
+}
+
 // ErrorCode returns the server error number, or 0.
 func ErrorCode(err error) uint16 {
 	var me *gomysql.MySQLError

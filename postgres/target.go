@@ -86,6 +86,14 @@ type Option func(*Target)
 // tables has no position.
 func ReadOnly() Option { return func(t *Target) { t.readOnly = true } }
 
+// Diverged reports whether err is the server refusing a row or a table
+// because the target is not what the source was: an integrity constraint
+// (SQLSTATE class 23), a table or column missing. A restart cannot help.
+func Diverged(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "23") || pe.Code == "42P01" || pe.Code == "42703")
+}
+
 // NoPositionTable reports whether err says prepl's schema or position
 // table does not exist (SQLSTATE 3F000, 42P01).
 func NoPositionTable(err error) bool {

@@ -143,8 +143,8 @@ func TestServerErrorNamesTransaction(t *testing.T) {
 			sandbox.MustExec(t, tdb, "CREATE DATABASE e", "CREATE TABLE e.t (id INT PRIMARY KEY, v INT)", "INSERT INTO e.t VALUES (13, 1)")
 			args := append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--start-gtid", "0-1-2"}, flags...), files...)
 			code, out := prepl(t, args...)
-			if code == 0 || !regexp.MustCompile(`GTID `+bad+` \(binlog\.000001:\d+\).*Duplicate entry`).MatchString(out) {
-				t.Fatalf("want an error naming GTID %s and its file:offset, got exit %d:\n%s", bad, code, out)
+			if code != 2 || !regexp.MustCompile(`GTID `+bad+` \(binlog\.000001:\d+\).*Duplicate entry`).MatchString(out) {
+				t.Fatalf("want exit 2 (a restart cannot help) and an error naming GTID %s and its file:offset, got exit %d:\n%s", bad, code, out)
 			}
 			// Like MariaDB's replica, prepl stops exactly before the failing
 			// transaction: the 12 before it are applied, whatever the units.

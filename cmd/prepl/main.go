@@ -59,8 +59,8 @@ func exitCode(err error) int {
 			return exitRetry
 		}
 		return exitFatal
-	case errors.Is(err, mysql.ErrRowCount), errors.Is(err, mysql.ErrUnsupported):
-		return exitFatal
+	case errors.Is(err, mysql.ErrRowCount), errors.Is(err, mysql.ErrUnsupported), mysql.Diverged(err), postgres.Diverged(err):
+		return exitFatal // the target diverged: someone must repair it, or skip
 	case errors.Is(err, postgres.ErrRefusedDDL), errors.Is(err, postgres.ErrNotTranslated), errors.Is(err, postgres.ErrUnsupported),
 		errors.Is(err, postgres.ErrNoTable), errors.Is(err, postgres.ErrOptions):
 		return exitFatal // a PostgreSQL target cannot take it: the user must (--skip-gtid, or a fix of the source)

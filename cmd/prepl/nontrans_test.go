@@ -127,7 +127,7 @@ func TestNonTransactionalRefusedStops(t *testing.T) {
 		"INSERT INTO d.m VALUES (3, 99)") // the divergence
 	args := append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--start-gtid", "0-1-2"}, files...)
 	code, out := runBin(bin, args)
-	if code == 0 || !strings.Contains(out, "Duplicate entry '3'") || !strings.Contains(out, "the target refused them") {
+	if code != 2 || !strings.Contains(out, "Duplicate entry '3'") || !strings.Contains(out, "the target refused them") {
 		t.Fatalf("want a refusal of %s that says rows before it stay, got exit %d:\n%s", gtid, code, out)
 	}
 	code, out = runBin(bin, args)
