@@ -151,8 +151,11 @@ func TestExampleConfig(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"replicate", "--config", example, "--source", dead, "--target", dead}, 1},
-		{[]string{"replay", "--config", example, "--target", dead, "/nonexistent/binlog.000001"}, 1},
+		// Short timeouts on the command line (it wins over the file): the
+		// example's 1m of retries against a dead address was a minute of
+		// make test.
+		{[]string{"replicate", "--config", example, "--source", dead, "--target", dead, "--reconnect-timeout", "1s", "--source-reconnect-timeout", "1s"}, 1},
+		{[]string{"replay", "--config", example, "--target", dead, "--reconnect-timeout", "1s", "/nonexistent/binlog.000001"}, 1},
 		{[]string{"status", "--config", example, "--target", dead, "--metrics-addr", "127.0.0.1:1"}, statusCritical},
 	} {
 		args := c.args
