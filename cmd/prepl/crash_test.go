@@ -77,6 +77,7 @@ func killAt(t *testing.T, bin string, args []string, applied func() int64, thres
 }
 
 func TestKillNineAndResume(t *testing.T) {
+	t.Parallel() // it waits on kills, restarts and stalls: let it overlap
 	bin := preplBinary(t)
 	src := source(t, func(o *sandbox.Options) { o.CommitWaitCount, o.CommitWaitUsec = 4, 2000 })
 	db := sandbox.MustOpen(t, src, "")
@@ -176,6 +177,7 @@ func runBinEnv(bin string, env []string, args []string) (int, string) {
 // error that names the target), and a run after it ends with target =
 // source.
 func TestTargetKilledMidRun(t *testing.T) {
+	t.Parallel() // it waits on kills, restarts and stalls: let it overlap
 	bin := preplBinary(t)
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")

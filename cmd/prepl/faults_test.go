@@ -146,6 +146,7 @@ func logCount(r *running, s string) int { return strings.Count(r.output(), s) }
 // for a fault that does not clear, with a clear error within
 // --source-reconnect-timeout.
 func TestSourceFaultsThroughProxy(t *testing.T) {
+	t.Parallel() // it waits on kills, restarts and stalls: let it overlap
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
 	counterWorkload(t, db, 200, 2)
@@ -234,6 +235,7 @@ func TestSourceFaultsThroughProxy(t *testing.T) {
 // written to: prepl's lag grows in /status, /metrics and the progress
 // line alike, and comes down again once the source is back.
 func TestLagWhileSourceUnreachable(t *testing.T) {
+	t.Parallel() // it waits on kills, restarts and stalls: let it overlap
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
 	counterWorkload(t, db, 200, 2)
@@ -293,6 +295,7 @@ func TestLagWhileSourceUnreachable(t *testing.T) {
 // source). A run that ends before its kill moment does not count; the
 // next moment is drawn within the length of that run, so kills land.
 func TestTargetKilledAtRandomMoments(t *testing.T) {
+	t.Parallel() // it waits on kills, restarts and stalls: let it overlap
 	bin := preplBinary(t)
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
@@ -393,6 +396,7 @@ func TestSourceIsTargetRefused(t *testing.T) {
 // not take the source for silent and does not reconnect to it. Once the
 // target is back, prepl catches up with target = source.
 func TestTargetDownLagAndNoSourceReconnect(t *testing.T) {
+	t.Parallel() // it waits on kills, restarts and stalls: let it overlap
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
 	counterWorkload(t, db, 200, 2)
@@ -437,6 +441,7 @@ func TestTargetDownLagAndNoSourceReconnect(t *testing.T) {
 // answers, from prepl's first connection on, ends the run with an error
 // that says so, not a hang.
 func TestSourceStalledAtStart(t *testing.T) {
+	t.Parallel() // it waits on kills, restarts and stalls: let it overlap
 	src := source(t, nil)
 	tgt := targetServer(t)
 	p := faultProxy(t, src.Addr())
