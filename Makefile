@@ -33,7 +33,7 @@ RACE_PKGS := ./apply/ ./binlog/ ./metrics/ ./progress/ ./cmd/prepl/
 
 test: deps
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 15m -parallel 4 -race $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 20m -parallel 4 -race $(RACE_PKGS)
 	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vE '/(apply|binlog|metrics|progress|cmd/prepl)$$')
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
