@@ -227,9 +227,8 @@ func (f *applyFlags) withPrefetch(log *slog.Logger, tgt target) (t apply.Target,
 	p := prefetch.Wrap(m.Target, f.prefetch)
 	return p, func() {
 		st := p.Stop()
-		log.Info("prefetch done", "connections", f.prefetch, "units", st.Units.Load(), "selects", st.Queries.Load(),
-			"failed", st.Failed.Load(), "skipped", st.Skipped.Load(), "polls", st.Polls.Load(),
-			"paced", time.Duration(st.Wait.Load()).Round(time.Millisecond))
+		log.Info("prefetch done", "connections", f.prefetch, "selects", st.Queries.Load(), "failed", st.Failed.Load(),
+			"dropped_queue_full", st.Dropped.Load())
 	}
 }
 
