@@ -10,7 +10,8 @@ import (
 
 // csvHeader names the columns of results.csv: one line per run.
 var csvHeader = []string{"workload", "config", "system", "mode", "threads", "repeat", "seconds", "txns", "txn_per_s", "verified",
-	"prepl_cpu_s", "server_cpu_s", "error", "pool_reads", "innodb_fsyncs", "binlog_group_commits"}
+	"prepl_cpu_s", "server_cpu_s", "error", "pool_reads", "innodb_fsyncs", "binlog_group_commits",
+	"purge_reads", "purge_ms"}
 
 // csvWriter appends runs to results.csv as they finish, so an interrupted
 // benchmark keeps what it measured.

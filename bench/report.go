@@ -284,6 +284,11 @@ func (r *Report) writeCounters(w io.Writer, sum map[Cell]Summary, wl, cfg string
 	}
 	fmt.Fprintln(w, "Target server counters per source transaction over the timed run (median of the repeats):")
 	fmt.Fprintln(w)
+	if rc, err := ParseConfig(cfg); err == nil && rc.IOBound {
+		fmt.Fprintln(w, "Then purge: what the run left to InnoDB's purge (removing the index entries its updates delete-marked),")
+		fmt.Fprintln(w, "from the end of the timed run until the history list was empty; not in the time above.")
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "| cell | threads | per source transaction |")
 	fmt.Fprintln(w, "|---|---:|---|")
 	for _, l := range lines {

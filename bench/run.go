@@ -164,6 +164,12 @@ func (b *bencher) run(ctx context.Context, src *Source, r plannedRun) Result {
 		res.Err = err.Error()
 		return res
 	}
+	if rc.IOBound {
+		if ctr.PurgeReads, ctr.PurgeMillis, err = b.purge(ctx, replica); err != nil {
+			res.Err = err.Error()
+			return res
+		}
+	}
 	res.Seconds, res.ServerCPU, res.PreplCPU, res.Counters = d.Seconds(), serverCPU.Seconds(), preplCPU.Seconds(), ctr
 	if err := b.verify(ctx, src, replica); err != nil {
 		res.Err = "target differs from source: " + err.Error()
@@ -197,6 +203,16 @@ func (b *bencher) runPrepl(ctx context.Context, src *Source, replica *sandbox.Se
 	serverCPU = meter.elapsed()
 	after, err := readCounters(ctx, db)
 	return d, serverCPU, preplCPU, after.sub(before), err
+}
+
+// purge waits for the purge the run left (drainPurge).
+func (b *bencher) purge(ctx context.Context, replica *sandbox.Server) (reads, millis int64, err error) {
+	db, err := replica.Open("")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	return drainPurge(ctx, db)
 }
 
 // verify compares every table of the replica with the source's by checksum.

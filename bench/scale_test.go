@@ -102,4 +102,9 @@ func TestCounters(t *testing.T) {
 	if got, want := c.perTxn(100), "1.00 InnoDB fsyncs, 0.50 binlog group commits, 2.00 page reads"; got != want {
 		t.Errorf("perTxn = %q, want %q", got, want)
 	}
+	// An I/O-bound config: what the run left to purge.
+	c.PurgeReads, c.PurgeMillis = 250, 1500
+	if got, want := c.perTxn(100), "1.00 InnoDB fsyncs, 0.50 binlog group commits, 2.00 page reads; then purge: 2.50 page reads, 1.50 s"; got != want {
+		t.Errorf("perTxn = %q, want %q", got, want)
+	}
 }
