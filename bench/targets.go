@@ -1,6 +1,10 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Best is the fastest cell of a system family in one workload and config.
 type Best struct {
@@ -90,6 +94,60 @@ func checkTargets(sum map[Cell]Summary, workloads []Workload, configs []ReplicaC
 				out = append(out, TargetCheck{Workload: w.Name, Config: c.Name, Against: "MariaDB single-threaded",
 					Prepl: p, MariaDB: single, Limit: 0.5})
 			}
+		}
+	}
+	return out
+}
+
+// WorkersLimit is issue 17's "workers never hurt": with N workers prepl
+// takes at most this times its best time with fewer.
+const WorkersLimit = 1.05
+
+// WorkersCheck is "workers never hurt" for one prepl cell with workers:
+// its median against the best median of the same system with fewer
+// workers, in the same mode or serial (threads 0).
+type WorkersCheck struct {
+	Cell    Cell
+	Seconds float64
+	Fewer   Best
+}
+
+// Ratio is the cell's time over the best with fewer workers.
+func (c WorkersCheck) Ratio() float64 { return c.Seconds / c.Fewer.Seconds }
+
+// Met reports whether the cell is within WorkersLimit.
+func (c WorkersCheck) Met() bool { return c.Ratio() <= WorkersLimit }
+
+// checkWorkers evaluates "workers never hurt" for every verified prepl
+// cell with workers that has a verified cell with fewer, in the order of
+// workloads, configs, systems and threads.
+func checkWorkers(sum map[Cell]Summary, workloads []Workload, configs []ReplicaConfig) []WorkersCheck {
+	var cells []Cell
+	for cell, s := range sum {
+		if isPrepl(cell.System) && cell.Threads > 0 && s.OK() {
+			cells = append(cells, cell)
+		}
+	}
+	order := func(c Cell) string {
+		w := slices.IndexFunc(workloads, func(x Workload) bool { return x.Name == c.Workload })
+		k := slices.IndexFunc(configs, func(x ReplicaConfig) bool { return x.Name == c.Config })
+		return fmt.Sprintf("%04d %04d %s %s %06d", w, k, c.System, c.Mode, c.Threads)
+	}
+	slices.SortFunc(cells, func(a, b Cell) int { return strings.Compare(order(a), order(b)) })
+	var out []WorkersCheck
+	for _, cell := range cells {
+		var fewer Best
+		for c, s := range sum {
+			if c.Workload != cell.Workload || c.Config != cell.Config || c.System != cell.System || c.Threads >= cell.Threads ||
+				(c.Threads > 0 && c.Mode != cell.Mode) || !s.OK() {
+				continue
+			}
+			if !fewer.Found || s.Median < fewer.Seconds || (s.Median == fewer.Seconds && c.Threads < fewer.Cell.Threads) {
+				fewer = Best{Cell: c, Seconds: s.Median, Found: true}
+			}
+		}
+		if fewer.Found && fewer.Seconds > 0 {
+			out = append(out, WorkersCheck{Cell: cell, Seconds: sum[cell].Median, Fewer: fewer})
 		}
 	}
 	return out

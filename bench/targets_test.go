@@ -61,3 +61,50 @@ func TestCheckTargets(t *testing.T) {
 		t.Errorf("single-threaded reference = %+v, want threads 0 at 10 s", b)
 	}
 }
+
+// TestCheckWorkers: each prepl cell with workers is judged against the
+// best of the same system with fewer workers (its own mode, or serial);
+// MariaDB, failed cells and cells with nothing fewer are left out.
+func TestCheckWorkers(t *testing.T) {
+	sum := map[Cell]Summary{}
+	add := func(w, c string, s System, mode string, threads int, median float64, failed int) {
+		sum[Cell{w, c, s, mode, threads}] = Summary{Median: median, Min: median, Max: median, Runs: 1, Failed: failed}
+	}
+	add("oltp", "A", PreplReplay, SerialMode, 0, 1.00, 0)
+	add("oltp", "A", PreplReplay, "writeset", 4, 1.04, 0)  // 1.04 of serial: met
+	add("oltp", "A", PreplReplay, "writeset", 16, 1.20, 0) // 1.20 of serial (the best fewer): not met
+	add("oltp", "A", PreplReplay, "optimistic", 4, 0.90, 0)
+	add("oltp", "A", PreplReplay, "optimistic", 16, 0.93, 0) // against optimistic 4 (0.90), not writeset: 1.033
+	add("oltp", "A", PreplReplicate, "writeset", 4, 0.50, 0) // no replicate run with fewer: left out
+	add("oltp", "A", MariaDB, "optimistic", 16, 0.10, 0)     // not prepl: left out
+	add("oltp", "C", PreplReplay, SerialMode, 0, 2.00, 0)
+	add("oltp", "C", PreplReplay, "writeset", 4, 0.50, 1)  // failed: left out
+	add("oltp", "C", PreplReplay, "writeset", 16, 2.20, 0) // the failed 4 never counts as fewer: 1.10 of serial
+	cfgA, _ := ParseConfig("A")
+	cfgC, _ := ParseConfig("C")
+	got := checkWorkers(sum, []Workload{{Name: "oltp"}}, []ReplicaConfig{cfgA, cfgC})
+	want := []struct {
+		config, mode string
+		threads      int
+		fewer        int
+		ratio        float64
+		met          bool
+	}{
+		{"A", "optimistic", 4, 0, 0.90, true},
+		{"A", "optimistic", 16, 4, 0.93 / 0.90, true},
+		{"A", "writeset", 4, 0, 1.04, true},
+		{"A", "writeset", 16, 0, 1.20, false},
+		{"C", "writeset", 16, 0, 1.10, false},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d checks, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Cell.Config != w.config || g.Cell.Mode != w.mode || g.Cell.Threads != w.threads || g.Fewer.Cell.Threads != w.fewer ||
+			g.Ratio()-w.ratio > 1e-9 || w.ratio-g.Ratio() > 1e-9 || g.Met() != w.met {
+			t.Errorf("check %d: got %s %s %d against %d threads, ratio %.3f met %v; want %+v",
+				i, g.Cell.Config, g.Cell.Mode, g.Cell.Threads, g.Fewer.Cell.Threads, g.Ratio(), g.Met(), w)
+		}
+	}
+}
