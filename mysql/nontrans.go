@@ -121,40 +121,46 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 		return b, c.t.writeMarker(ctx, c.c, marker{first: first.ID(), last: last.ID(), start: first.Start, end: last.End,
 			tables: strings.Join(b.nonTrans, ", "), conn: c.id})
 	}
-	// A later unit inside the marked range commits without clearing it.
+	// A later unit inside the marked range commits without clearing it;
+	// one that runs past it (units are formed anew after a restart) moves
+	// the marker's end to its own before it sends anything.
+	within := position.Compare(last.End, m.end) <= 0
 	c.keepMarker = position.Compare(m.end, last.End) > 0
 	if m.conn != c.id {
 		if err := c.t.waitForSession(ctx, c.c, m.conn); err != nil {
 			return nil, err
 		}
 	}
-	switch c.t.resolve.As {
-	case DDLApplied:
-		if c.t.resolve.ID == m.first {
-			c.t.logWarn("not applying transactions the user said took effect before a crash (--pending-ddl)",
-				"txn", first.ID(), "last", last.ID(), "tables", m.tables)
-			return b.empty(), nil
-		}
-	case DDLNotApplied:
-		if c.t.resolve.ID == m.first {
-			return b, nil
-		}
-	}
-	if m.failed != "" {
+	send := b
+	switch {
+	case c.t.resolve.ID == m.first && c.t.resolve.As == DDLApplied && within:
+		c.t.logWarn("not applying transactions the user said took effect before a crash (--pending-ddl)",
+			"txn", first.ID(), "last", last.ID(), "tables", m.tables)
+		return b.empty(), nil
+	case c.t.resolve.ID == m.first && c.t.resolve.As == DDLNotApplied:
+	case m.failed != "":
 		return nil, &PendingRowsError{First: m.first, Last: m.last, Tables: m.tables,
 			Why: "the target refused them (" + m.failed + "): it has diverged from the source, and writing their rows over it would hide that"}
+	default:
+		// Also where the user said "applied" of a range this unit runs
+		// past: its net effect is the range's end state and then the rest.
+		if send, err = c.t.renderIdempotent(ctx, b.txs); err != nil {
+			return nil, err
+		}
+		if send == nil {
+			return nil, &PendingRowsError{First: m.first, Last: m.last, Tables: m.tables,
+				Why: "a table without exactly one unique key, a foreign key, a trigger or a statement: row keys cannot tell what was applied"}
+		}
+		c.t.logWarn("applying again, idempotently, transactions that wrote non-transactional tables and may have taken effect before a crash",
+			"txn", first.ID(), "last", last.ID(), "tables", m.tables)
 	}
-	ib, err := c.t.renderIdempotent(ctx, b.txs)
-	if err != nil {
-		return nil, err
+	if !within {
+		m.last, m.end, m.conn = last.ID(), last.End, c.id
+		if err := c.t.writeMarker(ctx, c.c, m); err != nil {
+			return nil, err
+		}
 	}
-	if ib == nil {
-		return nil, &PendingRowsError{First: m.first, Last: m.last, Tables: m.tables,
-			Why: "a table without exactly one unique key, a foreign key, a trigger or a statement: row keys cannot tell what was applied"}
-	}
-	c.t.logWarn("applying again, idempotently, transactions that wrote non-transactional tables and may have taken effect before a crash",
-		"txn", first.ID(), "last", last.ID(), "tables", m.tables)
-	return ib, nil
+	return send, nil
 }
 
 // renderIdempotent renders txs as their idempotent net effect, or returns
