@@ -116,6 +116,10 @@ func (b *Batch) add(e rowExpect, write func([]byte) ([]byte, error)) error {
 	return nil
 }
 
+// NonTransactional lists the tables the batch writes that are not
+// transactional on the target: rolling the batch back leaves their rows.
+func (b *Batch) NonTransactional() []string { return b.nonTrans }
+
 // Saved counts the source row changes compaction made unnecessary.
 func (b *Batch) Saved() int { return b.saved }
 

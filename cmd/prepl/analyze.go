@@ -470,7 +470,8 @@ func measureScan(files []string) (time.Duration, error) {
 // in units of unitTxns as the engine forms them while catching up,
 // rendered by the target's own code (package mysql) as the engine renders
 // them, sent on one connection and rolled back, best of three; the
-// sample ends before the first unit that does not apply. It needs the
+// sample ends before the first unit that does not apply, or that writes
+// a non-transactional table (its rows would stay). It needs the
 // target where the binlog starts (a replica about to apply it): when the
 // first unit does not apply there (a missing table or row), or the binlog
 // starts with a DDL, the costs are returned as they are, with why.
@@ -528,6 +529,15 @@ func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files 
 		b, err := tgt.Render(ctx, u, compaction)
 		if err != nil {
 			return c, err.Error(), nil
+		}
+		// A rollback leaves a non-transactional table's rows: the
+		// calibration must not change the target, so the sample ends.
+		if nt := b.(*mysql.Batch).NonTransactional(); len(nt) > 0 {
+			if len(batches) == 0 {
+				return c, "the binlog starts with changes to non-transactional tables (" + strings.Join(nt, ", ") +
+					"), which a rolled-back unit would leave on the target", nil
+			}
+			break
 		}
 		batches = append(batches, b)
 		work = append(work, c.Work(shape(u, meta), bytes, false))

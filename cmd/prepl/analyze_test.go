@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/prepl/prepl/analyze"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -202,13 +204,27 @@ func TestAnalyzeCommand(t *testing.T) {
 func TestAnalyzeCalibrateUnits(t *testing.T) {
 	src := sandbox.MustStart(t, analyzeSource())
 	tgt := sandbox.MustStart(t, sandbox.Defaults())
-	schema := []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(20), KEY (k)) ENGINE=InnoDB"}
+	schema := []string{"CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(20), KEY (k)) ENGINE=InnoDB",
+		"CREATE TABLE d.m (id INT PRIMARY KEY) ENGINE=MyISAM"}
 	sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), schema...)
+	// A replica prepl already applies to: its prepl tables exist.
+	e, err := mysql.ParseURL(tgt.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := mysql.Open(context.Background(), e, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt.Close()
 	db := sandbox.MustOpen(t, src, "")
 	sandbox.MustExec(t, db, append(schema, "FLUSH BINARY LOGS")...)
 	var stmts []string
 	for i := range 300 {
 		stmts = append(stmts, "INSERT INTO d.t VALUES ("+strconv.Itoa(i)+", "+strconv.Itoa(i%7)+", 'x')")
+	}
+	for i := range 10 { // in the sample: a rolled-back unit would leave these on the target
+		stmts = append(stmts, "INSERT INTO d.m VALUES ("+strconv.Itoa(i)+")")
 	}
 	for i := range 100 {
 		stmts = append(stmts, "UPDATE d.t SET k = k + 1 WHERE id = "+strconv.Itoa(i*3))
@@ -223,11 +239,14 @@ func TestAnalyzeCalibrateUnits(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s", code, err, errs)
 	}
-	if strings.Contains(errs, "not measured") || r.Summary.Transactions != 400 {
+	if strings.Contains(errs, "not measured") || r.Summary.Transactions != 410 {
 		t.Errorf("%d transactions; the units not measured:\n%s", r.Summary.Transactions, errs)
 	}
 	var n int
 	if err := sandbox.MustOpen(t, tgt, "").QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n); err != nil || n != 0 {
 		t.Errorf("the target has %d rows (%v) after the calibration, want none: the units are rolled back", n, err)
+	}
+	if err := sandbox.MustOpen(t, tgt, "").QueryRow("SELECT COUNT(*) FROM d.m").Scan(&n); err != nil || n != 0 {
+		t.Errorf("the target's MyISAM table has %d rows (%v) after the calibration, want none: a rollback does not undo them", n, err)
 	}
 }
