@@ -116,7 +116,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	wctx, wcancel := context.WithCancel(context.Background())
 	e.stopWorkers = wcancel
 	defer e.closeWorkers()
-	e.render = newRenderer(wctx, e.tgt, 2*e.cfg.Workers+2, 64*e.cfg.Workers+16)
+	concurrency := e.seq.Concurrency()
+	e.render = newRenderer(wctx, e.tgt, e.cfg.Workers, concurrency)
 	e.shared.render = e.render
 	for i := 0; i < e.cfg.Workers; i++ {
 		w, err := newWorker(wctx, i+1, e.shared, i == 0 || e.cfg.FixedWorkers)
@@ -163,7 +164,6 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	}
 	var srcErr error
 	stopping := false
-	concurrency := e.seq.Concurrency()
 	for {
 		now := time.Now()
 		// A held gate (pause, throttling) feeds nothing new: what was
@@ -179,6 +179,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		if c := e.seq.Concurrency(); c != concurrency {
 			e.cfg.Log.Debug("units in flight", "from", concurrency, "to", c, "settled", e.seq.Settled(), "applied", e.seq.Stats().Txns)
 			concurrency = c
+			e.render.follow(c)
 		}
 		if e.seq.Done() {
 			break
