@@ -143,7 +143,10 @@ Flags:
 			if err != nil {
 				return err
 			}
-			c.Start += scan
+			// replay scans the files while it sets the target up (the
+			// connections and DDL of c.Start after the process's start):
+			// the run waits for the longer of the two.
+			c.Start = max(c.Start, calibrate.ProcessStart+scan)
 			var why string
 			if c, why, err = measureUnits(ctx, e, c, files, f.unit, f.compact); err != nil {
 				return err
