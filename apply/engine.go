@@ -86,10 +86,18 @@ type readBatch struct {
 // readBatchTxns is the most transactions in a batch.
 const readBatchTxns = 64
 
-// readQueue is how many batches the engine reads ahead of the sequencer,
-// within Config.ReadAheadBytes: as many transactions as before batching
-// from a Source that is not Buffered, whose batches hold one.
+// readQueue is how many transactions the engine reads ahead of the
+// sequencer, within Config.ReadAheadBytes: in batches of one from a
+// Source that is not Buffered, of up to readBatchTxns from one that is.
 const readQueue = 256
+
+// readQueueBatches is the capacity of the engine's read-ahead channel.
+func readQueueBatches(src Source) int {
+	if _, ok := src.(Buffered); ok {
+		return readQueue / readBatchTxns
+	}
+	return readQueue
+}
 
 // freeBatches is how many emptied batches wait to be filled again.
 const freeBatches = 8
@@ -175,7 +183,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		defer mon.stop()
 	}
 
-	reads, free := make(chan readBatch, readQueue), make(chan readBatch, freeBatches)
+	reads, free := make(chan readBatch, readQueueBatches(src)), make(chan readBatch, freeBatches)
 	ahead := budget.New(int64(e.cfg.ReadAheadBytes))
 	rctx, rcancel := context.WithCancel(ctx)
 	readerDone := make(chan struct{})

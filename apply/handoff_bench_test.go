@@ -48,7 +48,7 @@ func handoff(b *testing.B, path string) (txns, rows int) {
 	defer r.Close()
 	ctx := context.Background()
 	ahead := budget.New(benchReadAhead)
-	out, free := make(chan readBatch, readQueue), make(chan readBatch, freeBatches)
+	out, free := make(chan readBatch, readQueueBatches(r)), make(chan readBatch, freeBatches)
 	go readAhead(ctx, r, ahead, out, free)
 	for batch := range out {
 		for i, tx := range batch.txs {

@@ -67,7 +67,7 @@ func readAheadBytes(t *testing.T, src Source, want int) (batches int) {
 	t.Helper()
 	const limit = 1 << 20
 	ahead := budget.New(limit)
-	out, free := make(chan readBatch, readQueue), make(chan readBatch, freeBatches)
+	out, free := make(chan readBatch, readQueueBatches(src)), make(chan readBatch, freeBatches)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	finished := make(chan struct{})

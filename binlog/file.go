@@ -76,8 +76,11 @@ type fileBatch struct {
 const fileBatchTxns = 64
 
 // readAhead is how many batches the parser may run ahead, within
-// FileOptions.ReadAheadBytes.
-const readAhead = 4
+// FileOptions.ReadAheadBytes: with the one it fills and the one Next
+// returns from, about as many transactions as it held before batching
+// (64), so that a reader stopped early (a stop position) has not decoded
+// much more than it returns.
+const readAhead = 1
 
 // DefaultReadAheadBytes is FileOptions.ReadAheadBytes's default.
 const DefaultReadAheadBytes = 8 << 20
