@@ -75,11 +75,11 @@ type fileBatch struct {
 // end of the files.
 const fileBatchTxns = 64
 
-// readAhead is how many batches the parser may run ahead, within
-// FileOptions.ReadAheadBytes: with the one it fills and the one Next
-// returns from, about as many transactions as it held before batching
-// (64), so that a reader stopped early (a stop position) has not decoded
-// much more than it returns.
+// readAhead is how many batches wait for Next, within
+// FileOptions.ReadAheadBytes: with the one the parser fills and the one
+// Next returns from, at most 3×64 transactions decoded ahead (64 before
+// batching), so that a reader stopped early (a stop position) has not
+// decoded much more than it returns.
 const readAhead = 1
 
 // DefaultReadAheadBytes is FileOptions.ReadAheadBytes's default.
