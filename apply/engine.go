@@ -89,37 +89,87 @@ func maybeApplied(tgt Target, id string) bool {
 	return err == nil && got == id
 }
 
-type readResult struct {
-	tx  *txn.Txn
-	n   int64 // tx's footprint, held in the read-ahead budget until taken
+// readBatch is transactions the engine's reader hands over at once, then
+// the error that ended the reading (io.EOF included), if any. A channel
+// operation, and the wake-up of a waiting engine, per transaction cost as
+// much CPU as decoding a small one.
+type readBatch struct {
+	txs []*txn.Txn
+	ns  []int64 // their footprints, held in the read-ahead budget until taken
 	err error
 }
 
+// readBatchTxns is the most transactions in a batch.
+const readBatchTxns = 64
+
 // readQueue is how many transactions the engine reads ahead of the
-// sequencer, within Config.ReadAheadBytes.
+// sequencer, within Config.ReadAheadBytes: in batches of one from a
+// Source that is not Buffered, of up to readBatchTxns from one that is.
 const readQueue = 256
+
+// readQueueBatches is the capacity of the engine's read-ahead channel.
+func readQueueBatches(src Source) int {
+	if _, ok := src.(Buffered); ok {
+		return readQueue / readBatchTxns
+	}
+	return readQueue
+}
+
+// freeBatches is how many emptied batches wait to be filled again.
+const freeBatches = 8
+
+// Buffered is a Source that tells how many transactions Next returns
+// without waiting, at least (binlog.FileReader, which decodes ahead). The
+// engine's reader hands those over in one batch; from another Source,
+// each transaction is handed over as soon as it is read.
+type Buffered interface {
+	Buffered() int
+}
 
 // readAhead reads src into out until an error (io.EOF included), which
 // it sends last, or until ctx ends; then it closes out. The transactions
-// in out hold their footprint in ahead: the taker releases it.
-func readAhead(ctx context.Context, src Source, ahead *budget.Budget, out chan<- readResult) {
+// in out hold their footprint in ahead: the taker releases it. Batches
+// the taker has emptied come back on free, to be filled again.
+func readAhead(ctx context.Context, src Source, ahead *budget.Budget, out chan<- readBatch, free <-chan readBatch) {
 	defer close(out)
+	buffered, _ := src.(Buffered)
+	var b readBatch
+	send := func() bool {
+		select {
+		case out <- b:
+			b = readBatch{}
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	for {
 		tx, err := src.Next(ctx)
-		r := readResult{tx: tx, err: err}
-		if err == nil {
-			r.n = tx.Footprint()
-			if ahead.Acquire(ctx, r.n) != nil {
+		if err != nil {
+			b.err = err
+			send()
+			return
+		}
+		n := tx.Footprint()
+		if !ahead.TryAcquire(n) {
+			// The batch's own bytes may be what the budget lacks: hand it
+			// over before waiting for room.
+			if len(b.txs) > 0 && !send() || ahead.Acquire(ctx, n) != nil {
 				return
 			}
 		}
-		select {
-		case out <- r:
-		case <-ctx.Done():
-			return
+		if b.txs == nil {
+			select {
+			case b = <-free:
+			default:
+				b = readBatch{txs: make([]*txn.Txn, 0, readBatchTxns), ns: make([]int64, 0, readBatchTxns)}
+			}
 		}
-		if err != nil {
-			return
+		b.txs, b.ns = append(b.txs, tx), append(b.ns, n)
+		if len(b.txs) == readBatchTxns || buffered == nil || buffered.Buffered() == 0 {
+			if !send() {
+				return
+			}
 		}
 	}
 }
@@ -132,7 +182,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	wctx, wcancel := context.WithCancel(context.Background())
 	e.stopWorkers = wcancel
 	defer e.closeWorkers()
-	e.render = newRenderer(wctx, e.tgt, 2*e.cfg.Workers+2, 64*e.cfg.Workers+16)
+	concurrency := e.seq.Concurrency()
+	e.render = newRenderer(wctx, e.tgt, e.cfg.Workers, concurrency)
 	e.shared.render = e.render
 	for i := 0; i < e.cfg.Workers; i++ {
 		w, err := newWorker(wctx, i+1, e.shared, i == 0 || e.cfg.FixedWorkers)
@@ -148,7 +199,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		defer mon.stop()
 	}
 
-	reads := make(chan readResult, readQueue)
+	reads, free := make(chan readBatch, readQueueBatches(src)), make(chan readBatch, freeBatches)
 	ahead := budget.New(int64(e.cfg.ReadAheadBytes))
 	rctx, rcancel := context.WithCancel(ctx)
 	readerDone := make(chan struct{})
@@ -158,8 +209,12 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	}()
 	go func() {
 		defer close(readerDone)
-		readAhead(rctx, src, ahead, reads)
+		readAhead(rctx, src, ahead, reads, free)
 	}()
+	// in is the batch being fed to the sequencer, from in.txs[taken].
+	var in readBatch
+	taken := 0
+	backlog := func() bool { return taken < len(in.txs) || in.err != nil || len(reads) > 0 }
 
 	var progress <-chan time.Time
 	if e.cfg.ProgressEvery > 0 {
@@ -179,13 +234,12 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	}
 	var srcErr error
 	stopping := false
-	concurrency := e.seq.Concurrency()
 	for {
 		now := time.Now()
 		// A held gate (pause, throttling) feeds nothing new: what was
 		// read before finishes, then the position holds still.
 		held, gateCh := e.cfg.Gate.Held()
-		e.seq.Tick(now, len(reads) > 0 && !held)
+		e.seq.Tick(now, backlog() && !held)
 		if err := e.perform(wctx); err != nil {
 			return e.fail(err)
 		}
@@ -195,12 +249,40 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		if c := e.seq.Concurrency(); c != concurrency {
 			e.cfg.Log.Debug("units in flight", "from", concurrency, "to", c, "settled", e.seq.Settled(), "applied", e.seq.Stats().Txns)
 			concurrency = c
+			e.render.follow(c)
 		}
 		if e.seq.Done() {
 			break
 		}
-		var readCh <-chan readResult
-		if e.seq.WantsInput() && !held {
+		wants := e.seq.WantsInput() && !held
+		if wants && taken < len(in.txs) {
+			tx := in.txs[taken]
+			in.txs[taken] = nil // fed: the batch no longer keeps it
+			ahead.Release(in.ns[taken])
+			taken++
+			if taken == len(in.txs) && in.err == nil {
+				select {
+				case free <- readBatch{txs: in.txs[:0], ns: in.ns[:0]}:
+				default:
+				}
+				in, taken = readBatch{}, 0
+			}
+			e.seq.Tick(time.Now(), backlog())
+			e.read(tx, rcancel)
+			continue
+		}
+		if wants && in.err != nil {
+			if in.err == io.EOF {
+				e.seq.EndOfInput()
+			} else {
+				srcErr = in.err
+				e.seq.EndOfInput()
+			}
+			in = readBatch{}
+			continue
+		}
+		var readCh <-chan readBatch
+		if wants {
 			readCh = reads
 		}
 		var done <-chan struct{}
@@ -215,22 +297,13 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		select {
 		case <-timerC:
 		case <-gateCh:
-		case r, ok := <-readCh:
-			if r.tx != nil {
-				ahead.Release(r.n)
+		case b, ok := <-readCh:
+			if !ok {
+				b.err = io.EOF
 			}
-			e.seq.Tick(time.Now(), len(reads) > 0)
-			switch {
-			case !ok || r.err == io.EOF:
-				e.seq.EndOfInput()
-			case r.err != nil:
-				srcErr = r.err
-				e.seq.EndOfInput()
-			default:
-				e.read(r.tx, rcancel)
-			}
+			in, taken = b, 0 // fed from the top of the loop
 		case ev := <-e.events:
-			e.seq.Tick(time.Now(), len(reads) > 0)
+			e.seq.Tick(time.Now(), backlog())
 			if err := e.handle(ev); err != nil {
 				return e.fail(err)
 			}

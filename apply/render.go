@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/prepl/prepl/compact"
@@ -56,26 +57,60 @@ const (
 	renderByWorker
 )
 
+// The renderer works for the units in flight, whose number the engine's
+// controller chooses (sequencer.Concurrency), not for the --workers
+// ceiling: with a limit of c units it keeps at most renderAhead(c)
+// rendered units not yet taken (their SQL is memory outside the window)
+// and queues at most renderQueue(c) units to render.
+func renderAhead(limit int) int { return 2*limit + 2 }
+func renderQueue(limit int) int { return 64*limit + 16 }
+
 type renderer struct {
 	tgt   Target
-	queue chan *rendering
-	slots chan struct{} // units rendered ahead and not yet taken
-	done  chan struct{} // closed when loop has returned
+	queue chan *rendering // capacity renderQueue(ceiling); queued bounds its use
+	done  chan struct{}   // closed when loop has returned
+
+	mu     sync.Mutex
+	queued int // units in queue
+	held   int // units rendered by the renderer and not yet taken
+	limit  int // units in flight: held < renderAhead(limit), queued < renderQueue(limit)
+	room   chan struct{}
 }
 
-// newRenderer starts the goroutine: it renders up to ahead units not yet
-// taken by a worker, from a queue of up to queue units.
-func newRenderer(ctx context.Context, tgt Target, ahead, queue int) *renderer {
-	r := &renderer{tgt: tgt, queue: make(chan *rendering, queue), slots: make(chan struct{}, ahead), done: make(chan struct{})}
+// newRenderer starts the goroutine for up to ceiling units in flight,
+// limit of them at first (follow changes it).
+func newRenderer(ctx context.Context, tgt Target, ceiling, limit int) *renderer {
+	r := &renderer{tgt: tgt, queue: make(chan *rendering, renderQueue(max(ceiling, 1))), done: make(chan struct{}),
+		limit: max(limit, 1), room: make(chan struct{}, 1)}
 	go r.loop(ctx)
 	return r
 }
 
+// follow sets the number of units in flight the renderer works for.
+func (r *renderer) follow(limit int) {
+	r.mu.Lock()
+	r.limit = max(limit, 1)
+	r.mu.Unlock()
+	r.wake()
+}
+
+func (r *renderer) wake() {
+	select {
+	case r.room <- struct{}{}:
+	default:
+	}
+}
+
 // add queues x; with the queue full the worker renders it itself.
 func (r *renderer) add(x *rendering) {
-	select {
-	case r.queue <- x:
-	default:
+	r.mu.Lock()
+	full := r.queued >= renderQueue(r.limit) || r.queued >= cap(r.queue)
+	if !full {
+		r.queued++
+	}
+	r.mu.Unlock()
+	if !full {
+		r.queue <- x // never blocks: queued counts what is in it
 	}
 }
 
@@ -88,18 +123,52 @@ func (r *renderer) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		select {
-		case r.slots <- struct{}{}:
-		case <-ctx.Done():
+		r.mu.Lock()
+		r.queued--
+		r.mu.Unlock()
+		if !r.hold(ctx) {
 			return
 		}
 		if !x.state.CompareAndSwap(renderPending, renderByRenderer) {
-			<-r.slots // a worker got there first
+			r.release() // a worker got there first
 			continue
 		}
 		x.batch, x.err = renderUnit(ctx, r.tgt, x.txs, x.compact)
 		close(x.done)
 	}
+}
+
+// hold waits for room to render one more unit ahead; false when ctx ends.
+func (r *renderer) hold(ctx context.Context) bool {
+	for {
+		r.mu.Lock()
+		if r.held < renderAhead(r.limit) {
+			r.held++
+			r.mu.Unlock()
+			return true
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.room:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// release gives back a unit held by hold.
+func (r *renderer) release() {
+	r.mu.Lock()
+	r.held--
+	r.mu.Unlock()
+	r.wake()
+}
+
+// ahead is how many rendered units wait for a worker, and how many may.
+func (r *renderer) ahead() (held, most int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held, renderAhead(r.limit)
 }
 
 // take returns the unit's batch: the renderer's, or one the worker
@@ -115,7 +184,7 @@ func (r *renderer) take(ctx context.Context, x *rendering) (Batch, error) {
 		return nil, ctx.Err()
 	}
 	if x.state.Load() == renderByRenderer && x.released.CompareAndSwap(false, true) {
-		<-r.slots
+		r.release()
 	}
 	return x.batch, x.err
 }

@@ -42,11 +42,17 @@ type FileOptions struct {
 // given. It parses in a goroutine, up to ReadAheadBytes of transactions
 // ahead of Next, so memory stays bounded whatever the file and
 // transaction sizes.
+//
+// The parser hands transactions over in batches (fileBatch): a channel
+// operation, and the wake-up of a waiting Next, per transaction cost as
+// much CPU as decoding a small one.
 type FileReader struct {
-	out    chan fileResult
-	ahead  *budget.Budget // of the transactions in out
+	out    chan fileBatch
+	ahead  *budget.Budget // of the transactions parsed and not yet returned
 	cancel context.CancelFunc
 	done   chan struct{}
+	cur    fileBatch // being returned by Next, from cur.txs[next]
+	next   int
 
 	lim  Limits
 	skip func(gtid string, start txn.Position) bool
@@ -56,15 +62,25 @@ type FileReader struct {
 	err    error // sticky: returned by every Next after the last txn
 }
 
-type fileResult struct {
-	t   *txn.Txn
-	n   int64 // t's footprint, held in FileReader.ahead
+// fileBatch is transactions the parser hands over at once, then the
+// error that ended the reading, if any.
+type fileBatch struct {
+	txs []*txn.Txn
+	ns  []int64 // their footprints, held in FileReader.ahead until returned
 	err error
 }
 
-// readAhead is how many complete transactions the parser may run ahead,
-// within FileOptions.ReadAheadBytes.
-const readAhead = 64
+// fileBatchTxns is the most transactions in a batch. The parser hands a
+// batch over sooner when it would wait for room in the budget, and at the
+// end of the files.
+const fileBatchTxns = 64
+
+// readAhead is how many batches wait for Next, within
+// FileOptions.ReadAheadBytes: with the one the parser fills and the one
+// Next returns from, at most 3×64 transactions decoded ahead (64 before
+// batching), so that a reader stopped early (a stop position) has not
+// decoded much more than it returns.
+const readAhead = 1
 
 // DefaultReadAheadBytes is FileOptions.ReadAheadBytes's default.
 const DefaultReadAheadBytes = 8 << 20
@@ -96,7 +112,7 @@ func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
 	if opt.ReadAheadBytes <= 0 {
 		opt.ReadAheadBytes = DefaultReadAheadBytes
 	}
-	r := &FileReader{out: make(chan fileResult, readAhead), ahead: budget.New(opt.ReadAheadBytes), cancel: cancel,
+	r := &FileReader{out: make(chan fileBatch, readAhead), ahead: budget.New(opt.ReadAheadBytes), cancel: cancel,
 		done: make(chan struct{}), lim: opt.Limits.withDefaults(), skip: opt.Skip}
 	go r.run(ctx, paths[first:], opt.StartOffset)
 	return r, nil
@@ -113,24 +129,42 @@ func (r *FileReader) Flavor() txn.Flavor {
 // Next returns the next complete transaction; io.EOF after the last one;
 // a *FormatError when the files are damaged, incomplete or not row-based.
 func (r *FileReader) Next(ctx context.Context) (*txn.Txn, error) {
-	if r.err != nil {
-		return nil, r.err
-	}
-	select {
-	case res, ok := <-r.out:
-		if !ok {
-			r.err = io.EOF
-			return nil, io.EOF
+	for {
+		if r.err != nil {
+			return nil, r.err
 		}
-		if res.err != nil {
-			r.err = res.err
-			return nil, res.err
+		if r.next < len(r.cur.txs) {
+			t := r.cur.txs[r.next]
+			r.cur.txs[r.next] = nil // returned: the batch no longer keeps it
+			r.ahead.Release(r.cur.ns[r.next])
+			r.next++
+			return t, nil
 		}
-		r.ahead.Release(res.n)
-		return res.t, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		if r.cur.err != nil {
+			r.err = r.cur.err
+			continue
+		}
+		select {
+		case b, ok := <-r.out:
+			if !ok {
+				r.err = io.EOF
+				continue
+			}
+			r.cur, r.next = b, 0
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+}
+
+// Buffered is how many transactions Next can return without waiting for
+// the parser, at least (an error to return counts as one).
+func (r *FileReader) Buffered() int {
+	n := len(r.cur.txs) - r.next + len(r.out)
+	if r.err != nil || r.cur.err != nil {
+		n++
+	}
+	return n
 }
 
 // Close stops the parser goroutine and waits for it.
@@ -148,19 +182,33 @@ func (r *FileReader) run(ctx context.Context, paths []string, offset uint32) {
 	defer close(r.out)
 	asm := newAssembler()
 	asm.skip = r.skip
-	send := func(res fileResult) bool {
-		if res.t != nil {
-			res.n = res.t.Footprint()
-			if r.ahead.Acquire(ctx, res.n) != nil {
-				return false
-			}
+	var b fileBatch
+	flush := func() bool {
+		if len(b.txs) == 0 && b.err == nil {
+			return true
 		}
 		select {
-		case r.out <- res:
+		case r.out <- b:
+			b = fileBatch{}
 			return true
 		case <-ctx.Done():
 			return false
 		}
+	}
+	send := func(t *txn.Txn) bool {
+		n := t.Footprint()
+		if !r.ahead.TryAcquire(n) {
+			// The batch's own bytes may be what the budget lacks: hand it
+			// over before waiting for room.
+			if !flush() || r.ahead.Acquire(ctx, n) != nil {
+				return false
+			}
+		}
+		if b.txs == nil {
+			b.txs, b.ns = make([]*txn.Txn, 0, fileBatchTxns), make([]int64, 0, fileBatchTxns)
+		}
+		b.txs, b.ns = append(b.txs, t), append(b.ns, n)
+		return len(b.txs) < fileBatchTxns || flush()
 	}
 	for i, path := range paths {
 		start := uint32(4)
@@ -172,10 +220,11 @@ func (r *FileReader) run(ctx context.Context, paths []string, offset uint32) {
 			return
 		}
 		if err = endOfFile(err, asm, i == len(paths)-1); err != nil {
-			send(fileResult{err: err})
-			return
+			b.err = err
+			break
 		}
 	}
+	flush()
 }
 
 // errTruncated is wrapped when a file ends inside an event.
@@ -208,7 +257,7 @@ func endOfFile(err error, asm *assembler, last bool) error {
 }
 
 // parseFile feeds one file's events to asm and sends its transactions.
-func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string, start uint32, send func(fileResult) bool) error {
+func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string, start uint32, send func(*txn.Txn) bool) error {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
 	if err != nil {
@@ -227,7 +276,7 @@ func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string,
 // Every event is checked by an eventGuard before go-mysql decodes it; the
 // first bad one ends the file with a *FormatError at its offset.
 func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name string, rs io.ReadSeeker, size int64, start uint32,
-	send func(fileResult) bool) error {
+	send func(*txn.Txn) bool) error {
 	asm.setFile(name)
 	g := newGuard(r.lim, true)
 	p := newParser()
@@ -300,7 +349,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 			asm.overLimit(g.lim.MaxTxn)
 		}
 		r.noteFlavor(asm.flavor)
-		if t != nil && !send(fileResult{t: t}) {
+		if t != nil && !send(t) {
 			return errStopped
 		}
 	}

@@ -108,7 +108,7 @@ func decodeBytes(name string, b []byte, lim Limits) ([]*txn.Txn, error) {
 	r := &FileReader{lim: lim.withDefaults()}
 	asm := newAssembler()
 	var txns []*txn.Txn
-	send := func(res fileResult) bool { txns = append(txns, res.t); return true }
+	send := func(t *txn.Txn) bool { txns = append(txns, t); return true }
 	err := r.parseEvents(context.Background(), asm, name, bytes.NewReader(b), int64(len(b)), 4, send)
 	return txns, endOfFile(err, asm, false)
 }
@@ -385,7 +385,7 @@ func TestGuardLimits(t *testing.T) {
 	asm.skip = r.skip
 	var all []*txn.Txn
 	err = r.parseEvents(context.Background(), asm, "crc32.000001", bytes.NewReader(clean), int64(len(clean)), 4,
-		func(res fileResult) bool { all = append(all, res.t); return true })
+		func(t *txn.Txn) bool { all = append(all, t); return true })
 	if err = endOfFile(err, asm, false); err != nil || len(all) != len(good) {
 		t.Fatalf("skipping: %d transactions, %v; want %d", len(all), err, len(good))
 	}

@@ -13,8 +13,8 @@ import (
 
 // TestReadAheadBytes: the file reader holds at most ReadAheadBytes of
 // decoded transactions that Next has not returned, however many they
-// are; a transaction bigger than that is parsed alone, and every one is
-// returned, in order.
+// are and however they are batched; a transaction bigger than that is
+// parsed alone, and every one is returned, in order.
 func TestReadAheadBytes(t *testing.T) {
 	s := startSource(t, nil)
 	db := sandbox.MustOpen(t, s, "")
@@ -51,7 +51,9 @@ func TestReadAheadBytes(t *testing.T) {
 	defer cancel()
 	var big int64
 	var read []int
+	most := 0 // transactions Next had at hand, decoded, at most
 	for {
+		most = max(most, r.Buffered())
 		held, _, _ := r.ahead.Stats()
 		tx, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -70,6 +72,9 @@ func TestReadAheadBytes(t *testing.T) {
 		if len(tx.Changes) == 1 && tx.Changes[0].Row != nil && tx.Changes[0].Row.After != nil {
 			read = append(read, int(tx.Changes[0].Row.After[0].(int64)))
 		}
+	}
+	if most < 2 {
+		t.Fatalf("Next never had more than %d transaction at hand: the parser hands them over one at a time, not in batches", most)
 	}
 	if len(read) != 60 || read[40] != 40 || read[59] != 59 {
 		t.Fatalf("rows read in this order: %v; want ids 0 to 59", read)

@@ -60,7 +60,8 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.modes, "modes", "commit-order,writeset,optimistic,schema,domain", "modes to predict: "+strings.Join(modeNames(), ", "))
 	fs.IntVar(&f.unit, "commit-unit", 500, "commit unit of the apply to predict: consecutive source transactions per target commit\n(as replay/replicate --commit-unit; 1: one target transaction per source transaction)")
 	fs.StringVar(&f.compare, "compare-units", "", "other commit unit sizes to predict, for comparison, e.g. 1,50\n(each adds as many simulated runs as the main one)")
-	fs.StringVar(&f.window, "window", "64MiB", "read-ahead window of the apply to predict (as replay/replicate --window)")
+	fs.StringVar(&f.window, "window", defaultWindow(), "read-ahead window of the apply to predict (as replay/replicate --window;\n"+
+		"the default is theirs: a quarter of their default --memory-budget)")
 	fs.BoolVar(&f.compact, "compact", true, "predict the engine with compaction (a unit's net effect per table as multi-row statements,\nas replay/replicate --compact); false: one statement per row change")
 	fs.StringVar(&f.big, "big", "1MiB", "a transaction at least this big in the binlog is listed as big")
 	fs.IntVar(&f.top, "top", 10, "offenders listed per kind (tables, hot keys, largest transactions)")
@@ -142,7 +143,10 @@ Flags:
 			if err != nil {
 				return err
 			}
-			c.Start += scan
+			// replay scans the files while it sets the target up (the
+			// connections and DDL of c.Start after the process's start):
+			// the run waits for the longer of the two.
+			c.Start = max(c.Start, calibrate.ProcessStart+scan)
 			var why string
 			if c, why, err = measureUnits(ctx, e, c, files, f.unit, f.compact); err != nil {
 				return err

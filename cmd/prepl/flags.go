@@ -129,7 +129,7 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	if f.memBytes, err = parseBytes(f.memory); err != nil {
 		return apply.Config{}, fmt.Errorf("%w: --memory-budget: %v", errUsage, err)
 	}
-	window := f.memBytes / 4
+	window := windowOf(f.memBytes)
 	if f.window != "" {
 		if window, err = parseBytes(f.window); err != nil {
 			return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
@@ -153,6 +153,25 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 // defaultMemoryBudget keeps prepl's RSS under 200 MB on the scale
 // benchmark's binlog (docs/benchmarks.md, make bench-scale).
 const defaultMemoryBudget = "96MiB"
+
+// windowOf is the --window a memory budget leaves when none is given: a
+// quarter of it. analyze predicts replay/replicate with the window of the
+// default budget (defaultWindow), so both take the default from here.
+func windowOf(budget int) int { return budget / 4 }
+
+// defaultWindow is --window's default: windowOf the default --memory-budget,
+// written as a size parseBytes reads back ("24MiB").
+func defaultWindow() string {
+	b, err := parseBytes(defaultMemoryBudget)
+	if err != nil {
+		panic("defaultMemoryBudget: " + err.Error())
+	}
+	w := windowOf(b)
+	if w%(1<<20) == 0 {
+		return strconv.Itoa(w>>20) + "MiB"
+	}
+	return strconv.Itoa(w)
+}
 
 // readAheadBytes is what the binlog reader may decode ahead of the engine:
 // the other half of the budget's eighth (apply.Config.ReadAheadBytes).

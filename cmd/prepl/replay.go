@@ -114,6 +114,9 @@ Flags:
 	}
 	sel.logSelection(log)
 
+	// The continuity check reads the files from disk while the target is
+	// set up over the network: each waits on something else.
+	scanned := scanFiles(files)
 	var tgt target
 	var res apply.Resume
 	var chRun *channelRun
@@ -135,7 +138,7 @@ Flags:
 			return err
 		}
 	}
-	sums, err := checkFileSet(files, res, sf.startGTID, *allowGaps, log)
+	sums, err := checkFileSet(<-scanned, res, sf.startGTID, *allowGaps, log)
 	if err != nil {
 		return err
 	}
@@ -210,17 +213,39 @@ type continuityError struct{ msg string }
 func (e *continuityError) Error() string { return e.msg }
 func (e *continuityError) Unwrap() error { return errUsage }
 
+// scannedFiles is the continuity scan of a file set: a summary of each
+// file, or the first error.
+type scannedFiles struct {
+	sums []binlog.FileSummary
+	err  error
+}
+
+// scanFiles scans files (binlog.ScanFile) in a goroutine; the result
+// comes on the channel.
+func scanFiles(files []string) <-chan scannedFiles {
+	out := make(chan scannedFiles, 1)
+	go func() {
+		sums := make([]binlog.FileSummary, len(files))
+		for i, f := range files {
+			s, err := binlog.ScanFile(f)
+			if err != nil {
+				out <- scannedFiles{err: err}
+				return
+			}
+			sums[i] = s
+		}
+		out <- scannedFiles{sums: sums}
+	}()
+	return out
+}
+
 // checkFileSet refuses files that do not form one stream from the position
 // already applied (stored, else --start-gtid), before anything is applied.
-func checkFileSet(files []string, res apply.Resume, startGTID string, allowGaps bool, log *slog.Logger) ([]binlog.FileSummary, error) {
-	sums := make([]binlog.FileSummary, len(files))
-	for i, f := range files {
-		s, err := binlog.ScanFile(f)
-		if err != nil {
-			return nil, err
-		}
-		sums[i] = s
+func checkFileSet(scan scannedFiles, res apply.Resume, startGTID string, allowGaps bool, log *slog.Logger) ([]binlog.FileSummary, error) {
+	if scan.err != nil {
+		return nil, scan.err
 	}
+	sums := scan.sums
 	problems := binlog.CheckContinuity(sums)
 	what, pos, file := "--start-gtid", startGTID, ""
 	if res.Found {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -26,5 +28,35 @@ func TestWindowSmallerThanTransactions(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("summary does not report %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestAnalyzeWindowIsReplays: analyze predicts the engine replay and
+// replicate run by default, so its --window default is theirs (a quarter
+// of the default --memory-budget), and follows it if that changes.
+func TestAnalyzeWindowIsReplays(t *testing.T) {
+	rfs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	var af applyFlags
+	af.register(rfs, "replay")
+	if err := rfs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := af.config(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	afs := flag.NewFlagSet("analyze", flag.ContinueOnError)
+	var f analyzeFlags
+	f.register(afs)
+	if err := afs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := f.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.WindowBytes != cfg.WindowBytes || cfg.WindowBytes != af.memBytes/4 {
+		t.Fatalf("analyze predicts a window of %d bytes by default, replay runs with %d (memory budget %d)",
+			opt.WindowBytes, cfg.WindowBytes, af.memBytes)
 	}
 }

@@ -40,10 +40,7 @@ func (b *Budget) Limit() int64 { return b.limit }
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	for {
 		b.mu.Lock()
-		if b.items == 0 || b.held+n <= b.limit {
-			b.held += n
-			b.items++
-			b.peak = max(b.peak, b.held)
+		if b.take(n) {
 			b.mu.Unlock()
 			return nil
 		}
@@ -59,6 +56,26 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// TryAcquire takes the n bytes of one item if they fit now, as Acquire
+// would without waiting. A producer that holds items it has not yet
+// handed over (a batch) must hand them over before it waits in Acquire:
+// their bytes may be what Acquire waits for.
+func (b *Budget) TryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.take(n)
+}
+
+func (b *Budget) take(n int64) bool {
+	if b.items != 0 && b.held+n > b.limit {
+		return false
+	}
+	b.held += n
+	b.items++
+	b.peak = max(b.peak, b.held)
+	return true
 }
 
 // Release gives back the n bytes of one item acquired before.

@@ -50,3 +50,27 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("held %d after every release", held)
 	}
 }
+
+// TestTryAcquire: TryAcquire takes what Acquire would take at once, and
+// refuses without waiting what Acquire would wait for.
+func TestTryAcquire(t *testing.T) {
+	b := New(100)
+	if !b.TryAcquire(250) {
+		t.Fatal("nothing held: an item bigger than the budget is refused")
+	}
+	if b.TryAcquire(1) {
+		t.Fatal("an item taken beside one bigger than the budget")
+	}
+	b.Release(250)
+	for _, n := range []int64{60, 40} {
+		if !b.TryAcquire(n) {
+			t.Fatalf("%d bytes refused with room for them", n)
+		}
+	}
+	if b.TryAcquire(1) {
+		t.Fatal("a byte taken beyond the budget")
+	}
+	if held, peak, waits := b.Stats(); held != 100 || peak != 250 || waits != 0 {
+		t.Fatalf("held %d, peak %d, waits %d; want 100, 250 and no wait", held, peak, waits)
+	}
+}

@@ -1,0 +1,80 @@
+package apply
+
+import (
+	"context"
+	"io"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/internal/benchlog"
+	"github.com/prepl/prepl/internal/budget"
+)
+
+// BenchmarkHandoff is BenchmarkDecode (package binlog) plus the way to
+// the engine's loop: a binlog file read by the file reader's goroutine
+// and handed to the engine as `prepl replay` does, within the byte
+// budgets of the default --memory-budget. The consumer does nothing else,
+// so every transaction that finds it waiting wakes it: the worst case of
+// the handoff. cpu-ns/txn is the process's CPU (user and system, all
+// goroutines, the wake-ups included), which ns/txn on two cores is not;
+// sleeps/txn counts its threads' waits, which do not depend on the load.
+func BenchmarkHandoff(b *testing.B) {
+	for _, w := range benchlog.Workloads {
+		b.Run(string(w), func(b *testing.B) {
+			path := benchlog.File(b, w)
+			txns, rows := handoff(b, path)
+			m := benchlog.Start(b)
+			cpu, sleeps := processCPU()
+			for range b.N {
+				handoff(b, path)
+			}
+			cpu2, sleeps2 := processCPU()
+			b.ReportMetric(float64((cpu2-cpu).Nanoseconds())/float64(b.N)/float64(txns), "cpu-ns/txn")
+			b.ReportMetric(float64(sleeps2-sleeps)/float64(b.N)/float64(txns), "sleeps/txn")
+			m.Report(txns, rows)
+		})
+	}
+}
+
+const benchReadAhead = 6 << 20 // --memory-budget 96MiB / 16, each queue
+
+func handoff(b *testing.B, path string) (txns, rows int) {
+	r, err := binlog.OpenFiles([]string{path}, binlog.FileOptions{ReadAheadBytes: benchReadAhead})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	ahead := budget.New(benchReadAhead)
+	out, free := make(chan readBatch, readQueueBatches(r)), make(chan readBatch, freeBatches)
+	go readAhead(ctx, r, ahead, out, free)
+	for batch := range out {
+		for i, tx := range batch.txs {
+			ahead.Release(batch.ns[i])
+			txns++
+			rows += tx.Rows()
+		}
+		if batch.err == io.EOF {
+			break
+		}
+		if batch.err != nil {
+			b.Fatal(batch.err)
+		}
+		select {
+		case free <- readBatch{txs: batch.txs[:0], ns: batch.ns[:0]}:
+		default:
+		}
+	}
+	return txns, rows
+}
+
+// processCPU is the process's CPU time so far, and how many times its
+// threads went to sleep waiting (voluntary context switches: a goroutine
+// that waits with nothing else to run parks its thread).
+func processCPU() (time.Duration, int64) {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw
+}
