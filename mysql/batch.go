@@ -25,6 +25,7 @@ type Batch struct {
 	// not transactional on the target (see nontrans.go).
 	txs      []*txn.Txn
 	nonTrans []string
+	mixed    bool // transactional tables too, beside nonTrans
 	keepGTID bool // it carries its single member's GTID
 }
 
@@ -157,7 +158,7 @@ func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (a
 // go as BINLOG statements, the source's own events ("" for none): the
 // target's part in planning a unit (compact.PlanUnit).
 func (t *Target) Verbatim(ctx context.Context, tx *txn.Txn) (string, error) {
-	return t.triggerTable(ctx, tx)
+	return t.verbatimTable(ctx, tx)
 }
 
 // Lookup gives compaction the target's table definitions.
@@ -168,7 +169,7 @@ func (t *Target) Lookup(ctx context.Context) compact.Lookup {
 // Plan plans a unit for this target (compact.PlanUnit with Verbatim and
 // Lookup).
 func (t *Target) Plan(ctx context.Context, txs []*txn.Txn, compaction bool) (compact.UnitPlan, error) {
-	return compact.PlanUnit(txs, func(tx *txn.Txn) (string, error) { return t.triggerTable(ctx, tx) }, t.Lookup(ctx), compaction)
+	return compact.PlanUnit(txs, func(tx *txn.Txn) (string, error) { return t.verbatimTable(ctx, tx) }, t.Lookup(ctx), compaction)
 }
 
 // RenderPlan writes the batch of a unit planned by the engine: SQL for
@@ -196,11 +197,11 @@ func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan
 			p = &plan
 		}
 	}
-	nonTrans, err := t.nonTransactional(ctx, txs)
+	nonTrans, mixed, err := t.nonTransactional(ctx, txs)
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{hint: sqlHint(txs, p), txs: txs, nonTrans: nonTrans}
+	b := &Batch{hint: sqlHint(txs, p), txs: txs, nonTrans: nonTrans, mixed: mixed}
 	b.begin(txs, keepGTID)
 	if xa {
 		if err := t.renderXA(ctx, b, txs[0], compaction, keepGTID); err != nil {

@@ -31,14 +31,19 @@ const (
 	fdePostHeaderAt = 2 + 50 + 4 + 1 // binlog version, server version, create time, header length
 )
 
-// triggerTable returns the first table tx touches that has triggers on
-// the target ("" for none): tx must then be applied with BINLOG
-// statements.
-func (t *Target) triggerTable(ctx context.Context, tx *txn.Txn) (string, error) {
+// verbatimTable returns the first table tx touches that makes it go as
+// BINLOG statements, the source's own row events, with why ("" for none):
+// triggers on the target (TableDef.NeedsServerApply), or, on a target
+// that keeps GTIDs, a non-transactional table: the server logs such rows
+// as they run, one event group per statement, so the source's one
+// statement must reach it as one statement to carry the one GTID.
+func (t *Target) verbatimTable(ctx context.Context, tx *txn.Txn) (string, error) {
 	found := ""
 	err := t.eachTable(ctx, tx, func(d *txn.TableDef) bool {
 		if why := d.NeedsServerApply(); why != "" {
 			found = d.QualifiedName() + " " + why
+		} else if t.keepGTID && !d.Transactional {
+			found = d.QualifiedName() + " is not transactional, and with --keep-gtid its rows must reach the target's binlog as one event group"
 		}
 		return found != ""
 	})

@@ -200,6 +200,9 @@ func binlogErr(tx *txn.Txn, what string, err error) error {
 // Commit stores p in the position table and commits the transaction Send
 // opened; the rows were checked before, so a surprise never follows COMMIT.
 func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
+	if c.marked && c.t.keepGTID {
+		return c.commitUnlogged(ctx, p)
+	}
 	var ch chunk
 	ch.stmt(c.t.positionSQL(p), rowExpect{})
 	if c.marked && !c.keepMarker {

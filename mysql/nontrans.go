@@ -88,21 +88,23 @@ func (e *PendingRowsError) Error() string {
 }
 
 // nonTransactional lists, in first-touch order, the tables txs write that
-// are not transactional on the target.
-func (t *Target) nonTransactional(ctx context.Context, txs []*txn.Txn) ([]string, error) {
-	var out []string
+// are not transactional on the target;
+// mixed reports whether they write transactional tables too.
+func (t *Target) nonTransactional(ctx context.Context, txs []*txn.Txn) (out []string, mixed bool, err error) {
 	for _, tx := range txs {
 		err := t.eachTable(ctx, tx, func(d *txn.TableDef) bool {
 			if name := d.QualifiedName(); !d.Transactional && !slices.Contains(out, name) {
 				out = append(out, name)
+			} else if d.Transactional {
+				mixed = true
 			}
 			return false
 		})
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return out, nil
+	return out, mixed && len(out) > 0, nil
 }
 
 // markNonTransactional runs before b's first statement: it commits a
@@ -111,6 +113,9 @@ func (t *Target) nonTransactional(ctx context.Context, txs []*txn.Txn) ([]string
 // said the range took effect).
 func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, error) {
 	first, last := b.txs[0], b.txs[len(b.txs)-1]
+	if c.t.keepGTID && b.mixed {
+		return nil, fmt.Errorf("apply %s: %w (%w); run without --keep-gtid, or convert %s to InnoDB", describe(first), ErrMixedKeepGTID, ErrUnsupported, strings.Join(b.nonTrans, ", "))
+	}
 	m, found, err := c.t.readMarker(ctx, c.c)
 	if err != nil {
 		return nil, err
@@ -133,6 +138,18 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 	}
 	send := b
 	switch {
+	case c.t.keepGTID && m.failed == "":
+		// One source transaction a unit, sent as one BINLOG statement
+		// (verbatimTable): the target's binlog says whether it ran.
+		logged, err := c.keptGTIDLogged(ctx, last)
+		if err != nil {
+			return nil, err
+		}
+		if logged {
+			c.t.logWarn("not applying again a transaction with non-transactional writes that the target's binlog already holds",
+				"txn", last.ID(), "tables", m.tables)
+			return b.empty(), nil
+		}
 	case c.t.resolve.ID == m.first && c.t.resolve.As == DDLApplied && within:
 		c.t.logWarn("not applying transactions the user said took effect before a crash (--pending-ddl)",
 			"txn", first.ID(), "last", last.ID(), "tables", m.tables)
@@ -163,6 +180,53 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 	return send, nil
 }
 
+// commitUnlogged commits a marked unit on a target that keeps GTIDs. The
+// server wrote its non-transactional rows to its binlog as they ran, as
+// an event group of their own carrying the source's GTID; a position
+// written in the same transaction would go to the binlog as a second
+// group with the next sequence number, a GTID the source never had. So
+// the unit's transaction (nothing transactional in it) commits first, and
+// the position, with the marker cleared, commits after it outside the
+// binlog. A crash between them leaves the marker: see
+// markNonTransactional.
+func (c *Conn) commitUnlogged(ctx context.Context, p position.Checkpoint) error {
+	clear := !c.keepMarker
+	c.marked, c.keepMarker = false, false
+	if _, err := c.execRaw(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	q := "BEGIN; " + c.t.positionSQL(p)
+	if clear {
+		q += "; " + c.t.clearMarkerSQL()
+	}
+	return c.t.execUnlogged(ctx, c.c, q+"; COMMIT")
+}
+
+// keptGTIDLogged reports whether the target's binlog holds the GTID of
+// tx already (its gtid_binlog_pos is at or past it in tx's domain): with
+// kept GTIDs, a non-transactional unit that reached the binlog took
+// effect, and sending it again would log its GTID twice.
+func (c *Conn) keptGTIDLogged(ctx context.Context, tx *txn.Txn) (bool, error) {
+	if KeepGTIDSQL(tx) == "" {
+		return false, nil
+	}
+	var pos string
+	if err := c.c.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		return false, fmt.Errorf("read the target's gtid_binlog_pos: %w", err)
+	}
+	seqs, err := position.ParseMariaDBPos(pos)
+	if err != nil {
+		return false, err
+	}
+	seq, ok := seqs[tx.Domain]
+	return ok && seq >= tx.SeqNo, nil
+}
+
+// ErrMixedKeepGTID is wrapped when --keep-gtid meets a transaction that
+// writes transactional and non-transactional tables: the target's binlog
+// would hold it as two event groups, one GTID the source never had.
+var ErrMixedKeepGTID = errors.New("a transaction that writes both transactional and non-transactional tables cannot keep its source GTID on the target (the target's binlog would hold it as two transactions)")
+
 // renderIdempotent renders txs as their idempotent net effect, or returns
 // nil when row keys cannot make them idempotent.
 func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, error) {
@@ -170,7 +234,7 @@ func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, 
 		if tx.XA {
 			return nil, nil
 		}
-		if v, err := t.triggerTable(ctx, tx); err != nil || v != "" {
+		if v, err := t.verbatimTable(ctx, tx); err != nil || v != "" {
 			return nil, err
 		}
 	}
@@ -227,7 +291,13 @@ start_file=VALUES(start_file), start_pos=VALUES(start_pos), end_file=VALUES(end_
 tables=VALUES(tables), conn_id=VALUES(conn_id), failed='', marked_at=CURRENT_TIMESTAMP(6)`, maybeAppliedTable,
 		QuoteString(t.Channel), QuoteString(m.first), QuoteString(m.last), QuoteString(m.start.File), m.start.Offset,
 		QuoteString(m.end.File), m.end.Offset, QuoteString(m.tables), m.conn)
-	if err := t.execUnlogged(ctx, c, q); err != nil {
+	err := t.execUnlogged(ctx, c, q)
+	if NoPositionTable(err) {
+		if err = t.createTable(ctx, maybeAppliedSQL); err == nil {
+			err = t.execUnlogged(ctx, c, q)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("mark the unit from %s as maybe applied in %s: %w", m.first, maybeAppliedTable, err)
 	}
 	return nil
@@ -236,10 +306,18 @@ tables=VALUES(tables), conn_id=VALUES(conn_id), failed='', marked_at=CURRENT_TIM
 // execUnlogged runs q by itself on c; with kept GTIDs, outside the
 // target's binlog, which must hold only the source's transactions.
 func (t *Target) execUnlogged(ctx context.Context, c *sql.Conn, q string) error {
-	if t.keepGTID {
-		q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
+	if !t.keepGTID {
+		_, err := c.ExecContext(ctx, q)
+		return err
 	}
-	_, err := c.ExecContext(ctx, q)
+	_, err := c.ExecContext(ctx, "SET SESSION sql_log_bin=0; "+q+"; SET SESSION sql_log_bin=1")
+	if err != nil {
+		// A failed statement ends the multi-statement: the session must
+		// not go on unlogged (c is a worker's, its units come next).
+		if _, rerr := c.ExecContext(ctx, "SET SESSION sql_log_bin=1"); rerr != nil {
+			return fmt.Errorf("%w (and the session's binlog could not be turned back on: %v)", err, rerr)
+		}
+	}
 	return err
 }
 

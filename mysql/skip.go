@@ -32,6 +32,9 @@ type Skip struct {
 
 // AddSkip records that this channel's runs skip transaction id.
 func (t *Target) AddSkip(ctx context.Context, id string) error {
+	if err := t.createTable(ctx, skipTableSQL); err != nil {
+		return err
+	}
 	_, err := t.DB.ExecContext(ctx, "INSERT INTO "+PositionSchema+".skip (channel, txn) VALUES (?, ?) "+
 		"ON DUPLICATE KEY UPDATE requested_at = CURRENT_TIMESTAMP(6), skipped_at = NULL", t.Channel, id)
 	return err
@@ -40,6 +43,9 @@ func (t *Target) AddSkip(ctx context.Context, id string) error {
 // Skips lists this channel's skip requests.
 func (t *Target) Skips(ctx context.Context) ([]Skip, error) {
 	rows, err := t.DB.QueryContext(ctx, "SELECT txn, requested_at, skipped_at FROM "+PositionSchema+".skip WHERE channel = ? ORDER BY requested_at", t.Channel)
+	if NoPositionTable(err) {
+		return nil, nil // no skip was ever asked for on this target
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s.skip: %w", PositionSchema, err)
 	}
@@ -68,6 +74,9 @@ func (t *Target) MarkSkipped(ctx context.Context, id string) error {
 // ResetSkips deletes this channel's skip requests.
 func (t *Target) ResetSkips(ctx context.Context) error {
 	_, err := t.DB.ExecContext(ctx, "DELETE FROM "+PositionSchema+".skip WHERE channel = ?", t.Channel)
+	if NoPositionTable(err) {
+		return nil
+	}
 	return err
 }
 

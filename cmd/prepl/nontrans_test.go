@@ -101,6 +101,37 @@ func TestNonTransactionalExactlyOnceAcrossCrashes(t *testing.T) {
 	}
 }
 
+// TestNonTransactionalKeepGTIDAcrossCrashes: with --keep-gtid each
+// MyISAM transaction goes as one BINLOG statement, so the target's binlog
+// says whether it ran: kills after the rows of each (the key-less one
+// too) leave target = source and the target's binlog with exactly the
+// source's GTIDs, none twice and none of its own.
+func TestNonTransactionalKeepGTIDAcrossCrashes(t *testing.T) {
+	bin := preplBinary(t)
+	src := source(t, nil)
+	keyed, keyless := nonTransWorkload(t, src)
+	files := binlogFiles(t, src)
+	o := sandbox.Defaults()
+	o.ServerID, o.Binlog = 2, true
+	tgt := sandbox.MustStart(t, o)
+	args := append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--keep-gtid"}, files...)
+	for _, g := range append(keyed, keyless) {
+		if code, out := runBinEnv(bin, []string{"PREPL_TEST_CRASH=after-nontrans:" + g}, args); code != -1 {
+			t.Fatalf("prepl was to kill itself after the rows of %s, exited %d:\n%s", g, code, out)
+		}
+	}
+	if code, out := runBin(bin, args); code != 0 || !strings.Contains(out, "the target's binlog already holds") {
+		t.Fatalf("the run after the last crash: exit %d, or it did not decide by the target's binlog:\n%s", code, out)
+	}
+	sameRows(t, src, tgt)
+	var srcPos, tgtPos, tgtState string
+	sandbox.MustOpen(t, src, "").QueryRow("SELECT @@gtid_binlog_pos").Scan(&srcPos)
+	sandbox.MustOpen(t, tgt, "").QueryRow("SELECT @@gtid_binlog_pos, @@gtid_binlog_state").Scan(&tgtPos, &tgtState)
+	if srcPos != tgtPos || strings.Contains(tgtState, "-2-") {
+		t.Fatalf("target gtid_binlog_pos %q (state %q), source %q", tgtPos, tgtState, srcPos)
+	}
+}
+
 // TestNonTransactionalRefusedStops: a MyISAM transaction the target
 // refuses half-way (it has diverged: a row in the way) keeps the rows
 // before the refusal. prepl says so, and the next run stops and asks
