@@ -69,8 +69,7 @@ func (c *Conn) ID() uint64 { return c.id }
 
 // Close discards the connection (never returned to the pool half-used).
 func (c *Conn) Close() {
-	c.c.Raw(func(any) error { return driver.ErrBadConn })
-	c.c.Close()
+	discard(c.c)
 }
 
 // Send opens a target transaction with b's statements, one round trip per
@@ -277,18 +276,11 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	if err != nil {
 		return false, err
 	}
-	defer func() {
-		c.Raw(func(any) error { return driver.ErrBadConn })
-		c.Close()
-	}()
+	defer discard(c)
 	// With kept GTIDs the target's binlog must hold exactly the source's
 	// transactions: the position writes around a DDL stay out of it.
 	storePos := func(p position.Checkpoint, when string) error {
-		q := t.positionSQL(p)
-		if keepGTID {
-			q = "SET SESSION sql_log_bin=0; " + q + "; SET SESSION sql_log_bin=1"
-		}
-		if _, err := c.ExecContext(ctx, q); err != nil {
+		if err := t.execUnlogged(ctx, c, t.positionSQL(p)); err != nil {
 			return fmt.Errorf("store position %s DDL %s: %w", when, describe(tx), err)
 		}
 		return nil

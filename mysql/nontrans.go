@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
@@ -303,24 +302,6 @@ tables=VALUES(tables), conn_id=VALUES(conn_id), failed='', marked_at=CURRENT_TIM
 	return nil
 }
 
-// execUnlogged runs q by itself on c; with kept GTIDs, outside the
-// target's binlog, which must hold only the source's transactions.
-func (t *Target) execUnlogged(ctx context.Context, c *sql.Conn, q string) error {
-	if !t.keepGTID {
-		_, err := c.ExecContext(ctx, q)
-		return err
-	}
-	_, err := c.ExecContext(ctx, "SET SESSION sql_log_bin=0; "+q+"; SET SESSION sql_log_bin=1")
-	if err != nil {
-		// A failed statement ends the multi-statement: the session must
-		// not go on unlogged (c is a worker's, its units come next).
-		if _, rerr := c.ExecContext(ctx, "SET SESSION sql_log_bin=1"); rerr != nil {
-			return fmt.Errorf("%w (and the session's binlog could not be turned back on: %v)", err, rerr)
-		}
-	}
-	return err
-}
-
 // refused reports whether err is the target's refusal of a unit's rows
 // (a divergence), not a conflict, a lost connection or a compacted
 // statement's surprise.
@@ -335,10 +316,7 @@ func refused(err error) bool {
 func (t *Target) markFailed(ctx context.Context, cause error) {
 	c, err := t.DB.Conn(ctx)
 	if err == nil {
-		defer func() {
-			c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool with sql_log_bin=0
-			c.Close()
-		}()
+		defer discard(c)
 		err = t.execUnlogged(ctx, c, "UPDATE "+maybeAppliedTable+" SET failed = "+QuoteString(truncate(cause.Error(), 500))+
 			" WHERE channel = "+QuoteString(t.Channel))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
 	"time"
@@ -141,7 +140,5 @@ func (l *ChannelLock) Release() {
 	if l == nil {
 		return
 	}
-	// Discarding the connection releases its locks.
-	l.c.Raw(func(any) error { return driver.ErrBadConn })
-	l.c.Close()
+	discard(l.c) // which releases its locks
 }

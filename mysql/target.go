@@ -88,10 +88,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
 	}
-	defer func() {
-		c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool with sql_log_bin=0
-		c.Close()
-	}()
+	defer discard(c)
 	if t.unlogged {
 		if _, err := c.ExecContext(ctx, "SET SESSION sql_log_bin=0"); err != nil {
 			return fmt.Errorf("keep prepl's setup out of the target's binlog (SET sql_log_bin=0 needs SUPER or BINLOG ADMIN): %w", err)
@@ -187,6 +184,32 @@ func scanPositions(rows *sql.Rows) (map[string]position.Checkpoint, error) {
 	return out, rows.Err()
 }
 
+// execUnlogged runs q by itself on c; with kept GTIDs, outside the
+// target's binlog, which must hold only the source's transactions.
+func (t *Target) execUnlogged(ctx context.Context, c *sql.Conn, q string) error {
+	if !t.keepGTID {
+		_, err := c.ExecContext(ctx, q)
+		return err
+	}
+	_, err := c.ExecContext(ctx, "SET SESSION sql_log_bin=0; "+q+"; SET SESSION sql_log_bin=1")
+	if err != nil {
+		// A failed statement ends the multi-statement: the session must
+		// not go on unlogged (c is a worker's, its units come next).
+		if _, rerr := c.ExecContext(ctx, "SET SESSION sql_log_bin=1"); rerr != nil {
+			return fmt.Errorf("%w (and the session's binlog could not be turned back on: %v)", err, rerr)
+		}
+	}
+	return err
+}
+
+// discard closes c without returning it to the pool: a session changed
+// (sql_log_bin=0, a named lock, a transaction half done) never serves
+// another caller.
+func discard(c *sql.Conn) {
+	c.Raw(func(any) error { return driver.ErrBadConn })
+	c.Close()
+}
+
 // NoPositionTable reports whether err says prepl's schema or position
 // table does not exist (errors 1049, 1146).
 func NoPositionTable(err error) bool {
@@ -214,10 +237,7 @@ func (t *Target) createTable(ctx context.Context, q string) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		c.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool with sql_log_bin=0
-		c.Close()
-	}()
+	defer discard(c)
 	if t.unlogged || t.keepGTID {
 		q = "SET SESSION sql_log_bin=0; " + q
 	}
