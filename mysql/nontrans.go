@@ -149,6 +149,8 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 				"txn", last.ID(), "tables", m.tables)
 			return b.empty(), nil
 		}
+		// Not in the binlog: the statement did not run (or the server
+		// crashed inside it, which a person must look at): send it again.
 	case c.t.resolve.ID == m.first && c.t.resolve.As == DDLApplied && within:
 		c.t.logWarn("not applying transactions the user said took effect before a crash (--pending-ddl)",
 			"txn", first.ID(), "last", last.ID(), "tables", m.tables)
