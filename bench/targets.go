@@ -1,9 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Best is the fastest cell of a system family in one workload and config.
@@ -53,14 +53,11 @@ func (t TargetCheck) Verdict() string {
 func (t TargetCheck) Goal() string { return fmt.Sprintf("≤ %.2f× %s", t.Limit, t.Against) }
 
 // best returns the fastest verified cell of workload w, config c among
-// systems accepted by which (and threads accepted by threads, if set).
-func best(sum map[Cell]Summary, w, c string, which func(System) bool, threads func(int) bool) Best {
+// the cells keep accepts.
+func best(sum map[Cell]Summary, w, c string, keep func(Cell) bool) Best {
 	var b Best
 	for cell, s := range sum {
-		if cell.Workload != w || cell.Config != c || !which(cell.System) || !s.OK() {
-			continue
-		}
-		if threads != nil && !threads(cell.Threads) {
+		if cell.Workload != w || cell.Config != c || !keep(cell) || !s.OK() {
 			continue
 		}
 		if !b.Found || s.Median < b.Seconds || (s.Median == b.Seconds && cell.String() < b.Cell.String()) {
@@ -75,6 +72,9 @@ func best(sum map[Cell]Summary, w, c string, which func(System) bool, threads fu
 func isPrepl(s System) bool   { return s == PreplReplicate || s == PreplReplay || s == PreplPrefetch }
 func isMariaDB(s System) bool { return s == MariaDB }
 
+func preplCell(c Cell) bool   { return isPrepl(c.System) }
+func mariaDBCell(c Cell) bool { return isMariaDB(c.System) }
+
 // checkTargets evaluates the targets for every workload and
 // config measured:
 //   - every workload, every config: prepl's best time at most
@@ -86,11 +86,11 @@ func checkTargets(sum map[Cell]Summary, workloads []Workload, configs []ReplicaC
 	var out []TargetCheck
 	for _, w := range workloads {
 		for _, c := range configs {
-			p := best(sum, w.Name, c.Name, isPrepl, nil)
+			p := best(sum, w.Name, c.Name, preplCell)
 			out = append(out, TargetCheck{Workload: w.Name, Config: c.Name, Against: "MariaDB best",
-				Prepl: p, MariaDB: best(sum, w.Name, c.Name, isMariaDB, nil), Limit: c.TargetRatio})
+				Prepl: p, MariaDB: best(sum, w.Name, c.Name, mariaDBCell), Limit: c.TargetRatio})
 			if w.Name == "update-index-serial" && c.Durable() {
-				single := best(sum, w.Name, c.Name, isMariaDB, func(t int) bool { return t == 0 })
+				single := best(sum, w.Name, c.Name, func(x Cell) bool { return mariaDBCell(x) && x.Threads == 0 })
 				out = append(out, TargetCheck{Workload: w.Name, Config: c.Name, Against: "MariaDB single-threaded",
 					Prepl: p, MariaDB: single, Limit: 0.5})
 			}
@@ -128,24 +128,21 @@ func checkWorkers(sum map[Cell]Summary, workloads []Workload, configs []ReplicaC
 			cells = append(cells, cell)
 		}
 	}
-	order := func(c Cell) string {
-		w := slices.IndexFunc(workloads, func(x Workload) bool { return x.Name == c.Workload })
-		k := slices.IndexFunc(configs, func(x ReplicaConfig) bool { return x.Name == c.Config })
-		return fmt.Sprintf("%04d %04d %s %s %06d", w, k, c.System, c.Mode, c.Threads)
+	workload := func(c Cell) int {
+		return slices.IndexFunc(workloads, func(x Workload) bool { return x.Name == c.Workload })
 	}
-	slices.SortFunc(cells, func(a, b Cell) int { return strings.Compare(order(a), order(b)) })
+	config := func(c Cell) int {
+		return slices.IndexFunc(configs, func(x ReplicaConfig) bool { return x.Name == c.Config })
+	}
+	slices.SortFunc(cells, func(a, b Cell) int {
+		return cmp.Or(cmp.Compare(workload(a), workload(b)), cmp.Compare(config(a), config(b)),
+			cmp.Compare(a.System, b.System), cmp.Compare(a.Mode, b.Mode), cmp.Compare(a.Threads, b.Threads))
+	})
 	var out []WorkersCheck
 	for _, cell := range cells {
-		var fewer Best
-		for c, s := range sum {
-			if c.Workload != cell.Workload || c.Config != cell.Config || c.System != cell.System || c.Threads >= cell.Threads ||
-				(c.Threads > 0 && c.Mode != cell.Mode) || !s.OK() {
-				continue
-			}
-			if !fewer.Found || s.Median < fewer.Seconds || (s.Median == fewer.Seconds && c.Threads < fewer.Cell.Threads) {
-				fewer = Best{Cell: c, Seconds: s.Median, Found: true}
-			}
-		}
+		fewer := best(sum, cell.Workload, cell.Config, func(x Cell) bool {
+			return x.System == cell.System && x.Threads < cell.Threads && (x.Threads == 0 || x.Mode == cell.Mode)
+		})
 		if fewer.Found && fewer.Seconds > 0 {
 			out = append(out, WorkersCheck{Cell: cell, Seconds: sum[cell].Median, Fewer: fewer})
 		}
