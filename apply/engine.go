@@ -272,12 +272,10 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			continue
 		}
 		if wants && in.err != nil {
-			if in.err == io.EOF {
-				e.seq.EndOfInput()
-			} else {
+			if in.err != io.EOF {
 				srcErr = in.err
-				e.seq.EndOfInput()
 			}
+			e.seq.EndOfInput()
 			in = readBatch{}
 			continue
 		}
