@@ -139,15 +139,26 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 		// without end.
 		f.memBytes = max(f.memBytes, 4*window)
 	}
-	var resolve apply.ResolveDDL
-	if f.pendingDDL != "" {
-		if resolve, err = apply.ParseResolveDDL(f.pendingDDL); err != nil {
-			return apply.Config{}, fmt.Errorf("%w: %v", errUsage, err)
-		}
+	resolve, err := f.resolveDDL()
+	if err != nil {
+		return apply.Config{}, err
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, FixedWorkers: f.fixedWork, Retries: f.retries, WindowBytes: window,
 		ReadAheadBytes: f.memBytes / 16, UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress,
 		ReconnectTimeout: f.reconnect, ResolveDDL: resolve}, nil
+}
+
+// resolveDDL is --pending-ddl, the user's word on interrupted work: the
+// engine's for a DDL, the MySQL target's for non-transactional rows.
+func (f *applyFlags) resolveDDL() (apply.ResolveDDL, error) {
+	if f.pendingDDL == "" {
+		return apply.ResolveDDL{}, nil
+	}
+	r, err := apply.ParseResolveDDL(f.pendingDDL)
+	if err != nil {
+		return apply.ResolveDDL{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return r, nil
 }
 
 // defaultMemoryBudget keeps prepl's RSS under 200 MB on the scale

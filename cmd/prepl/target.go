@@ -100,10 +100,7 @@ func (m myTarget) halfApplied(ctx context.Context, channel string) (string, erro
 	if err != nil || k.First == "" {
 		return "", err
 	}
-	what := "transaction " + k.First
-	if k.Last != k.First {
-		what = "transactions " + k.First + " to " + k.Last
-	}
+	what := k.Transactions()
 	if k.Failed != "" {
 		return fmt.Sprintf("%s wrote non-transactional table(s) %s and the target refused them (%s): what ran before the refusal "+
 			"stays; repair the rows, then tell the next run with --pending-ddl", what, k.Tables, k.Failed), nil
@@ -182,12 +179,12 @@ func (f *applyFlags) openTarget(ctx context.Context) (target, error) {
 		return nil, err
 	}
 	opts := []mysql.Option{mysql.Reconnect(f.reconnect, slog.Default()), mysql.XADecoder(binlog.DecodeEvents)}
-	if f.pendingDDL != "" {
-		r, err := apply.ParseResolveDDL(f.pendingDDL)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		opts = append(opts, mysql.ResolvePending(r))
+	resolve, err := f.resolveDDL()
+	if err != nil {
+		return nil, err
+	}
+	if resolve.ID != "" {
+		opts = append(opts, mysql.ResolvePending(resolve))
 	}
 	if f.keepGTID {
 		opts = append(opts, mysql.KeepGTIDs())
