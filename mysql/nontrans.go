@@ -55,35 +55,44 @@ const maybeAppliedSQL = `CREATE TABLE IF NOT EXISTS ` + maybeAppliedTable + ` (
 			PRIMARY KEY (channel)
 		) ENGINE=InnoDB COMMENT='prepl: a unit that writes non-transactional tables and may have taken effect; deleted in its commit'`
 
+// Marker describes a channel's marked unit: what prepl status and
+// PendingRowsError name.
+type Marker struct {
+	First, Last string // the unit's first and last transaction (TxnID)
+	Tables      string
+	Failed      string // the target's refusal of the unit, "" when interrupted
+}
+
+// Transactions names the marked unit's source transactions.
+func (m Marker) Transactions() string {
+	if m.Last != m.First {
+		return "the transactions from " + m.First + " to " + m.Last
+	}
+	return "transaction " + m.First
+}
+
 // marker is a row of prepl.maybe_applied.
 type marker struct {
-	first, last string // the unit's first and last transaction (TxnID)
-	start, end  txn.Position
-	tables      string
-	conn        uint64
-	failed      string // the target's refusal of the unit, "" for none
+	Marker
+	start, end txn.Position
+	conn       uint64
 }
 
 // PendingRowsError says that a unit which writes non-transactional tables
 // was interrupted, may have taken effect in part, and cannot be applied
 // again idempotently. A restart cannot help.
 type PendingRowsError struct {
-	First, Last string
-	Tables      string
-	Why         string
+	Marker
+	Why string
 }
 
 func (e *PendingRowsError) Error() string {
-	what := "transaction " + e.First
-	if e.Last != e.First {
-		what = "the transactions from " + e.First + " to " + e.Last
-	}
 	return fmt.Sprintf("%s wrote the non-transactional table(s) %s and were interrupted before their position was stored: "+
 		"their writes may have taken effect, wholly or in part, and prepl cannot apply them again without doubling them (%s). "+
 		"Look at the target's rows; then run again with --pending-ddl '%s=%s' if they took effect in full (prepl goes on after them), "+
 		"or --pending-ddl '%s=%s' if none did (prepl applies them); repair a partial effect by hand first. "+
 		"Converting the tables to InnoDB closes this window",
-		what, e.Tables, e.Why, e.First, DDLApplied, e.First, DDLNotApplied)
+		e.Transactions(), e.Tables, e.Why, e.First, DDLApplied, e.First, DDLNotApplied)
 }
 
 // nonTransactional lists, in first-touch order, the tables txs write that
@@ -122,8 +131,8 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 	c.marked = true
 	if !found || position.Compare(m.end, first.Start) <= 0 || position.Compare(last.End, m.start) <= 0 {
 		c.keepMarker = false
-		return b, c.t.writeMarker(ctx, c.c, marker{first: first.ID(), last: last.ID(), start: first.Start, end: last.End,
-			tables: strings.Join(b.nonTrans, ", "), conn: c.id})
+		return b, c.t.writeMarker(ctx, c.c, marker{Marker: Marker{First: first.ID(), Last: last.ID(),
+			Tables: strings.Join(b.nonTrans, ", ")}, start: first.Start, end: last.End, conn: c.id})
 	}
 	// A later unit inside the marked range commits without clearing it;
 	// one that runs past it (units are formed anew after a restart) moves
@@ -137,7 +146,7 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 	}
 	send := b
 	switch {
-	case c.t.keepGTID && m.failed == "":
+	case c.t.keepGTID && m.Failed == "":
 		// One source transaction a unit, sent as one BINLOG statement
 		// (verbatimTable): the target's binlog says whether it ran.
 		logged, err := c.keptGTIDLogged(ctx, last)
@@ -146,19 +155,19 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 		}
 		if logged {
 			c.t.logWarn("not applying again a transaction with non-transactional writes that the target's binlog already holds",
-				"txn", last.ID(), "tables", m.tables)
+				"txn", last.ID(), "tables", m.Tables)
 			return b.empty(), nil
 		}
 		// Not in the binlog: the statement did not run (or the server
 		// crashed inside it, which a person must look at): send it again.
-	case c.t.resolve.ID == m.first && c.t.resolve.As == DDLApplied && within:
+	case c.t.resolve.ID == m.First && c.t.resolve.As == DDLApplied && within:
 		c.t.logWarn("not applying transactions the user said took effect before a crash (--pending-ddl)",
-			"txn", first.ID(), "last", last.ID(), "tables", m.tables)
+			"txn", first.ID(), "last", last.ID(), "tables", m.Tables)
 		return b.empty(), nil
-	case c.t.resolve.ID == m.first && c.t.resolve.As == DDLNotApplied:
-	case m.failed != "":
-		return nil, &PendingRowsError{First: m.first, Last: m.last, Tables: m.tables,
-			Why: "the target refused them (" + m.failed + "): it has diverged from the source, and writing their rows over it would hide that"}
+	case c.t.resolve.ID == m.First && c.t.resolve.As == DDLNotApplied:
+	case m.Failed != "":
+		return nil, &PendingRowsError{Marker: m.Marker,
+			Why: "the target refused them (" + m.Failed + "): it has diverged from the source, and writing their rows over it would hide that"}
 	default:
 		// Also where the user said "applied" of a range this unit runs
 		// past: its net effect is the range's end state and then the rest.
@@ -166,14 +175,14 @@ func (c *Conn) markNonTransactional(ctx context.Context, b *Batch) (*Batch, erro
 			return nil, err
 		}
 		if send == nil {
-			return nil, &PendingRowsError{First: m.first, Last: m.last, Tables: m.tables,
+			return nil, &PendingRowsError{Marker: m.Marker,
 				Why: "a table without exactly one unique key, a foreign key, a trigger or a statement: row keys cannot tell what was applied"}
 		}
 		c.t.logWarn("applying again, idempotently, transactions that wrote non-transactional tables and may have taken effect before a crash",
-			"txn", first.ID(), "last", last.ID(), "tables", m.tables)
+			"txn", first.ID(), "last", last.ID(), "tables", m.Tables)
 	}
 	if !within {
-		m.last, m.end, m.conn = last.ID(), last.End, c.id
+		m.Last, m.end, m.conn = last.ID(), last.End, c.id
 		if err := c.t.writeMarker(ctx, c.c, m); err != nil {
 			return nil, err
 		}
@@ -273,7 +282,7 @@ func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, 
 func (t *Target) readMarker(ctx context.Context, c *sql.Conn) (m marker, found bool, err error) {
 	err = c.QueryRowContext(ctx, `SELECT txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id, failed FROM `+
 		maybeAppliedTable+` WHERE channel = ?`, t.Channel).
-		Scan(&m.first, &m.last, &m.start.File, &m.start.Offset, &m.end.File, &m.end.Offset, &m.tables, &m.conn, &m.failed)
+		Scan(&m.First, &m.Last, &m.start.File, &m.start.Offset, &m.end.File, &m.end.Offset, &m.Tables, &m.conn, &m.Failed)
 	if errors.Is(err, sql.ErrNoRows) || NoPositionTable(err) {
 		return marker{}, false, nil
 	}
@@ -290,8 +299,8 @@ func (t *Target) writeMarker(ctx context.Context, c *sql.Conn, m marker) error {
 VALUES (%s, %s, %s, %s, %d, %s, %d, %s, %d, '') ON DUPLICATE KEY UPDATE txn=VALUES(txn), last_txn=VALUES(last_txn),
 start_file=VALUES(start_file), start_pos=VALUES(start_pos), end_file=VALUES(end_file), end_pos=VALUES(end_pos),
 tables=VALUES(tables), conn_id=VALUES(conn_id), failed='', marked_at=CURRENT_TIMESTAMP(6)`, maybeAppliedTable,
-		QuoteString(t.Channel), QuoteString(m.first), QuoteString(m.last), QuoteString(m.start.File), m.start.Offset,
-		QuoteString(m.end.File), m.end.Offset, QuoteString(m.tables), m.conn)
+		QuoteString(t.Channel), QuoteString(m.First), QuoteString(m.Last), QuoteString(m.start.File), m.start.Offset,
+		QuoteString(m.end.File), m.end.Offset, QuoteString(m.Tables), m.conn)
 	err := t.execUnlogged(ctx, c, q)
 	if NoPositionTable(err) {
 		if err = t.createTable(ctx, maybeAppliedSQL); err == nil {
@@ -299,7 +308,7 @@ tables=VALUES(tables), conn_id=VALUES(conn_id), failed='', marked_at=CURRENT_TIM
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("mark the unit from %s as maybe applied in %s: %w", m.first, maybeAppliedTable, err)
+		return fmt.Errorf("mark the unit from %s as maybe applied in %s: %w", m.First, maybeAppliedTable, err)
 	}
 	return nil
 }
@@ -376,12 +385,6 @@ func (t *Target) MaybeApplied(ctx context.Context) (string, error) {
 	return m.First, err
 }
 
-// Marker describes a channel's marked unit (prepl status).
-type Marker struct {
-	First, Last, Tables string
-	Failed              string // the target's refusal, "" when interrupted
-}
-
 // Marker returns the channel's marked unit; zero when none is marked.
 func (t *Target) Marker(ctx context.Context) (Marker, error) {
 	c, err := t.DB.Conn(ctx)
@@ -390,5 +393,5 @@ func (t *Target) Marker(ctx context.Context) (Marker, error) {
 	}
 	defer c.Close()
 	m, _, err := t.readMarker(ctx, c)
-	return Marker{First: m.first, Last: m.last, Tables: m.tables, Failed: m.failed}, err
+	return m.Marker, err
 }
