@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prepl/prepl/compact"
+	"github.com/prepl/prepl/internal/budget"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -69,19 +70,21 @@ type renderer struct {
 	tgt   Target
 	queue chan *rendering // capacity renderQueue(ceiling); queued bounds its use
 	done  chan struct{}   // closed when loop has returned
+	// ahead holds a unit of 1 for each unit rendered by the renderer and
+	// not yet taken: at most renderAhead(limit).
+	ahead *budget.Budget
 
 	mu     sync.Mutex
-	queued int // units in queue
-	held   int // units rendered by the renderer and not yet taken
-	limit  int // units in flight: held < renderAhead(limit), queued < renderQueue(limit)
-	room   chan struct{}
+	queued int // units in queue, fewer than renderQueue(limit)
+	limit  int // units in flight
 }
 
 // newRenderer starts the goroutine for up to ceiling units in flight,
 // limit of them at first (follow changes it).
 func newRenderer(ctx context.Context, tgt Target, ceiling, limit int) *renderer {
+	limit = max(limit, 1)
 	r := &renderer{tgt: tgt, queue: make(chan *rendering, renderQueue(max(ceiling, 1))), done: make(chan struct{}),
-		limit: max(limit, 1), room: make(chan struct{}, 1)}
+		limit: limit, ahead: budget.New(int64(renderAhead(limit)))}
 	go r.loop(ctx)
 	return r
 }
@@ -91,14 +94,7 @@ func (r *renderer) follow(limit int) {
 	r.mu.Lock()
 	r.limit = max(limit, 1)
 	r.mu.Unlock()
-	r.wake()
-}
-
-func (r *renderer) wake() {
-	select {
-	case r.room <- struct{}{}:
-	default:
-	}
+	r.ahead.SetLimit(int64(renderAhead(limit)))
 }
 
 // add queues x; with the queue full the worker renders it itself.
@@ -126,11 +122,11 @@ func (r *renderer) loop(ctx context.Context) {
 		r.mu.Lock()
 		r.queued--
 		r.mu.Unlock()
-		if !r.hold(ctx) {
+		if r.ahead.Acquire(ctx, 1) != nil {
 			return
 		}
 		if !x.state.CompareAndSwap(renderPending, renderByRenderer) {
-			r.release() // a worker got there first
+			r.ahead.Release(1) // a worker got there first
 			continue
 		}
 		x.batch, x.err = renderUnit(ctx, r.tgt, x.txs, x.compact)
@@ -138,37 +134,10 @@ func (r *renderer) loop(ctx context.Context) {
 	}
 }
 
-// hold waits for room to render one more unit ahead; false when ctx ends.
-func (r *renderer) hold(ctx context.Context) bool {
-	for {
-		r.mu.Lock()
-		if r.held < renderAhead(r.limit) {
-			r.held++
-			r.mu.Unlock()
-			return true
-		}
-		r.mu.Unlock()
-		select {
-		case <-r.room:
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-// release gives back a unit held by hold.
-func (r *renderer) release() {
-	r.mu.Lock()
-	r.held--
-	r.mu.Unlock()
-	r.wake()
-}
-
-// ahead is how many rendered units wait for a worker, and how many may.
-func (r *renderer) ahead() (held, most int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.held, renderAhead(r.limit)
+// aheadNow is how many rendered units wait for a worker, and how many may.
+func (r *renderer) aheadNow() (held, most int) {
+	h, _, _ := r.ahead.Stats()
+	return int(h), int(r.ahead.Limit())
 }
 
 // take returns the unit's batch: the renderer's, or one the worker
@@ -184,7 +153,7 @@ func (r *renderer) take(ctx context.Context, x *rendering) (Batch, error) {
 		return nil, ctx.Err()
 	}
 	if x.state.Load() == renderByRenderer && x.released.CompareAndSwap(false, true) {
-		r.release()
+		r.ahead.Release(1)
 	}
 	return x.batch, x.err
 }

@@ -57,7 +57,7 @@ func TestRendererFollowsLimit(t *testing.T) {
 	}
 	check := func() {
 		t.Helper()
-		held, most := r.ahead()
+		held, most := r.aheadNow()
 		r.mu.Lock()
 		queued := r.queued
 		r.mu.Unlock()
@@ -66,7 +66,7 @@ func TestRendererFollowsLimit(t *testing.T) {
 		}
 	}
 	add(renderQueue(256)) // far more than one unit in flight needs
-	waitFor(t, "the renderer to fill its room ahead", func() bool { held, most := r.ahead(); return held == most })
+	waitFor(t, "the renderer to fill its room ahead", func() bool { held, most := r.aheadNow(); return held == most })
 	check()
 	if got, want := tgt.rendered.Load(), int64(renderAhead(1)); got != want {
 		t.Fatalf("rendered %d units ahead for one unit in flight; want %d", got, want)
@@ -81,7 +81,7 @@ func TestRendererFollowsLimit(t *testing.T) {
 	}
 
 	r.follow(8)
-	waitFor(t, "the renderer to render further ahead at 8 units in flight", func() bool { held, _ := r.ahead(); return held == renderAhead(8) })
+	waitFor(t, "the renderer to render further ahead at 8 units in flight", func() bool { held, _ := r.aheadNow(); return held == renderAhead(8) })
 	check()
 
 	r.follow(1)

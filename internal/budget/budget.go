@@ -1,7 +1,9 @@
 // Package budget bounds the bytes a producer may hold ahead of its
 // consumer: the transactions a binlog reader has decoded and the engine
 // has not yet taken, counted by their size in memory, not by their number,
-// so that big transactions do not multiply what a queue holds.
+// so that big transactions do not multiply what a queue holds. Counted in
+// items of 1, it is a semaphore with a limit that can change (the units
+// the renderer keeps rendered ahead).
 package budget
 
 import (
@@ -14,7 +16,8 @@ import (
 //
 // Invariant: the bytes held never exceed the limit, except by one item
 // larger than the limit, which is taken alone (nothing else held), so
-// that it still passes.
+// that it still passes, and until what was held when SetLimit lowered the
+// limit is released.
 type Budget struct {
 	limit int64
 
@@ -33,7 +36,21 @@ func New(limit int64) *Budget {
 }
 
 // Limit is the budget's size in bytes.
-func (b *Budget) Limit() int64 { return b.limit }
+func (b *Budget) Limit() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit
+}
+
+// SetLimit resizes the budget (at least 1). What is held stays held: a
+// smaller limit only makes later Acquires wait longer; a larger one lets
+// a waiting Acquire through at once.
+func (b *Budget) SetLimit(limit int64) {
+	b.mu.Lock()
+	b.limit = max(limit, 1)
+	b.mu.Unlock()
+	b.wake()
+}
 
 // Acquire takes the n bytes of one item, waiting while they do not fit
 // beside what is held. With nothing held it takes n whatever its size.
@@ -87,6 +104,11 @@ func (b *Budget) Release(n int64) {
 		panic("budget: more released than acquired")
 	}
 	b.mu.Unlock()
+	b.wake()
+}
+
+// wake lets the waiting Acquire, if any, try again.
+func (b *Budget) wake() {
 	select {
 	case b.room <- struct{}{}:
 	default:

@@ -74,3 +74,42 @@ func TestTryAcquire(t *testing.T) {
 		t.Fatalf("held %d, peak %d, waits %d; want 100, 250 and no wait", held, peak, waits)
 	}
 }
+
+// TestBudgetSetLimit: a raised limit lets a waiting Acquire through at
+// once; a lowered one keeps what is held and makes the next items wait
+// until enough is released to fit under it.
+func TestBudgetSetLimit(t *testing.T) {
+	ctx := context.Background()
+	b := New(2)
+	for range 2 {
+		if err := b.Acquire(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan error, 1)
+	go func() { got <- b.Acquire(ctx, 1) }()
+	<-b.Full()
+	b.SetLimit(3)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	b.SetLimit(1)
+	if held, _, _ := b.Stats(); held != 3 || b.Limit() != 1 {
+		t.Fatalf("after lowering the limit to 1: held %d, limit %d; want 3 held, limit 1", held, b.Limit())
+	}
+	if b.TryAcquire(1) {
+		t.Fatal("TryAcquire passed with 3 held under a limit of 1")
+	}
+	b.Release(1)
+	b.Release(1)
+	if b.TryAcquire(1) {
+		t.Fatal("TryAcquire passed with 1 held under a limit of 1")
+	}
+	b.Release(1)
+	if !b.TryAcquire(1) {
+		t.Fatal("TryAcquire refused with nothing held")
+	}
+	if b.SetLimit(0); b.Limit() != 1 {
+		t.Fatalf("SetLimit(0): limit %d, want 1 (at least 1)", b.Limit())
+	}
+}
