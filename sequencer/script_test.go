@@ -29,7 +29,7 @@ import (
 //	lockwait WREQ WBLK                                     the unit on worker WREQ waits for WBLK's (-1: holder not named)
 //	unseen                                                 LockWaitsUnseen
 //	concurrency | yields                                   Concurrency(), Stats().Yields
-//	run MS [work=US] [commit=US] [cores=N] [contention=PCT%] [conflict-every=N] [wait-every=N]
+//	run MS [work=US] [commit=US] [cores=N] [contention=PCT%] [conflict-every=N] [wait-every=N] [hot]
 //	                                                       MS of a simulated target (workload_test.go): the limits chosen, what committed
 //	pos | deadline | done | stats
 func TestScripts(t *testing.T) {

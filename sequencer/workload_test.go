@@ -23,6 +23,9 @@ type workload struct {
 	contention    float64 // extra execution time per other unit running
 	conflictEvery int
 	waitEvery     int
+	// hot: every transaction changes the same row, so each unit depends
+	// on the one before it (sysbench's hot rows in units of hundreds).
+	hot bool
 }
 
 func parseWorkload(args map[string]string) workload {
@@ -45,6 +48,7 @@ func parseWorkload(args map[string]string) workload {
 	if v, ok := args["conflict-every"]; ok {
 		w.conflictEvery, _ = strconv.Atoi(v)
 	}
+	_, w.hot = args["hot"]
 	if v, ok := args["wait-every"]; ok {
 		w.waitEvery, _ = strconv.Atoi(v)
 	}
@@ -74,7 +78,11 @@ func (sc *script) run(d time.Duration, w workload) string {
 	for sc.now.Before(end) {
 		for s.WantsInput() {
 			sc.next++
-			s.Read(scriptTxn(sc.next, sc.next, "", false, 100), false)
+			key := sc.next
+			if w.hot {
+				key = 0
+			}
+			s.Read(scriptTxn(sc.next, key, "", false, 100), false)
 		}
 		s.Tick(sc.now, true)
 		var waits []int // workers whose unit the target shows waiting
