@@ -110,6 +110,8 @@ type WorkersCheck struct {
 	Cell    Cell
 	Seconds float64
 	Fewer   Best
+	// Runs and FewerRuns are the two cells' summaries: their spreads.
+	Runs, FewerRuns Summary
 }
 
 // Ratio is the cell's time over the best with fewer workers.
@@ -117,6 +119,12 @@ func (c WorkersCheck) Ratio() float64 { return c.Seconds / c.Fewer.Seconds }
 
 // Met reports whether the cell is within WorkersLimit.
 func (c WorkersCheck) Met() bool { return c.Ratio() <= WorkersLimit }
+
+// Loss reports whether every run with the workers took more than
+// WorkersLimit times every run with fewer: a miss the spreads cannot
+// explain. A miss that is not a Loss has runs on both sides of the limit,
+// so the repeats cannot tell it from none.
+func (c WorkersCheck) Loss() bool { return c.Runs.Min > WorkersLimit*c.FewerRuns.Max }
 
 // checkWorkers evaluates "workers never hurt" for every verified prepl
 // cell with workers that has a verified cell with fewer, in the order of
@@ -144,7 +152,8 @@ func checkWorkers(sum map[Cell]Summary, workloads []Workload, configs []ReplicaC
 			return x.System == cell.System && x.Threads < cell.Threads && (x.Threads == 0 || x.Mode == cell.Mode)
 		})
 		if fewer.Found && fewer.Seconds > 0 {
-			out = append(out, WorkersCheck{Cell: cell, Seconds: sum[cell].Median, Fewer: fewer})
+			out = append(out, WorkersCheck{Cell: cell, Seconds: sum[cell].Median, Fewer: fewer, Runs: sum[cell],
+				FewerRuns: sum[fewer.Cell]})
 		}
 	}
 	return out
