@@ -145,11 +145,12 @@ func (b *bencher) run(ctx context.Context, src *Source, r plannedRun) Result {
 
 	rctx, cancel := context.WithTimeout(ctx, b.cfg.RunTimeout)
 	defer cancel()
-	if rc.IOBound {
-		// The copy of the snapshot is still in the page cache, dirty: write
-		// it out now, or the first O_DIRECT reads of the timed run would.
-		syscall.Sync()
-	}
+	// The copy of the snapshot is still in the page cache, dirty, with what
+	// the source and the run before wrote: write it out now, or the timed
+	// run's first fsyncs would wait for it (the first repeat after a
+	// source's sysbench ran 1.5-2.5 times the others without this), and
+	// config D's first O_DIRECT reads too.
+	syscall.Sync()
 	var d, serverCPU, preplCPU time.Duration
 	var ctr Counters
 	if r.System == MariaDB {
