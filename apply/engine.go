@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/prepl/prepl/internal/budget"
+	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
@@ -89,89 +90,22 @@ func maybeApplied(tgt Target, id string) bool {
 	return err == nil && got == id
 }
 
-// readBatch is transactions the engine's reader hands over at once, then
-// the error that ended the reading (io.EOF included), if any. A channel
-// operation, and the wake-up of a waiting engine, per transaction cost as
-// much CPU as decoding a small one.
-type readBatch struct {
-	txs []*txn.Txn
-	ns  []int64 // their footprints, held in the read-ahead budget until taken
-	err error
+// ReadsAhead is a Source that reads ahead in a goroutine of its own
+// (binlog.FileReader): the engine takes its batches as they come. Any
+// other Source the engine reads through a readahead.Reader of its own,
+// within Config.ReadAheadBytes, each transaction handed over as soon as
+// it is read (a live stream's next one may be minutes away).
+type ReadsAhead interface {
+	ReadAhead() *readahead.Reader
 }
 
-// readBatchTxns is the most transactions in a batch.
-const readBatchTxns = 64
-
-// readQueue is how many transactions the engine reads ahead of the
-// sequencer, within Config.ReadAheadBytes: in batches of one from a
-// Source that is not Buffered, of up to readBatchTxns from one that is.
-const readQueue = 256
-
-// readQueueBatches is the capacity of the engine's read-ahead channel.
-func readQueueBatches(src Source) int {
-	if _, ok := src.(Buffered); ok {
-		return readQueue / readBatchTxns
+// readerOf is the read-ahead the engine takes src's transactions from,
+// and whether it is the engine's own (to close when the run ends).
+func readerOf(src Source, limit int) (*readahead.Reader, bool) {
+	if ra, ok := src.(ReadsAhead); ok {
+		return ra.ReadAhead(), false
 	}
-	return readQueue
-}
-
-// freeBatches is how many emptied batches wait to be filled again.
-const freeBatches = 8
-
-// Buffered is a Source that tells how many transactions Next returns
-// without waiting, at least (binlog.FileReader, which decodes ahead). The
-// engine's reader hands those over in one batch; from another Source,
-// each transaction is handed over as soon as it is read.
-type Buffered interface {
-	Buffered() int
-}
-
-// readAhead reads src into out until an error (io.EOF included), which
-// it sends last, or until ctx ends; then it closes out. The transactions
-// in out hold their footprint in ahead: the taker releases it. Batches
-// the taker has emptied come back on free, to be filled again.
-func readAhead(ctx context.Context, src Source, ahead *budget.Budget, out chan<- readBatch, free <-chan readBatch) {
-	defer close(out)
-	buffered, _ := src.(Buffered)
-	var b readBatch
-	send := func() bool {
-		select {
-		case out <- b:
-			b = readBatch{}
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	for {
-		tx, err := src.Next(ctx)
-		if err != nil {
-			b.err = err
-			send()
-			return
-		}
-		n := tx.Footprint()
-		if !ahead.TryAcquire(n) {
-			// The batch's own bytes may be what the budget lacks: hand it
-			// over before waiting for room.
-			if len(b.txs) > 0 && !send() || ahead.Acquire(ctx, n) != nil {
-				return
-			}
-		}
-		if b.txs == nil {
-			select {
-			case b = <-free:
-			default:
-				b = readBatch{txs: make([]*txn.Txn, 0, readBatchTxns), ns: make([]int64, 0, readBatchTxns)}
-			}
-		}
-		b.txs, b.ns = append(b.txs, tx), append(b.ns, n)
-		if len(b.txs) == readBatchTxns || buffered == nil || buffered.Buffered() == 0 {
-			if !send() {
-				return
-			}
-		}
-	}
+	return readahead.Start(readahead.FromNext(src.Next), int64(limit), true), true
 }
 
 func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
@@ -199,22 +133,20 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		defer mon.stop()
 	}
 
-	reads, free := make(chan readBatch, readQueueBatches(src)), make(chan readBatch, freeBatches)
-	ahead := budget.New(int64(e.cfg.ReadAheadBytes))
-	rctx, rcancel := context.WithCancel(ctx)
-	readerDone := make(chan struct{})
-	defer func() {
-		rcancel()
-		<-readerDone // the caller may close src once Run returns
-	}()
-	go func() {
-		defer close(readerDone)
-		readAhead(rctx, src, ahead, reads, free)
-	}()
-	// in is the batch being fed to the sequencer, from in.txs[taken].
-	var in readBatch
+	rd, own := readerOf(src, e.cfg.ReadAheadBytes)
+	// stopReading stops the engine's own reader; a source's own read-ahead
+	// is left to its caller, who closes it once Run returns.
+	stopReading := func() {}
+	if own {
+		var once sync.Once
+		stopReading = func() { once.Do(func() { rd.Close(nil) }) }
+		defer stopReading() // the caller may close src once Run returns
+	}
+	reads := rd.Batches()
+	// in is the batch being fed to the sequencer, from in.Txs[taken].
+	var in readahead.Batch
 	taken := 0
-	backlog := func() bool { return taken < len(in.txs) || in.err != nil || len(reads) > 0 }
+	backlog := func() bool { return taken < len(in.Txs) || in.Err != nil || len(reads) > 0 }
 
 	var progress <-chan time.Time
 	if e.cfg.ProgressEvery > 0 {
@@ -255,31 +187,26 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			break
 		}
 		wants := e.seq.WantsInput() && !held
-		if wants && taken < len(in.txs) {
-			tx := in.txs[taken]
-			in.txs[taken] = nil // fed: the batch no longer keeps it
-			ahead.Release(in.ns[taken])
+		if wants && taken < len(in.Txs) {
+			tx := rd.Take(in, taken)
 			taken++
-			if taken == len(in.txs) && in.err == nil {
-				select {
-				case free <- readBatch{txs: in.txs[:0], ns: in.ns[:0]}:
-				default:
-				}
-				in, taken = readBatch{}, 0
+			if taken == len(in.Txs) && in.Err == nil {
+				rd.Recycle(in)
+				in, taken = readahead.Batch{}, 0
 			}
 			e.seq.Tick(time.Now(), backlog())
-			e.read(tx, rcancel)
+			e.read(tx, stopReading)
 			continue
 		}
-		if wants && in.err != nil {
-			if in.err != io.EOF {
-				srcErr = in.err
+		if wants && in.Err != nil {
+			if in.Err != io.EOF {
+				srcErr = in.Err
 			}
 			e.seq.EndOfInput()
-			in = readBatch{}
+			in = readahead.Batch{}
 			continue
 		}
-		var readCh <-chan readBatch
+		var readCh <-chan readahead.Batch
 		if wants {
 			readCh = reads
 		}
@@ -297,7 +224,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		case <-gateCh:
 		case b, ok := <-readCh:
 			if !ok {
-				b.err = io.EOF
+				b.Err = io.EOF
 			}
 			in, taken = b, 0 // fed from the top of the loop
 		case ev := <-e.events:
@@ -308,7 +235,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 		case <-done:
 			stopping = true
 			e.seq.Stop()
-			rcancel()
+			stopReading()
 			e.cfg.Log.Info("stopping: finishing transactions in flight", "in_flight", e.seq.InFlight())
 		case <-liveTick.C:
 			e.cfg.Live.store(e.snapshot())
@@ -330,7 +257,7 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 }
 
 // read feeds one transaction to the sequencer, as the filter decides.
-func (e *engine) read(t *txn.Txn, stopReading context.CancelFunc) {
+func (e *engine) read(t *txn.Txn, stopReading func()) {
 	e.stats.Read++
 	e.stats.ReadPos = position.Checkpoint{File: t.End.File, Pos: t.End.Offset, LastGTID: t.GTID, SourceTS: t.Timestamp}
 	switch e.filter(t) {

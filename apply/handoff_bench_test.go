@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"context"
 	"io"
 	"syscall"
 	"testing"
@@ -9,13 +8,12 @@ import (
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/internal/benchlog"
-	"github.com/prepl/prepl/internal/budget"
 )
 
 // BenchmarkHandoff is BenchmarkDecode (package binlog) plus the way to
 // the engine's loop: a binlog file read by the file reader's goroutine
 // and handed to the engine as `prepl replay` does, within the byte
-// budgets of the default --memory-budget. The consumer does nothing else,
+// budget of the default --memory-budget. The consumer does nothing else,
 // so every transaction that finds it waiting wakes it: the worst case of
 // the handoff. cpu-ns/txn is the process's CPU (user and system, all
 // goroutines, the wake-ups included), which ns/txn on two cores is not;
@@ -38,7 +36,7 @@ func BenchmarkHandoff(b *testing.B) {
 	}
 }
 
-const benchReadAhead = 6 << 20 // --memory-budget 96MiB / 16, each queue
+const benchReadAhead = 12 << 20 // --memory-budget 96MiB / 8
 
 func handoff(b *testing.B, path string) (txns, rows int) {
 	r, err := binlog.OpenFiles([]string{path}, binlog.FileOptions{ReadAheadBytes: benchReadAhead})
@@ -46,26 +44,20 @@ func handoff(b *testing.B, path string) (txns, rows int) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	ctx := context.Background()
-	ahead := budget.New(benchReadAhead)
-	out, free := make(chan readBatch, readQueueBatches(r)), make(chan readBatch, freeBatches)
-	go readAhead(ctx, r, ahead, out, free)
-	for batch := range out {
-		for i, tx := range batch.txs {
-			ahead.Release(batch.ns[i])
+	rd, _ := readerOf(r, benchReadAhead)
+	for batch := range rd.Batches() {
+		for i := range batch.Txs {
+			tx := rd.Take(batch, i)
 			txns++
 			rows += tx.Rows()
 		}
-		if batch.err == io.EOF {
+		if batch.Err == io.EOF {
 			break
 		}
-		if batch.err != nil {
-			b.Fatal(batch.err)
+		if batch.Err != nil {
+			b.Fatal(batch.Err)
 		}
-		select {
-		case free <- readBatch{txs: batch.txs[:0], ns: batch.ns[:0]}:
-		default:
-		}
+		rd.Recycle(batch)
 	}
 	return txns, rows
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/prepl/prepl/internal/budget"
+	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -39,48 +39,18 @@ type FileOptions struct {
 }
 
 // FileReader reads transactions from binlog files on disk, in the order
-// given. It parses in a goroutine, up to ReadAheadBytes of transactions
-// ahead of Next, so memory stays bounded whatever the file and
-// transaction sizes.
-//
-// The parser hands transactions over in batches (fileBatch): a channel
-// operation, and the wake-up of a waiting Next, per transaction cost as
-// much CPU as decoding a small one.
+// given. It decodes in a goroutine (internal/readahead), up to
+// ReadAheadBytes of transactions ahead of Next, so memory stays bounded
+// whatever the file and transaction sizes.
 type FileReader struct {
-	out    chan fileBatch
-	ahead  *budget.Budget // of the transactions parsed and not yet returned
-	cancel context.CancelFunc
-	done   chan struct{}
-	cur    fileBatch // being returned by Next, from cur.txs[next]
-	next   int
+	rd *readahead.Reader
 
 	lim  Limits
 	skip func(gtid string, start txn.Position) bool
 
 	mu     sync.Mutex
 	flavor txn.Flavor
-	err    error // sticky: returned by every Next after the last txn
 }
-
-// fileBatch is transactions the parser hands over at once, then the
-// error that ended the reading, if any.
-type fileBatch struct {
-	txs []*txn.Txn
-	ns  []int64 // their footprints, held in FileReader.ahead until returned
-	err error
-}
-
-// fileBatchTxns is the most transactions in a batch. The parser hands a
-// batch over sooner when it would wait for room in the budget, and at the
-// end of the files.
-const fileBatchTxns = 64
-
-// readAhead is how many batches wait for Next, within
-// FileOptions.ReadAheadBytes: with the one the parser fills and the one
-// Next returns from, at most 3×64 transactions decoded ahead (64 before
-// batching), so that a reader stopped early (a stop position) has not
-// decoded much more than it returns.
-const readAhead = 1
 
 // DefaultReadAheadBytes is FileOptions.ReadAheadBytes's default.
 const DefaultReadAheadBytes = 8 << 20
@@ -108,13 +78,14 @@ func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
 			return nil, fmt.Errorf("binlog: start file %s is not among the files given", opt.StartFile)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	if opt.ReadAheadBytes <= 0 {
 		opt.ReadAheadBytes = DefaultReadAheadBytes
 	}
-	r := &FileReader{out: make(chan fileBatch, readAhead), ahead: budget.New(opt.ReadAheadBytes), cancel: cancel,
-		done: make(chan struct{}), lim: opt.Limits.withDefaults(), skip: opt.Skip}
-	go r.run(ctx, paths[first:], opt.StartOffset)
+	r := &FileReader{lim: opt.Limits.withDefaults(), skip: opt.Skip}
+	paths = paths[first:]
+	r.rd = readahead.Start(func(ctx context.Context, emit func(*txn.Txn) bool) error {
+		return r.parseFiles(ctx, paths, opt.StartOffset, emit)
+	}, opt.ReadAheadBytes, false)
 	return r, nil
 }
 
@@ -128,103 +99,37 @@ func (r *FileReader) Flavor() txn.Flavor {
 
 // Next returns the next complete transaction; io.EOF after the last one;
 // a *FormatError when the files are damaged, incomplete or not row-based.
-func (r *FileReader) Next(ctx context.Context) (*txn.Txn, error) {
-	for {
-		if r.err != nil {
-			return nil, r.err
-		}
-		if r.next < len(r.cur.txs) {
-			t := r.cur.txs[r.next]
-			r.cur.txs[r.next] = nil // returned: the batch no longer keeps it
-			r.ahead.Release(r.cur.ns[r.next])
-			r.next++
-			return t, nil
-		}
-		if r.cur.err != nil {
-			r.err = r.cur.err
-			continue
-		}
-		select {
-		case b, ok := <-r.out:
-			if !ok {
-				r.err = io.EOF
-				continue
-			}
-			r.cur, r.next = b, 0
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
+func (r *FileReader) Next(ctx context.Context) (*txn.Txn, error) { return r.rd.Next(ctx) }
 
-// Buffered is how many transactions Next can return without waiting for
-// the parser, at least (an error to return counts as one).
-func (r *FileReader) Buffered() int {
-	n := len(r.cur.txs) - r.next + len(r.out)
-	if r.err != nil || r.cur.err != nil {
-		n++
-	}
-	return n
-}
+// ReadAhead is the reader's read-ahead, for a consumer that takes its
+// batches instead of calling Next (the apply engine).
+func (r *FileReader) ReadAhead() *readahead.Reader { return r.rd }
 
-// Close stops the parser goroutine and waits for it.
+// Close stops the decoding goroutine and waits for it.
 func (r *FileReader) Close() error {
-	r.cancel()
-	<-r.done
-	if r.err == nil {
-		r.err = errStopped
-	}
+	r.rd.Close(errStopped)
 	return nil
 }
 
-func (r *FileReader) run(ctx context.Context, paths []string, offset uint32) {
-	defer close(r.done)
-	defer close(r.out)
+// parseFiles decodes paths, from offset in the first, and emits their
+// transactions; nil at the end of the last file.
+func (r *FileReader) parseFiles(ctx context.Context, paths []string, offset uint32, emit func(*txn.Txn) bool) error {
 	asm := newAssembler()
 	asm.skip = r.skip
-	var b fileBatch
-	flush := func() bool {
-		if len(b.txs) == 0 && b.err == nil {
-			return true
-		}
-		select {
-		case r.out <- b:
-			b = fileBatch{}
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	send := func(t *txn.Txn) bool {
-		n := t.Footprint()
-		if !r.ahead.TryAcquire(n) {
-			// The batch's own bytes may be what the budget lacks: hand it
-			// over before waiting for room.
-			if !flush() || r.ahead.Acquire(ctx, n) != nil {
-				return false
-			}
-		}
-		if b.txs == nil {
-			b.txs, b.ns = make([]*txn.Txn, 0, fileBatchTxns), make([]int64, 0, fileBatchTxns)
-		}
-		b.txs, b.ns = append(b.txs, t), append(b.ns, n)
-		return len(b.txs) < fileBatchTxns || flush()
-	}
 	for i, path := range paths {
 		start := uint32(4)
 		if i == 0 && offset > 4 {
 			start = offset
 		}
-		err := r.parseFile(ctx, asm, path, start, send)
+		err := r.parseFile(ctx, asm, path, start, emit)
 		if errors.Is(err, errStopped) {
-			return
+			return err
 		}
 		if err = endOfFile(err, asm, i == len(paths)-1); err != nil {
-			b.err = err
-			break
+			return err
 		}
 	}
-	flush()
+	return nil
 }
 
 // errTruncated is wrapped when a file ends inside an event.

@@ -39,12 +39,13 @@ func TestReadAheadBytes(t *testing.T) {
 	}
 	defer r.Close()
 
+	ahead := r.ReadAhead().Budget()
 	select {
-	case <-r.ahead.Full(): // the parser is a whole budget ahead and waits
-	case <-r.done:
-		t.Fatal("the reader parsed every transaction ahead without waiting for room")
+	case <-ahead.Full(): // the parser is a whole budget ahead and waits
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reader did not wait for room: it parsed every transaction ahead, or stopped")
 	}
-	if held, _, _ := r.ahead.Stats(); held > limit || held <= limit-(50<<10) {
+	if held, _, _ := ahead.Stats(); held > limit || held <= limit-(50<<10) {
 		t.Fatalf("a parser waiting for room holds %d bytes; want at most the budget, %d, and no room for the next", held, limit)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -53,8 +54,8 @@ func TestReadAheadBytes(t *testing.T) {
 	var read []int
 	most := 0 // transactions Next had at hand, decoded, at most
 	for {
-		most = max(most, r.Buffered())
-		held, _, _ := r.ahead.Stats()
+		most = max(most, r.ReadAhead().Buffered())
+		held, _, _ := ahead.Stats()
 		tx, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
@@ -79,7 +80,7 @@ func TestReadAheadBytes(t *testing.T) {
 	if len(read) != 60 || read[40] != 40 || read[59] != 59 {
 		t.Fatalf("rows read in this order: %v; want ids 0 to 59", read)
 	}
-	if _, peak, _ := r.ahead.Stats(); big == 0 || peak != big {
+	if _, peak, _ := ahead.Stats(); big == 0 || peak != big {
 		t.Fatalf("most ever held %d bytes; want the transaction bigger than the budget, alone (%d)", peak, big)
 	}
 }

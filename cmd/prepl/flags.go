@@ -144,7 +144,7 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 		return apply.Config{}, err
 	}
 	return apply.Config{Mode: mode, Workers: f.workers, FixedWorkers: f.fixedWork, Retries: f.retries, WindowBytes: window,
-		ReadAheadBytes: f.memBytes / 16, UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress,
+		ReadAheadBytes: int(f.readAheadBytes()), UnitTxns: f.unit, NoCompact: !f.compact, Log: log, ProgressEvery: f.progress,
 		ReconnectTimeout: f.reconnect, ResolveDDL: resolve}, nil
 }
 
@@ -184,9 +184,11 @@ func defaultWindow() string {
 	return strconv.Itoa(w)
 }
 
-// readAheadBytes is what the binlog reader may decode ahead of the engine:
-// the other half of the budget's eighth (apply.Config.ReadAheadBytes).
-func (f *applyFlags) readAheadBytes() int64 { return int64(f.memBytes / 16) }
+// readAheadBytes is what the binlog reader may decode ahead of the engine,
+// an eighth of the budget: the file reader's (binlog.FileOptions), whose
+// batches the engine takes directly, or else the engine's own reader's
+// (apply.Config.ReadAheadBytes): one read-ahead in either case.
+func (f *applyFlags) readAheadBytes() int64 { return int64(f.memBytes / 8) }
 
 // setMemoryLimit sets Go's soft memory limit from --memory-budget, unless
 // GOMEMLIMIT does (see memlimit.go).
