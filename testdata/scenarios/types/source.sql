@@ -1,0 +1,84 @@
+-- Every column type MariaDB has, at its edges, through inserts, updates
+-- (primary and unique key values changing too) and deletes, with NULLs:
+-- what prepl decodes from the row events and writes as SQL literals must
+-- give the rows the replica's own apply gives.
+SET NAMES utf8mb4;
+CREATE DATABASE ty;
+USE ty;
+CREATE TABLE num (
+  id INT PRIMARY KEY,
+  ti TINYINT, tiu TINYINT UNSIGNED, si SMALLINT, siu SMALLINT UNSIGNED,
+  mi MEDIUMINT, miu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED,
+  bi BIGINT, biu BIGINT UNSIGNED,
+  d1 DECIMAL(65,30), d2 DECIMAL(10,0) UNSIGNED, d3 DECIMAL(5,5),
+  f FLOAT, f2 FLOAT(7,3), db DOUBLE, b1 BIT(1), b13 BIT(13), b64 BIT(64), bo BOOLEAN,
+  UNIQUE KEY (biu)
+) ENGINE=InnoDB;
+INSERT INTO num VALUES
+ (1, -128, 0, -32768, 0, -8388608, 0, -2147483648, 0, -9223372036854775808, 0,
+  '-99999999999999999999999999999999999.999999999999999999999999999999', 0, -0.99999,
+  -3.40282e38, -9999.999, -1.7976931348623157e308, b'0', b'0', b'0', FALSE),
+ (2, 127, 255, 32767, 65535, 8388607, 16777215, 2147483647, 4294967295, 9223372036854775807, 18446744073709551615,
+  '99999999999999999999999999999999999.999999999999999999999999999999', 9999999999, 0.99999,
+  3.40282e38, 9999.999, 1.7976931348623157e308, b'1', b'1111111111111', b'1111111111111111111111111111111111111111111111111111111111111111', TRUE),
+ (3, 0, 1, 0, 1, 0, 1, 0, 1, 0, 9223372036854775808,
+  '0.000000000000000000000000000001', 1, 0.00001, 1.17549e-38, 0.001, 2.2250738585072014e-308, b'1', b'1010101010101', b'1000000000000000000000000000000000000000000000000000000000000001', NULL),
+ (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+UPDATE num SET biu = 18446744073709551614, d1 = -d1, db = -0.0, f = 1.5 WHERE id = 2;
+UPDATE num SET id = 40, biu = 1 WHERE id = 4;
+UPDATE num SET b64 = b64 >> 1, b13 = b13 ^ b'0000000000001' WHERE id IN (2, 3);
+DELETE FROM num WHERE id = 1;
+
+CREATE TABLE tm (
+  id INT PRIMARY KEY,
+  d DATE, t TIME, t6 TIME(6), dt DATETIME, dt3 DATETIME(3), dt6 DATETIME(6),
+  ts TIMESTAMP NULL, ts6 TIMESTAMP(6) NULL, y YEAR
+) ENGINE=InnoDB;
+SET time_zone = '+05:30';
+INSERT INTO tm VALUES
+ (1, '1000-01-01', '-838:59:59', '-838:59:58.999999', '1000-01-01 00:00:00', '1000-01-01 00:00:00.001', '1000-01-01 00:00:00.000001',
+  '1970-01-01 05:30:01', '1970-01-01 05:30:01.000001', 1901),
+ (2, '9999-12-31', '838:59:59', '838:59:58.999999', '9999-12-31 23:59:59', '9999-12-31 23:59:59.999', '9999-12-31 23:59:59.999999',
+  '2038-01-19 08:44:07', '2038-01-19 08:44:07.999999', 2155),
+ (3, '2024-02-29', '00:00:00', '-00:00:00.5', '2024-02-29 12:34:56', '2024-02-29 12:34:56.5', '2024-02-29 12:34:56.123456',
+  '2024-02-29 12:34:56', '2024-02-29 12:34:56.654321', 0),
+ (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+SET time_zone = 'SYSTEM';
+UPDATE tm SET ts = ts + INTERVAL 1 HOUR, t6 = ADDTIME(t6, '00:00:00.000001') WHERE id IN (1, 3);
+SET SESSION sql_mode = '';
+INSERT INTO tm (id, d, dt) VALUES (5, '0000-00-00', '0000-00-00 00:00:00'), (6, '2024-00-00', '2024-02-00 10:00:00');
+SET SESSION sql_mode = DEFAULT;
+
+CREATE TABLE str (
+  id INT PRIMARY KEY,
+  c CHAR(10) CHARACTER SET latin1, vc VARCHAR(300) CHARACTER SET utf8mb4, cb CHAR(4) CHARACTER SET binary,
+  bn BINARY(8), vb VARBINARY(64), tt TINYTEXT, tx TEXT CHARACTER SET utf8mb4, mt MEDIUMTEXT, lt LONGTEXT,
+  tb TINYBLOB, bl BLOB, mb MEDIUMBLOB, lb LONGBLOB,
+  e ENUM('a', 'b', 'c d', ''), s SET('x', 'y', 'z', 'w'),
+  j JSON, u8 VARCHAR(20) CHARACTER SET utf8mb3,
+  UNIQUE KEY (vc(100))
+) ENGINE=InnoDB;
+INSERT INTO str VALUES
+ (1, 'café', '😀 emoji, \'quotes\', "dq", back\\slash, nul\0byte, tab\t, nl\n', 'ab', x'0001000200000000', x'00ff00', 'tiny',
+  REPEAT('ü', 1000), REPEAT('m', 70000), REPEAT('l', 20000), x'00', REPEAT(x'deadbeef', 1000), REPEAT(x'00', 70000), x'',
+  'c d', 'x,z,w', '{"a": [1, 2.5, "x", null, true], "b": {"c": "\\u00e9"}}', 'žluťoučký'),
+ (2, '', '', '', x'', x'', '', '', '', '', '', '', '', '', '', '', '[]', ''),
+ (3, 'trail   ', 'trail   ', 'tr  ', x'74720000', x'7472000000', 'trail  ', 'trail  ', '', '', x'7472', x'7472', '', '', 'a', 'y', '"s"', 'trail  '),
+ (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+UPDATE str SET j = JSON_SET(j, '$.a[1]', 3, '$.new', 'v'), vc = CONCAT(vc, '!'), s = 'y', e = 'b' WHERE id = 1;
+UPDATE str SET j = JSON_REMOVE(j, '$[0]') WHERE id = 2;
+UPDATE str SET id = 30, vb = x'ff' WHERE id = 3;
+UPDATE str SET mt = NULL, lb = REPEAT(x'01', 5) WHERE id = 1;
+DELETE FROM str WHERE id = 2;
+
+CREATE TABLE other (
+  id INT PRIMARY KEY,
+  g GEOMETRY, p POINT, ip INET6, uu UUID,
+  UNIQUE KEY (uu)
+) ENGINE=InnoDB;
+INSERT INTO other VALUES
+ (1, ST_GeomFromText('POLYGON((0 0, 10 0, 10 10, 0 10, 0 0))'), POINT(1.5, -2.25), '::ffff:192.0.2.1', '123e4567-e89b-12d3-a456-426655440000'),
+ (2, ST_GeomFromText('LINESTRING(0 0, 1 1, 2 4)'), POINT(0, 0), '2001:db8::1', 'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+ (3, NULL, NULL, NULL, NULL);
+UPDATE other SET p = POINT(3, 4), ip = '::1', uu = '00000000-0000-0000-0000-000000000001' WHERE id = 1;
+DELETE FROM other WHERE id = 2;
