@@ -29,8 +29,9 @@ import (
 //	lockwait WREQ WBLK                                     the unit on worker WREQ waits for WBLK's (-1: holder not named)
 //	unseen                                                 LockWaitsUnseen
 //	concurrency | yields                                   Concurrency(), Stats().Yields
-//	run MS [work=US] [commit=US] [cores=N] [contention=PCT%] [conflict-every=N] [wait-every=N] [hot]
+//	run MS [work=US] [commit=US] [cores=N] [contention=PCT%] [conflict-every=N] [wait-every=N] [hot] [total=N]
 //	                                                       MS of a simulated target (workload_test.go): the limits chosen, what committed
+//	                                                       (with total, the input ends after N transactions: when all had committed)
 //	pos | deadline | done | stats
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")

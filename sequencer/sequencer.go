@@ -298,12 +298,17 @@ func (s *Sequencer) adapt() {
 	}
 	m.ticks++
 	// Starved: nothing waits to be fed or started while a slot is free.
-	if !s.reading || s.stopping || (!s.backlog && !s.f.full() && len(s.readyQ) == 0 && s.free() > 0) {
+	// The end of the input is not: a replay reads its last window's worth
+	// (all of a small binlog) at once, and admitted units still wait.
+	if s.stopping || (!s.backlog && !s.f.full() && len(s.readyQ) == 0 && s.free() > 0) {
 		m.starved++
 	}
 	conflicts := s.stats.Errors["conflict"] - m.conflicts
 	switch {
-	case !m.lastCommit.IsZero() && m.lastCommit.Sub(m.start) >= s.cfg.AdaptEvery:
+	case !m.lastCommit.IsZero() && m.lastCommit.Sub(m.start) >= s.cfg.AdaptEvery && m.lastUnits-m.units >= uint64(s.limit):
+		// As many units as may be in flight: with units longer than
+		// AdaptEvery, one commit would measure one unit's rate whatever
+		// the limit.
 	case s.now.Sub(m.start) >= 10*s.cfg.AdaptEvery:
 		// Nothing or too little committed: a long unit, or a stall.
 		// What committed until now is the sample.

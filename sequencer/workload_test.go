@@ -26,6 +26,9 @@ type workload struct {
 	// hot: every transaction changes the same row, so each unit depends
 	// on the one before it (sysbench's hot rows in units of hundreds).
 	hot bool
+	// total: the input ends after this many transactions in all (0: never),
+	// as a replay's files do.
+	total int
 }
 
 func parseWorkload(args map[string]string) workload {
@@ -49,6 +52,9 @@ func parseWorkload(args map[string]string) workload {
 		w.conflictEvery, _ = strconv.Atoi(v)
 	}
 	_, w.hot = args["hot"]
+	if v, ok := args["total"]; ok {
+		w.total, _ = strconv.Atoi(v)
+	}
 	if v, ok := args["wait-every"]; ok {
 		w.waitEvery, _ = strconv.Atoi(v)
 	}
@@ -75,18 +81,33 @@ func (sc *script) run(d time.Duration, w workload) string {
 	trace := []string{strconv.Itoa(s.Settled())}
 	probes, probing := 0, false
 	txns0, conflicts0 := s.Stats().Txns, s.Stats().Errors["conflict"]
+	backlog := func() bool { return w.total == 0 || sc.next < w.total }
+	start, doneAt := sc.now, time.Duration(0)
 	for sc.now.Before(end) {
-		for s.WantsInput() {
-			sc.next++
-			key := sc.next
-			if w.hot {
-				key = 0
-			}
-			s.Read(scriptTxn(sc.next, key, "", false, 100), false)
+		if doneAt == 0 && s.Done() {
+			doneAt = sc.now.Sub(start)
+			break
 		}
-		s.Tick(sc.now, true)
+		// The engine feeds whatever the sequencer wants before it waits
+		// for the next event, admissions included (read, then Ready).
+		read := func() []Action {
+			for s.WantsInput() {
+				if w.total > 0 && sc.next >= w.total {
+					s.EndOfInput()
+					break
+				}
+				sc.next++
+				key := sc.next
+				if w.hot {
+					key = 0
+				}
+				s.Read(scriptTxn(sc.next, key, "", false, 100), false)
+			}
+			s.Tick(sc.now, backlog())
+			return s.Ready()
+		}
 		var waits []int // workers whose unit the target shows waiting
-		for acts := s.Ready(); len(acts) > 0; acts = s.Ready() {
+		for acts := read(); len(acts) > 0; acts = read() {
 			for _, a := range acts {
 				switch a.Kind {
 				case Admit:
@@ -150,7 +171,7 @@ func (sc *script) run(d time.Duration, w workload) string {
 			next, nw = dl, -1
 		}
 		sc.now = next
-		s.Tick(sc.now, true)
+		s.Tick(sc.now, backlog())
 		if nw < 0 {
 			continue
 		}
@@ -174,6 +195,10 @@ func (sc *script) run(d time.Duration, w workload) string {
 		}
 	}
 	st := s.Stats()
-	return fmt.Sprintf("concurrency %s (%d probes); %d txns committed, %d conflicts", strings.Join(trace, " "), probes,
+	out := fmt.Sprintf("concurrency %s (%d probes); %d txns committed, %d conflicts", strings.Join(trace, " "), probes,
 		st.Txns-txns0, st.Errors["conflict"]-conflicts0)
+	if doneAt > 0 {
+		out += fmt.Sprintf("; all in %dms", doneAt.Milliseconds())
+	}
+	return out
 }
