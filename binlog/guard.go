@@ -563,7 +563,7 @@ func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
 		if err := g.checkCompressed(typ, body[pos:]); err != nil {
 			return err
 		}
-	} else if est := decodedRowsBytes(len(body)-pos, int(count), body[pos-images*bm:pos], images); est > g.lim.MaxEvent {
+	} else if est := g.rowsBytes(typ, id, body[pos:], int(count), body[pos-images*bm:pos], images); est > g.lim.MaxEvent {
 		return damaged(typ, "its rows could decode to %d bytes, more than --max-event-size %d", est, g.lim.MaxEvent)
 	}
 	if flags&replication.RowsEventStmtEndFlag != 0 {
@@ -572,12 +572,37 @@ func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
 	return nil
 }
 
+// rowsBytes bounds what decoding rows (a rows event's bytes after its
+// column bitmaps) allocates: decodedRowsBytes, or, when that is over the
+// limit and the table map is known, the same cost for the rows counted
+// (countRows) plus the rows' own bytes, which go-mysql may copy. A count
+// that fails keeps the first bound: counting only ever accepts more.
+func (g *eventGuard) rowsBytes(typ replication.EventType, id uint64, rows []byte, columns int, bitmaps []byte, images int) int64 {
+	est := decodedRowsBytes(len(rows), columns, bitmaps, images)
+	m := g.maps[id]
+	if est <= g.lim.MaxEvent || m == nil || m.ev == nil || typ == replication.PARTIAL_UPDATE_ROWS_EVENT {
+		return est
+	}
+	bm := len(bitmaps) / images
+	n, err := countRows(m.ev, bitmaps[:bm], bitmaps[(images-1)*bm:], images, rows)
+	if err != nil {
+		return est
+	}
+	return rowsCost(n, columns, images) + int64(len(rows))
+}
+
+// rowsCost is what n decoded rows of a table of columns cost besides
+// their values' bytes: about 48 bytes per column of each image (go-mysql's
+// []any and skip list, the txn model's values) and 768 per row (slices,
+// the RowChange).
+func rowsCost(n, columns, images int) int64 {
+	return int64(n) * (int64(images)*int64(columns)*48 + 768)
+}
+
 // decodedRowsBytes bounds what go-mysql and the assembler allocate for
-// the rows of n bytes of a rows event: every row image costs at least its
-// null bitmap in the event, and decoded about 48 bytes per column of the
-// table (go-mysql's []any and skip list, the txn model's values) plus
-// about 700 per row (slices, the RowChange), so sparse images of wide
-// tables amplify most.
+// the rows of n bytes of a rows event, by the most rows they could be:
+// every row image costs at least its null bitmap in the event, and decoded
+// rowsCost, so sparse images of wide tables amplify most.
 func decodedRowsBytes(n, columns int, bitmaps []byte, images int) int64 {
 	bm := len(bitmaps) / images
 	minRow := 0
@@ -587,7 +612,7 @@ func decodedRowsBytes(n, columns int, bitmaps []byte, images int) int64 {
 	if minRow == 0 {
 		return 0
 	}
-	return int64(n/minRow) * (int64(images)*int64(columns)*48 + 768)
+	return rowsCost(n/minRow, columns, images)
 }
 
 // bitsSet counts the set bits among the first n of bitmap.
