@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,13 +115,26 @@ func decodeBytes(name string, b []byte, lim Limits) ([]*txn.Txn, error) {
 }
 
 // allocated returns the bytes f allocated.
+//
+// The metric is the process's: under -fuzz, the fuzzing engine's own
+// goroutines allocate beside f (a 396-byte input once measured 1.51 MB
+// against its cap of 1.45 MB, and passed run alone). f's allocations are
+// the same every time it runs, so allocated runs it again, up to three
+// times in all, while the measure is over 1 MiB, and returns the least.
 func allocated(f func()) uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	before := s[0].Value.Uint64()
-	f()
-	metrics.Read(s)
-	return s[0].Value.Uint64() - before
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		metrics.Read(s)
+		before := s[0].Value.Uint64()
+		f()
+		metrics.Read(s)
+		least = min(least, s[0].Value.Uint64()-before)
+		if least <= 1<<20 {
+			break
+		}
+	}
+	return least
 }
 
 // TestGoMySQLZeroColumnCountUnbounded documents the go-mysql bug the guard
