@@ -74,6 +74,19 @@ type rowExpect struct {
 	compacted bool
 }
 
+// tx is the first transaction the chunk's statements apply, or nil.
+func (c *chunk) tx() *txn.Txn {
+	if c.binlog != nil {
+		return c.binlog
+	}
+	for _, e := range c.expect {
+		if e.tx != nil {
+			return e.tx
+		}
+	}
+	return nil
+}
+
 func (c *chunk) stmt(q string, e rowExpect) {
 	c.sql = append(c.sql, q...)
 	c.sql = append(c.sql, ';')

@@ -42,6 +42,8 @@ type Conn struct {
 	// tables and is marked maybe-applied; its commit clears the marker
 	// unless keepMarker (the marker covers units after it).
 	marked, keepMarker bool
+	// maxPacket is the target's max_allowed_packet when connected.
+	maxPacket int64
 }
 
 // Conn opens a pinned connection with prepl's session settings.
@@ -57,11 +59,35 @@ func (t *Target) conn(ctx context.Context) (*Conn, error) {
 		return nil, fmt.Errorf("set session on target: %w", err)
 	}
 	w := &Conn{t: t, c: c}
-	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&w.id); err != nil {
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&w.id, &w.maxPacket); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// ErrTooLarge is wrapped when a statement prepl must send is larger than
+// the target's max_allowed_packet: a row with a value of more than about
+// half of it (binary values go as hex). MariaDB's replica applies the
+// row events themselves, within slave_max_allowed_packet (1 GiB); prepl
+// sends SQL, so the target must take a packet that big. A restart cannot
+// help: the user must raise it.
+var ErrTooLarge = errors.New("statement larger than the target's max_allowed_packet")
+
+// tooLarge says which transaction needs how big a packet and what to do,
+// when err is the driver's refusal to send one over the target's limit.
+func (c *Conn) tooLarge(tx *txn.Txn, size int, err error) error {
+	if !errors.Is(err, gomysql.ErrPktTooLarge) && ErrorCode(err) != 1153 {
+		return err
+	}
+	want := (int64(size) + 1<<20) &^ (1<<20 - 1) // rounded up to the next MiB
+	what := "a unit"
+	if tx != nil {
+		what = describe(tx)
+	}
+	return fmt.Errorf("apply %s: a statement of %d bytes (its rows as SQL) is larger than the target's max_allowed_packet, %d: "+
+		"raise it on the target (SET GLOBAL max_allowed_packet = %d, and in its configuration; it applies to new connections) and run again: %w: %w",
+		what, size, c.maxPacket, want, ErrTooLarge, err)
 }
 
 // ID is the connection's CONNECTION_ID() on the target.
@@ -116,7 +142,7 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 			if ErrorCode(err) == 1062 && slices.ContainsFunc(ch.expect, func(e rowExpect) bool { return e.compacted }) {
 				return fmt.Errorf("%w: %w", ErrCompacted, err)
 			}
-			return err
+			return c.tooLarge(ch.tx(), len(q), err)
 		}
 		affected = res.(gomysql.Result).AllRowsAffected()
 		return nil
@@ -187,11 +213,9 @@ func binlogErr(tx *txn.Txn, what string, err error) error {
 			describe(tx), what, ErrBinlogPrivilege, err)
 	case 1032, 1062:
 		return fmt.Errorf("apply %s: BINLOG statement for %s failed: the target has diverged from the source: %w: %w", describe(tx), what, ErrRowCount, err)
-	case 1153:
-		return fmt.Errorf("apply %s: BINLOG statement for %s is larger than the target's max_allowed_packet (one source statement's row events go in one BINLOG statement): raise max_allowed_packet on the target: %w", describe(tx), what, err)
 	}
-	if errors.Is(err, gomysql.ErrPktTooLarge) {
-		return fmt.Errorf("apply %s: BINLOG statement for %s is larger than the target's max_allowed_packet (one source statement's row events go in one BINLOG statement): raise max_allowed_packet on the target: %w", describe(tx), what, err)
+	if ErrorCode(err) == 1153 || errors.Is(err, gomysql.ErrPktTooLarge) {
+		return fmt.Errorf("apply %s: BINLOG statement for %s is larger than the target's max_allowed_packet (one source statement's row events go in one BINLOG statement): raise max_allowed_packet on the target: %w: %w", describe(tx), what, ErrTooLarge, err)
 	}
 	return fmt.Errorf("apply %s: BINLOG statement for %s failed: %w", describe(tx), what, err)
 }

@@ -231,6 +231,11 @@ func (e Endpoint) config() (*driver.Config, error) {
 	c.Loc = time.UTC
 	c.Timeout = 10 * time.Second
 	c.Params = map[string]string{"time_zone": "'+00:00'"}
+	// The server's max_allowed_packet, read at each connect, not the
+	// driver's own 64 MiB: a statement the server would take is sent, and
+	// one it would not is refused before a byte of it is (ErrPktTooLarge),
+	// where the server would close the connection on it.
+	c.MaxAllowedPacket = 0
 	tc, fallback, err := e.TLSConfig()
 	if err != nil {
 		return nil, err

@@ -498,7 +498,12 @@ func (r *scenarioRun) runBin(args []string, killAfter time.Duration) (int, strin
 }
 
 // gtidInMessage finds the GTID an error names.
-var gtidInMessage = regexp.MustCompile(`\b(\d+)-(\d+)-(\d+)\b`)
+// gtidInMessage finds the GTID prepl's error names ("apply GTID 0-1-4",
+// "in transaction 0-1-4"), ahead of any other GTID in its output (the
+// log line before it gives the position stored, "gtid=0-1-3"); else the
+// first GTID at all.
+var gtidInMessage = regexp.MustCompile(`(?:GTID |transaction )(\d+)-(\d+)-(\d+)\b`)
+var anyGTID = regexp.MustCompile(`\b(\d+)-(\d+)-(\d+)\b`)
 
 // check compares one prepl run's exit and target with the expectation.
 func (r *scenarioRun) check(code int, out string) error {
@@ -525,6 +530,9 @@ func (r *scenarioRun) check(code int, out string) error {
 		// Nothing of the offending transaction may be applied: the
 		// target must equal a replay stopped just before it.
 		m := gtidInMessage.FindStringSubmatch(out)
+		if m == nil {
+			m = anyGTID.FindStringSubmatch(out)
+		}
 		if m == nil {
 			return fmt.Errorf("prepl's error names no GTID:\n%s", tail(out))
 		}

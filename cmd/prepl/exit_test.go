@@ -44,6 +44,7 @@ func TestExitCodesMatchTheService(t *testing.T) {
 		{"not row-based", &binlog.FormatError{File: "b", Err: binlog.ErrNotRowBased}, false},
 		{"divergence", fmt.Errorf("apply 0-1-5: %w", mysql.ErrRowCount), false},
 		{"unsupported", fmt.Errorf("apply: %w", mysql.ErrUnsupported), false},
+		{"a row past the target's max_allowed_packet", fmt.Errorf("apply 0-1-5: %w: %w", mysql.ErrTooLarge, gomysql.ErrPktTooLarge), false},
 		{"a key in the way on the target", fmt.Errorf("apply 0-1-5: %w", &gomysql.MySQLError{Number: 1062, Message: "Duplicate entry '3' for key 'PRIMARY'"}), false},
 		{"a table missing on the target", fmt.Errorf("apply 0-1-5: %w", &gomysql.MySQLError{Number: 1146, Message: "Table 'd.t' doesn't exist"}), false},
 		{"a PostgreSQL unique violation", fmt.Errorf("apply 0-1-5: %w", &pgconn.PgError{Code: "23505"}), false},

@@ -66,6 +66,8 @@ func exitCode(err error) int {
 		return exitFatal // a PostgreSQL target cannot take it: the user must (--skip-gtid, or a fix of the source)
 	case errors.As(err, new(*mysql.PendingDDLError)), errors.As(err, new(*mysql.PendingRowsError)):
 		return exitFatal // a restart cannot answer the question; the user must
+	case errors.Is(err, mysql.ErrTooLarge):
+		return exitFatal // the target's max_allowed_packet must be raised first
 	}
 	return exitRetry
 }
