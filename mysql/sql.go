@@ -105,18 +105,13 @@ func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]b
 		if printableASCII(x) && !wideCharset(cs) {
 			// Most text is plain ASCII, the same bytes in every charset
 			// but the wide ones: quoted, it is half the size of hex.
-			b = append(b, '\'')
-			for _, c := range x {
-				switch c {
-				case '\'':
-					b = append(b, '\'', '\'')
-				case '\\':
-					b = append(b, '\\', '\\')
-				default:
-					b = append(b, c)
-				}
+			return appendEscaped(b, x), nil
+		}
+		if len(x) >= rawAbove {
+			if cs == "" || cs == "binary" {
+				b = append(b, "_binary "...) // not utf8mb4, the connection's charset
 			}
-			return append(b, '\''), nil
+			return appendEscaped(b, x), nil
 		}
 		b = append(b, "X'"...)
 		b = hex.AppendEncode(b, x)
@@ -255,6 +250,37 @@ func hasAll(present []bool, cols []int) bool {
 }
 
 // printableASCII reports whether every byte is a printable ASCII character.
+// rawAbove is the size from which a value that is not printable ASCII
+// goes as its own bytes, quoted and escaped, instead of in hex: hex
+// doubles it, and the statement must fit in the target's
+// max_allowed_packet (16 MiB by default on MariaDB), where MariaDB's
+// replica takes a row of up to 1 GiB. Smaller values stay in hex, which
+// --print-sql shows readably.
+const rawAbove = 64 << 10
+
+// appendEscaped appends x as a quoted string literal of its bytes: the
+// quote, the backslash and NUL escaped, every other byte as it is. The
+// session's character_set_client is utf8mb4, in which no multi-byte
+// sequence holds a byte below 0x80, so the server's lexer cannot take an
+// escape or the closing quote for part of a character; the introducer
+// before the literal gives the bytes their charset.
+func appendEscaped(b, x []byte) []byte {
+	b = append(b, '\'')
+	for _, c := range x {
+		switch c {
+		case '\'':
+			b = append(b, '\'', '\'')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case 0:
+			b = append(b, '\\', '0')
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '\'')
+}
+
 func printableASCII(x []byte) bool {
 	for _, c := range x {
 		if c < 0x20 || c > 0x7e {
