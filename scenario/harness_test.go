@@ -371,8 +371,9 @@ func (r *scenarioRun) prepareTarget(s *sandbox.Server, db *sql.DB) error {
 	return nil
 }
 
-// dropSchemas drops every schema but the server's own on one connection,
-// running before first and after last.
+// dropSchemas drops every schema but the server's own, and every account
+// and role but the server's own, on one connection, running before first
+// and after last.
 func dropSchemas(db *sql.DB, beforeAfter ...string) error {
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
@@ -404,6 +405,28 @@ func dropSchemas(db *sql.DB, beforeAfter ...string) error {
 	for _, n := range names {
 		if _, err := conn.ExecContext(ctx, "DROP DATABASE "+quoteIdent(n)); err != nil {
 			return fmt.Errorf("drop database %s: %w", n, err)
+		}
+	}
+	// Accounts and roles a scenario created (the dump compares them).
+	rows, err = conn.QueryContext(ctx, `SELECT User, Host FROM mysql.global_priv
+		WHERE User NOT IN ('root', 'mariadb.sys', '', 'PUBLIC')`)
+	if err != nil {
+		return err
+	}
+	var drops []string
+	for rows.Next() {
+		var user, host string
+		rows.Scan(&user, &host)
+		if host == "" {
+			drops = append(drops, "DROP ROLE "+quoteString(user))
+		} else {
+			drops = append(drops, "DROP USER "+quoteString(user)+"@"+quoteString(host))
+		}
+	}
+	rows.Close()
+	for _, q := range drops {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
 	for _, q := range after {
