@@ -59,8 +59,13 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 			hidden = 2 // row_start, row_end
 		}
 		if len(d.Columns)+hidden != len(tb.Types) && len(d.Columns) != len(tb.Types) {
-			return fmt.Errorf("table %s has %d columns on the target but %d in the binlog: the target's schema differs from the source's",
-				d.QualifiedName(), len(d.Columns), len(tb.Types))
+			more := ""
+			if len(d.Columns) > len(tb.Types) {
+				more = " (MariaDB's replica accepts columns the source lacks at the end of a table; prepl does not yet)"
+			}
+			return fmt.Errorf("table %s has %d columns on the target but %d in the binlog: the target's schema differs from the source's%s; "+
+				"give the target table the source's columns, or leave the table out (--exclude): %w",
+				d.QualifiedName(), len(d.Columns), len(tb.Types), more, ErrUnsupported)
 		}
 	}
 	return nil
