@@ -45,7 +45,10 @@ func countRows(tm *replication.TableMapEvent, bitmap1, bitmap2 []byte, images in
 	return rows, nil
 }
 
-// imageEnd returns the position after the row image at data[pos:].
+// imageEnd returns the position after the row image at data[pos:]. It
+// walks the image as decodeImage does, sizing instead of decoding: the
+// walk is written twice so that decodeImage, prepl's hottest loop, keeps
+// no indirect call per value.
 func imageEnd(tm *replication.TableMapEvent, bitmap, data []byte, pos int) (int, error) {
 	n := len(tm.ColumnType)
 	nulls := (bitsSet(bitmap, n) + 7) / 8
