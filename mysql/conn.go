@@ -67,8 +67,9 @@ func (t *Target) conn(ctx context.Context) (*Conn, error) {
 }
 
 // ErrTooLarge is wrapped when a statement prepl must send is larger than
-// the target's max_allowed_packet: a row with a value of more than about
-// half of it (binary values go as hex). MariaDB's replica applies the
+// the target's max_allowed_packet: a row whose values, as SQL, are bigger
+// than it (a value of 64 KiB or more goes as its own bytes, escaped, about
+// its size; AppendLiteral). MariaDB's replica applies the
 // row events themselves, within slave_max_allowed_packet (1 GiB); prepl
 // sends SQL, so the target must take a packet that big. A restart cannot
 // help: the user must raise it.
