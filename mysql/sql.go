@@ -249,7 +249,6 @@ func hasAll(present []bool, cols []int) bool {
 	return true
 }
 
-// printableASCII reports whether every byte is a printable ASCII character.
 // rawAbove is the size from which a value that is not printable ASCII
 // goes as its own bytes, quoted and escaped, instead of in hex: hex
 // doubles it, and the statement must fit in the target's
@@ -281,6 +280,7 @@ func appendEscaped(b, x []byte) []byte {
 	return append(b, '\'')
 }
 
+// printableASCII reports whether every byte is a printable ASCII character.
 func printableASCII(x []byte) bool {
 	for _, c := range x {
 		if c < 0x20 || c > 0x7e {
