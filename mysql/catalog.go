@@ -44,6 +44,15 @@ func (c *Catalog) Invalidate() {
 
 // LoadTxn loads every table a transaction's row changes touch. A table
 // missing on the target is an error that names it.
+//
+// A target table may have more columns than the source's, after the
+// source's, as a MariaDB or MySQL replica may (an audit column, a column
+// added ahead of a migration): their values are absent from each row
+// image, as in a minimal row image, so an insert gives them their
+// defaults and nothing else touches them, as on a replica. The images
+// are padded here, once, for the renderers. With column names in the
+// binlog (binlog_row_metadata=FULL) the source's columns must be the
+// target's first ones by name; without, by position, as on a replica.
 func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 	for _, ch := range t.Changes {
 		if ch.Row == nil {
@@ -54,21 +63,47 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 		if err != nil {
 			return err
 		}
-		hidden := 0
-		if d.SystemVersioned {
-			hidden = 2 // row_start, row_end
-		}
-		if len(d.Columns)+hidden != len(tb.Types) && len(d.Columns) != len(tb.Types) {
-			more := ""
-			if len(d.Columns) > len(tb.Types) {
-				more = " (MariaDB's replica accepts columns the source lacks at the end of a table; prepl does not yet)"
-			}
-			return fmt.Errorf("table %s has %d columns on the target but %d in the binlog: the target's schema differs from the source's%s; "+
-				"give the target table the source's columns, or leave the table out (--exclude): %w",
-				d.QualifiedName(), len(d.Columns), len(tb.Types), more, ErrUnsupported)
+		n := len(tb.Types)
+		switch {
+		case len(d.Columns) == n || d.SystemVersioned && len(d.Columns)+2 == n: // row_start, row_end
+		case len(d.Columns) > n && !d.SystemVersioned && namesLead(d, tb.Names):
+			padImages(ch.Row, len(d.Columns))
+		default:
+			return fmt.Errorf("table %s has %d columns on the target but %d in the binlog: the target's schema differs from the source's "+
+				"(a target may have more columns than the source only after the source's); give the target table the source's columns, "+
+				"or leave the table out (--exclude): %w", d.QualifiedName(), len(d.Columns), n, ErrUnsupported)
 		}
 	}
 	return nil
+}
+
+// namesLead reports whether the binlog's column names, if it has them,
+// are the target's first columns.
+func namesLead(d *txn.TableDef, names []string) bool {
+	for i, n := range names {
+		if !strings.EqualFold(n, d.Columns[i].Name) {
+			return false
+		}
+	}
+	return true
+}
+
+// padImages extends rc's images to n columns, the ones past the binlog's
+// absent.
+func padImages(rc *txn.RowChange, n int) {
+	rc.Before, rc.BeforeCols = padImage(rc.Before, rc.BeforeCols, n)
+	rc.After, rc.AfterCols = padImage(rc.After, rc.AfterCols, n)
+}
+
+func padImage(vals []txn.Value, present []bool, n int) ([]txn.Value, []bool) {
+	if vals == nil || len(vals) >= n {
+		return vals, present
+	}
+	p := make([]bool, n)
+	for i := range vals {
+		p[i] = present == nil || present[i]
+	}
+	return append(vals[:len(vals):len(vals)], make([]txn.Value, n-len(vals))...), p
 }
 
 // Load returns the definition of schema.name, from cache or the target.

@@ -1,2 +1,4 @@
 CREATE DATABASE te;
 CREATE TABLE te.t (id INT PRIMARY KEY, v INT, s VARCHAR(10)) ENGINE=InnoDB;
+CREATE TABLE te.k (a INT, s VARCHAR(10)) ENGINE=InnoDB;
+INSERT INTO te.t VALUES (1, 1, 'a'), (2, 2, 'b'), (5, 5, 'e'), (6, 6, 'f');

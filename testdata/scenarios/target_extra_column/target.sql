@@ -1,1 +1,7 @@
-ALTER TABLE te.t ADD COLUMN extra INT NOT NULL DEFAULT 7, ADD COLUMN note VARCHAR(10) DEFAULT 'target';
+-- Only the targets have these columns, with values of their own in the
+-- rows that were there before the binlog: an update keeps them, a row
+-- deleted and inserted again gets the defaults.
+ALTER TABLE te.t ADD COLUMN extra INT NOT NULL DEFAULT 7, ADD COLUMN note VARCHAR(10) DEFAULT 'target',
+  ADD COLUMN tag INT NULL, ADD UNIQUE KEY (tag);
+ALTER TABLE te.k ADD COLUMN k2 INT DEFAULT 0;
+UPDATE te.t SET extra = 90 + id, note = 'pre', tag = id;
