@@ -97,7 +97,11 @@ func eventStart(h *replication.EventHeader) uint32 {
 }
 
 func (a *assembler) formatErr(offset uint32, err error) error {
-	return &FormatError{File: a.file, Offset: offset, Err: err}
+	fe := &FormatError{File: a.file, Offset: offset, Err: err}
+	if a.open() {
+		fe.GTID = a.cur.GTID // the transaction the event is in
+	}
+	return fe
 }
 
 // add feeds one event and returns the transaction it completes, if any.

@@ -224,10 +224,11 @@ func TestAssemblerStatementDML(t *testing.T) {
 		query("INSERT INTO t VALUES (1)").add(replication.XID_EVENT, 31, &replication.XIDEvent{})
 	_, err := feed(t, s)
 	var fe *FormatError
-	if !errors.As(err, &fe) || !errors.Is(err, ErrNotRowBased) || fe.Offset != 46 || fe.File != "binlog.000001" {
+	if !errors.As(err, &fe) || !errors.Is(err, ErrNotRowBased) || fe.Offset != 46 || fe.File != "binlog.000001" || fe.GTID != "0-0-0" {
 		t.Fatalf("got %v", err)
 	}
-	if err.Error() != "binlog.000001 at offset 46: "+ErrNotRowBased.Error() {
+	// The error names the transaction the statement is in, by its GTID.
+	if err.Error() != "binlog.000001 at offset 46 (in transaction 0-0-0): "+ErrNotRowBased.Error() {
 		t.Errorf("message: %s", err)
 	}
 }
