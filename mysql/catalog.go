@@ -141,7 +141,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	d.SystemVersioned = tableType.String == "SYSTEM VERSIONED"
 
 	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
-		COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, ''), EXTRA
+		COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, ''), EXTRA, COALESCE(CHARACTER_OCTET_LENGTH, 0)
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
 		ORDER BY ORDINAL_POSITION`, schema, name)
 	if err != nil {
@@ -151,7 +151,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	for rows.Next() {
 		var c txn.ColumnDef
 		var colType, nullable, extra string
-		if err := rows.Scan(&c.Name, &c.DataType, &colType, &nullable, &c.Charset, &c.Collation, &extra); err != nil {
+		if err := rows.Scan(&c.Name, &c.DataType, &colType, &nullable, &c.Charset, &c.Collation, &extra, &c.Octets); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -11,6 +11,7 @@ func TestAppendLiteral(t *testing.T) {
 	latin := &txn.ColumnDef{Name: "c", DataType: "varchar", Charset: "latin1"}
 	bin := &txn.ColumnDef{Name: "c", DataType: "varbinary"}
 	json := &txn.ColumnDef{Name: "c", DataType: "json"}
+	fixed := &txn.ColumnDef{Name: "c", DataType: "binary", Octets: 4}
 	u := &txn.ColumnDef{Name: "c", DataType: "int", Unsigned: true}
 	s := &txn.ColumnDef{Name: "c", DataType: "int"}
 	cases := []struct {
@@ -35,6 +36,10 @@ func TestAppendLiteral(t *testing.T) {
 		{[]byte{0xe9}, txn.TypeVarchar, latin, "_latin1 X'e9'"},
 		{[]byte{0, 0xff}, txn.TypeVarchar, bin, "X'00ff'"},
 		{[]byte{}, txn.TypeVarchar, bin, "''"},
+		// The binlog leaves out a BINARY(n)'s trailing zero bytes: padded back.
+		{[]byte{}, txn.TypeString, fixed, "X'00000000'"},
+		{[]byte("ab"), txn.TypeString, fixed, "X'61620000'"},
+		{[]byte("abcd"), txn.TypeString, fixed, "'abcd'"},
 		{[]byte(`{"a":1}`), txn.TypeJSON, json, `_utf8mb4 '{"a":1}'`},
 		{[]byte(`it's a \ back`), txn.TypeVarchar, text, `_utf8mb4 'it''s a \\ back'`},
 		{[]byte("tab\there"), txn.TypeVarchar, text, "_utf8mb4 X'7461620968657265'"},

@@ -48,6 +48,9 @@ type ColumnDef struct {
 	Generated bool   // virtual or stored generated column: never written
 	Charset   string // character set of a text column ("utf8mb4"); "" for others
 	Collation string // collation of a text column ("utf8mb4_general_ci")
+	// Octets is the most bytes of a string column (information_schema
+	// CHARACTER_OCTET_LENGTH); a BINARY(n) holds exactly n.
+	Octets int
 }
 
 // IndexDef is a primary or unique key (non-unique indexes are not kept).
