@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -138,9 +137,8 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	// is left to its caller, who closes it once Run returns.
 	stopReading := func() {}
 	if own {
-		var once sync.Once
-		stopReading = func() { once.Do(func() { rd.Close(nil) }) }
-		defer stopReading() // the caller may close src once Run returns
+		stopReading = func() { rd.Close(nil) } // Close may be called again
+		defer stopReading()                    // the caller may close src once Run returns
 	}
 	reads := rd.Batches()
 	// in is the batch being fed to the sequencer, from in.Txs[taken].

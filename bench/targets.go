@@ -107,15 +107,14 @@ const WorkersLimit = 1.05
 // its median against the best median of the same system with fewer
 // workers, in the same mode or serial (threads 0).
 type WorkersCheck struct {
-	Cell    Cell
-	Seconds float64
-	Fewer   Best
-	// Runs and FewerRuns are the two cells' summaries: their spreads.
+	Cell  Cell
+	Fewer Best
+	// Runs and FewerRuns are the two cells' summaries: medians and spreads.
 	Runs, FewerRuns Summary
 }
 
-// Ratio is the cell's time over the best with fewer workers.
-func (c WorkersCheck) Ratio() float64 { return c.Seconds / c.Fewer.Seconds }
+// Ratio is the cell's median time over the best with fewer workers.
+func (c WorkersCheck) Ratio() float64 { return c.Runs.Median / c.Fewer.Seconds }
 
 // Met reports whether the cell is within WorkersLimit.
 func (c WorkersCheck) Met() bool { return c.Ratio() <= WorkersLimit }
@@ -152,8 +151,7 @@ func checkWorkers(sum map[Cell]Summary, workloads []Workload, configs []ReplicaC
 			return x.System == cell.System && x.Threads < cell.Threads && (x.Threads == 0 || x.Mode == cell.Mode)
 		})
 		if fewer.Found && fewer.Seconds > 0 {
-			out = append(out, WorkersCheck{Cell: cell, Seconds: sum[cell].Median, Fewer: fewer, Runs: sum[cell],
-				FewerRuns: sum[fewer.Cell]})
+			out = append(out, WorkersCheck{Cell: cell, Fewer: fewer, Runs: sum[cell], FewerRuns: sum[fewer.Cell]})
 		}
 	}
 	return out

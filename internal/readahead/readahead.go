@@ -199,7 +199,7 @@ func (r *Reader) Buffered() int {
 }
 
 // Close stops the producer and waits for it; Next returns err from then
-// on, unless it had ended already.
+// on, unless it had ended already. Closing again does nothing more.
 func (r *Reader) Close(err error) {
 	r.cancel()
 	<-r.done

@@ -138,4 +138,8 @@ func TestNext(t *testing.T) {
 	if _, err := r.Next(ctx); !errors.Is(err, stopped) {
 		t.Fatalf("Next after Close: %v, want %v", err, stopped)
 	}
+	r.Close(nil) // again: nothing more, and the first reason stays
+	if _, err := r.Next(ctx); !errors.Is(err, stopped) {
+		t.Fatalf("Next after a second Close: %v, want %v", err, stopped)
+	}
 }
