@@ -90,10 +90,8 @@ func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]b
 	case txn.Set:
 		return strconv.AppendUint(b, uint64(x), 10), nil
 	case []byte:
-		if col.DataType == "binary" && len(x) < col.Octets {
-			// The binlog leaves out a BINARY(n)'s trailing zero bytes,
-			// which the server pads back; a WHERE clause must name all n.
-			x = append(x[:len(x):len(x)], make([]byte, col.Octets-len(x))...)
+		if col.DataType == "binary" {
+			x = txn.PadBinary(x, col.Octets) // a WHERE clause must name all n bytes
 		}
 		cs := col.Charset
 		if cs == "" && col.DataType == "json" {

@@ -137,10 +137,8 @@ func FromValue(v txn.Value, colType byte, c *Column, o Options) (text string, nu
 		}
 		return strings.Join(m, ","), false, nil
 	case []byte:
-		if k, _ := KindOf(c); k == KindBinary && (c.Type == "binary" || c.Type == "char") && len(x) < c.Length {
-			// The binlog leaves out a BINARY(n)'s trailing zero bytes,
-			// which MySQL pads back on read; the column holds n bytes.
-			x = append(x[:len(x):len(x)], make([]byte, c.Length-len(x))...)
+		if k, _ := KindOf(c); k == KindBinary && (c.Type == "binary" || c.Type == "char") {
+			x = txn.PadBinary(x, c.Length) // the column holds n bytes
 		}
 		return FromText(x, c, o)
 	}

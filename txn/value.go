@@ -84,3 +84,13 @@ const (
 	TypeString     byte = 254
 	TypeGeometry   byte = 255
 )
+
+// PadBinary is a BINARY(n) value as the server stores it: the binlog
+// leaves out its trailing zero bytes, which the server pads back. b is
+// returned as it is when it holds n bytes or more.
+func PadBinary(b []byte, n int) []byte {
+	if len(b) >= n {
+		return b
+	}
+	return append(b[:len(b):len(b)], make([]byte, n-len(b))...)
+}
