@@ -17,25 +17,9 @@ import (
 // QuoteIdent quotes an identifier with backticks.
 func QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
-// QuoteString quotes a string literal (for session values and positions).
-func QuoteString(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\'':
-			b.WriteString("''")
-		case '\\':
-			b.WriteString(`\\`)
-		case 0:
-			b.WriteString(`\0`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
+// QuoteString quotes a string literal (for session values and positions),
+// escaped as appendEscaped escapes values.
+func QuoteString(s string) string { return string(appendEscaped(make([]byte, 0, len(s)+2), []byte(s))) }
 
 // appendIdent appends s quoted as QuoteIdent does.
 func appendIdent(b []byte, s string) []byte {

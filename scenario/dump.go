@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/prepl/prepl/mysql"
 )
 
 // Package verify compares base tables with SELECT *, which leaves out
@@ -72,9 +74,7 @@ type dumper struct {
 
 type table struct{ schema, name, kind string }
 
-func (t table) quoted() string { return quoteIdent(t.schema) + "." + quoteIdent(t.name) }
-
-func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+func (t table) quoted() string { return mysql.QuoteIdent(t.schema) + "." + mysql.QuoteIdent(t.name) }
 
 // lines appends the single string column of query's rows, each prefixed.
 func (d *dumper) lines(query, prefix string, args ...any) {
@@ -195,7 +195,7 @@ func (d *dumper) columns(t table) ([]string, error) {
 		if err := rows.Scan(&c); err != nil {
 			return nil, err
 		}
-		out = append(out, quoteIdent(c))
+		out = append(out, mysql.QuoteIdent(c))
 	}
 	return out, rows.Err()
 }
@@ -256,9 +256,9 @@ func (d *dumper) accounts() {
 			d.err = err
 			return
 		}
-		name := quoteString(user) // a role has no host
+		name := mysql.QuoteString(user) // a role has no host
 		if host != "" {
-			name += "@" + quoteString(host)
+			name += "@" + mysql.QuoteString(host)
 		}
 		names = append(names, name)
 	}
@@ -274,5 +274,3 @@ func (d *dumper) accounts() {
 		}
 	}
 }
-
-func quoteString(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''") + "'" }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/bench"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -403,7 +404,7 @@ func dropSchemas(db *sql.DB, beforeAfter ...string) error {
 	}
 	rows.Close()
 	for _, n := range names {
-		if _, err := conn.ExecContext(ctx, "DROP DATABASE "+quoteIdent(n)); err != nil {
+		if _, err := conn.ExecContext(ctx, "DROP DATABASE "+mysql.QuoteIdent(n)); err != nil {
 			return fmt.Errorf("drop database %s: %w", n, err)
 		}
 	}
@@ -418,9 +419,9 @@ func dropSchemas(db *sql.DB, beforeAfter ...string) error {
 		var user, host string
 		rows.Scan(&user, &host)
 		if host == "" {
-			drops = append(drops, "DROP ROLE "+quoteString(user))
+			drops = append(drops, "DROP ROLE "+mysql.QuoteString(user))
 		} else {
-			drops = append(drops, "DROP USER "+quoteString(user)+"@"+quoteString(host))
+			drops = append(drops, "DROP USER "+mysql.QuoteString(user)+"@"+mysql.QuoteString(host))
 		}
 	}
 	rows.Close()
