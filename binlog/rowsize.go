@@ -91,7 +91,7 @@ func valueSize(typ byte, meta uint16, b []byte) (int, error) {
 		case txn.TypeEnum, txn.TypeSet:
 			return length, nil // the pack length: 1 or 2, 1 to 8
 		case txn.TypeString:
-			return prefixed(b, lengthBytes(length))
+			return stringSize(b, length)
 		}
 		return 0, errUnsized
 	}
@@ -123,37 +123,18 @@ func valueSize(typ byte, meta uint16, b []byte) (int, error) {
 		return intg/9*4 + digitBytes[intg%9] + scale/9*4 + digitBytes[scale%9], nil
 	case txn.TypeBit:
 		return (int(meta>>8)*8 + int(meta&0xff) + 7) / 8, nil
-	case txn.TypeString:
-		return prefixed(b, lengthBytes(int(meta)))
-	case txn.TypeVarchar, txn.TypeVarString:
-		return prefixed(b, lengthBytes(int(meta)))
+	case txn.TypeString, txn.TypeVarchar, txn.TypeVarString:
+		return stringSize(b, int(meta))
 	case txn.TypeBlob, txn.TypeGeometry, txn.TypeJSON:
-		if meta < 1 || meta > 4 {
-			return 0, errUnsized
-		}
-		return prefixed(b, int(meta))
+		_, n, err := decodeBlob(b, int(meta)) // a slice of b: nothing copied
+		return n, err
 	}
 	return 0, errUnsized
 }
 
-// lengthBytes is the size of the length prefix of a string of at most
-// max bytes.
-func lengthBytes(max int) int {
-	if max < 256 {
-		return 1
-	}
-	return 2
-}
-
-// prefixed is the size of a value of a k-byte little-endian length prefix
-// and that many bytes.
-func prefixed(b []byte, k int) (int, error) {
-	if len(b) < k {
-		return 0, errRowPastEnd
-	}
-	n := 0
-	for i := k - 1; i >= 0; i-- {
-		n = n<<8 | int(b[i])
-	}
-	return k + n, nil
+// stringSize is the size of a CHAR or VARCHAR value of at most declared
+// bytes, as decodeString reads it.
+func stringSize(b []byte, declared int) (int, error) {
+	_, n, err := decodeString(b, declared)
+	return n, err
 }
