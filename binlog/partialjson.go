@@ -162,7 +162,8 @@ func skipImage(tm *replication.TableMapEvent, n int, bitmap, data []byte, pos in
 }
 
 // fieldSize is the bytes a value of a column takes in a row image
-// (calc_field_size in the server's log_event.cc).
+// (calc_field_size in the server's log_event.cc). The event guard's row
+// count (countRows) uses it too.
 func fieldSize(typ byte, meta uint16, data []byte) (int, error) {
 	lenPrefixed := func(lenBytes int) (int, error) {
 		if len(data) < lenBytes {
@@ -195,6 +196,9 @@ func fieldSize(typ byte, meta uint16, data []byte) (int, error) {
 		return 3 + (int(meta)+1)/2, nil
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
 		prec, scale := int(meta>>8), int(meta&0xff)
+		if scale > prec {
+			return 0, fmt.Errorf("decimal scale %d over its precision %d", scale, prec)
+		}
 		dig := [...]int{0, 1, 1, 2, 2, 3, 3, 4, 4, 4}
 		intg := prec - scale
 		return intg/9*4 + dig[intg%9] + scale/9*4 + dig[scale%9], nil
