@@ -93,9 +93,18 @@ func maybeApplied(tgt Target, id string) bool {
 // (binlog.FileReader): the engine takes its batches as they come. Any
 // other Source the engine reads through a readahead.Reader of its own,
 // within Config.ReadAheadBytes, each transaction handed over as soon as
-// it is read (a live stream's next one may be minutes away).
+// it is read (a live stream's next one may be minutes away), unless the
+// Source is AtHand.
 type ReadsAhead interface {
 	ReadAhead() *readahead.Reader
+}
+
+// AtHand is a live Source that knows, after a transaction, whether the
+// next one is already arriving (binlog.StreamReader: a stream catching
+// up). Those are handed over in batches, which saves a handoff, and
+// the wake-up of the engine, per transaction.
+type AtHand interface {
+	AtHand() bool
 }
 
 // readerOf is the read-ahead the engine takes src's transactions from,
@@ -104,7 +113,11 @@ func readerOf(src Source, limit int) (*readahead.Reader, bool) {
 	if ra, ok := src.(ReadsAhead); ok {
 		return ra.ReadAhead(), false
 	}
-	return readahead.Start(readahead.FromNext(src.Next), int64(limit), true), true
+	atHand := func() bool { return false }
+	if h, ok := src.(AtHand); ok {
+		atHand = h.AtHand
+	}
+	return readahead.Start(readahead.FromNext(src.Next), int64(limit), atHand), true
 }
 
 func (e *engine) run(ctx context.Context, src Source) (Stats, error) {

@@ -85,7 +85,7 @@ func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
 	paths = paths[first:]
 	r.rd = readahead.Start(func(ctx context.Context, emit func(*txn.Txn) bool) error {
 		return r.parseFiles(ctx, paths, opt.StartOffset, emit)
-	}, opt.ReadAheadBytes, false)
+	}, opt.ReadAheadBytes, nil)
 	return r, nil
 }
 

@@ -62,8 +62,6 @@ type StreamConfig struct {
 	// StopAtEnd makes Next return io.EOF once every transaction the source
 	// had written when OpenStream was called has been returned.
 	StopAtEnd bool
-	// Logger receives go-mysql's log; nil discards it.
-	Logger *slog.Logger
 	// ReconnectTimeout turns on reconnecting: after a network error Next
 	// reconnects with backoff and resumes after the last transaction it
 	// returned; it gives up, returning the error, once the source has been
@@ -88,17 +86,22 @@ type StreamConfig struct {
 // Next returns the error and the caller reopens from the position it
 // applied.
 type StreamReader struct {
-	cfg      StreamConfig
-	flavor   txn.Flavor
-	syncer   *replication.BinlogSyncer
-	streamer *replication.BinlogStreamer
-	asm      *assembler
-	pos      txn.Position // End of the last transaction returned
-	err      error        // sticky
+	cfg    StreamConfig
+	flavor txn.Flavor
+	dump   *dumpConn // nil while not connected
+	dumpID uint32    // its connection id, to kill when replaced
+	// The socket is read without a deadline: the end of the context of
+	// Next (ctx, stopCtx) closes it and sets cut, and the next call opens
+	// a new connection.
+	ctx     context.Context
+	stopCtx func() bool
+	cut     atomic.Bool
+	asm     *assembler
+	pos     txn.Position // End of the last transaction returned
+	err     error        // sticky
 
-	// Events arrive undecoded (go-mysql's raw mode) and are checked and
-	// decoded here, where a panic can be recovered: a panic in go-mysql's
-	// own reading goroutine would end the process.
+	// Events are checked and decoded here, where a panic in go-mysql's
+	// decoding can be recovered.
 	parser *replication.BinlogParser
 	guard  *eventGuard
 	// rereadAt is where a damaged event was last met: met again there
@@ -126,13 +129,14 @@ type StreamReader struct {
 	events    atomic.Uint64
 	waiting   atomic.Bool
 	stopWatch chan struct{}
-	// heard is when the source was last heard from (an event or a
-	// heartbeat), in Unix nanoseconds.
+	// heard is when the source was last heard from (a heartbeat, a
+	// transaction, every 64th event), in Unix nanoseconds: a clock read
+	// per event was 6% of prepl's CPU on a busy stream.
 	heard atomic.Int64
 	// link is the current replication connection's socket; giveUpAt
 	// (Unix nanoseconds, 0: none) is a time no connection attempt to the
 	// source may run past: the end of the reconnect budget.
-	link     *link
+	link     atomic.Pointer[link]
 	giveUpAt atomic.Int64
 }
 
@@ -152,9 +156,6 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 	}
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = 3*cfg.Heartbeat + 2*time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -311,8 +312,8 @@ func timeoutHint(err error) string {
 	return ""
 }
 
-// link holds the sockets one syncer opened: the first is the replication
-// connection, later ones are go-mysql's KILL of the previous connection.
+// link holds the socket of one replication connection (start), or of
+// one connection that kills it (kill).
 type link struct {
 	mu     sync.Mutex
 	conns  []net.Conn
@@ -367,64 +368,53 @@ func (s *StreamReader) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sc := replication.BinlogSyncerConfig{
-		ServerID:                s.cfg.ServerID,
-		Flavor:                  string(s.flavor),
-		Host:                    s.cfg.Host,
-		Port:                    s.cfg.Port,
-		User:                    s.cfg.User,
-		Password:                password,
-		TLSConfig:               s.cfg.TLS,
-		ParseTime:               false,
-		TimestampStringLocation: time.UTC,
-		UseDecimal:              false,
-		RenderJSONAsMySQLText:   true,
-		HeartbeatPeriod:         s.cfg.Heartbeat,
-		// No per-read deadline: go-mysql would set one on every packet,
-		// which cost a fifth of prepl's CPU on a busy stream (a clock read
-		// and a timer reset each). watch notices a silent source instead.
-		ReadTimeout:      0,
-		DisableRetrySync: true,
-		VerifyChecksum:   true,
-		Logger:           s.cfg.Logger,
-		EventCacheCount:  1024,
-		// MariaDB 11.4+ may send LogPos 0; go-mysql then computes it.
-		FillZeroLogPos: true,
-		RawModeEnabled: true,
-	}
-	l := &link{}
-	sc.Dialer = s.dialer(l)
-	s.link = l
-	s.parser = newParser()
-	s.guard = newGuard(s.cfg.Limits, false) // the syncer verifies checksums
-	s.syncer = replication.NewBinlogSyncer(sc)
-	syncer := s.syncer
-	defer context.AfterFunc(ctx, func() { l.closeAll(); syncer.Close() })()
-	s.stopWatching()
+	var at dumpStart
 	switch {
 	case s.cfg.StartFile != "":
 		s.asm.file = s.cfg.StartFile
-		s.streamer, err = s.syncer.StartSync(mysql.Position{Name: s.cfg.StartFile, Pos: max(s.cfg.StartPos, 4)})
+		at = dumpStart{file: s.cfg.StartFile, pos: s.cfg.StartPos}
 	case s.flavor == txn.MariaDB:
-		var g mysql.GTIDSet
-		if g, err = mysql.ParseMariadbGTIDSet(s.cfg.StartGTID); err == nil {
-			s.streamer, err = s.syncer.StartSyncGTID(g)
+		g, err := mysql.ParseMariadbGTIDSet(s.cfg.StartGTID)
+		if err != nil {
+			return fmt.Errorf("binlog stream: start GTID: %w", err)
 		}
+		at = dumpStart{gtid: g.String()}
 	default:
-		var g mysql.GTIDSet
-		if g, err = mysql.ParseMysqlGTIDSet(s.cfg.StartGTID); err == nil {
-			s.streamer, err = s.syncer.StartSyncGTID(g)
+		if _, err := mysql.ParseMysqlGTIDSet(s.cfg.StartGTID); err != nil {
+			return fmt.Errorf("binlog stream: start GTID: %w", err)
 		}
+		at = dumpStart{gtid: s.cfg.StartGTID}
 	}
+	l := &link{}
+	s.link.Store(l)
+	s.parser = newParser()
+	s.guard = newGuard(s.cfg.Limits, true)
+	s.stopWatching()
+	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
+	stop := context.AfterFunc(ctx, l.closeAll)
+	d, err := openDump(ctx, addr, &s.cfg, s.flavor, password, s.dialer(l), at, s.dumpID)
+	stop()
 	if err != nil {
 		l.closeAll()
-		s.syncer.Close()
 		return fmt.Errorf("binlog stream: start: %w%s", err, timeoutHint(err))
 	}
+	s.dump, s.dumpID = d, d.c.GetConnectionID()
 	l.started()
 	s.stopWatch = make(chan struct{})
 	go watch(l, &s.events, &s.waiting, s.cfg.ReadTimeout, s.cfg.Log, s.stopWatch)
 	return nil
+}
+
+// disconnect closes the replication connection, if any. Its thread on
+// the source is killed by the next connection (openDump) or by Close.
+func (s *StreamReader) disconnect() {
+	if l := s.link.Load(); l != nil {
+		l.closeAll()
+	}
+	if s.dump != nil {
+		s.dump.close()
+		s.dump = nil
+	}
 }
 
 // Flavor is the source's flavor.
@@ -440,6 +430,14 @@ func (s *StreamReader) SourcePosition() txn.Position {
 	return txn.Position{File: s.asm.file, Offset: s.asm.lastEnd}
 }
 
+// AtHand reports whether the next transaction has arrived whole, so that
+// Next returns it without waiting for the source: a caller catching up
+// may then hand on several at once. It must be called from the goroutine
+// that calls Next.
+func (s *StreamReader) AtHand() bool {
+	return s.dump != nil && s.dump.atHand()
+}
+
 // Next returns the next complete transaction. With StopAtEnd it returns
 // io.EOF once the source's end at open time has been reached; otherwise
 // it waits for the source to write more.
@@ -447,16 +445,42 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
+	s.closeOnDone(ctx)
+	if s.cut.Load() {
+		// A context ended while reading: read again from the last
+		// transaction returned.
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.cut.Store(false)
+		if _, err := s.restart(ctx); err != nil {
+			if ctx.Err() == nil {
+				s.err = err
+			}
+			return nil, err
+		}
+	}
 	for {
 		if s.cfg.StopAtEnd && s.reachedEnd() {
 			return nil, io.EOF
 		}
-		var ev *replication.BinlogEvent
+		var raw []byte
 		err := errNotConnected // a reconnect was interrupted
-		if s.streamer != nil {
+		if s.dump != nil {
 			s.waiting.Store(true)
-			ev, err = s.streamer.GetEvent(ctx)
+			raw, err = s.dump.readEvent()
 			s.waiting.Store(false)
+		}
+		var big *errEventTooBig
+		if errors.As(err, &big) {
+			err = s.damage(big.header, big)
+			if again, rerr := s.reread(ctx, err); again {
+				continue
+			} else if rerr != nil {
+				err = rerr
+			}
+			s.err = err
+			return nil, err
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -471,10 +495,11 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			continue
 		}
 		s.down = time.Time{}
-		s.events.Add(1)
-		s.heard.Store(time.Now().UnixNano())
-		raw := ev
-		if ev, err = s.decode(raw); err != nil {
+		if s.events.Add(1)%64 == 0 {
+			s.heard.Store(time.Now().UnixNano())
+		}
+		ev, err := s.decode(raw)
+		if err != nil {
 			if again, rerr := s.reread(ctx, err); again {
 				continue
 			} else if rerr != nil {
@@ -484,11 +509,12 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			return nil, err
 		}
 		if hb, ok := ev.Event.(*replication.HeartbeatEvent); ok {
+			s.heard.Store(time.Now().UnixNano())
 			s.heartbeat(hb, ev.Header)
 			continue
 		}
 		t, err := s.asm.add(ev)
-		if err == nil && s.guard.countTxn(s.asm.open(), len(raw.RawData)) {
+		if err == nil && s.guard.countTxn(s.asm.open(), len(raw)) {
 			s.asm.overLimit(s.guard.lim.MaxTxn)
 		}
 		if err != nil {
@@ -496,6 +522,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			return nil, err
 		}
 		if t != nil {
+			s.heard.Store(time.Now().UnixNano())
 			s.rereadAt = txn.Position{}
 			s.pos = t.End
 			if t.GTID != "" && s.flavor == txn.MariaDB && t.SeqNo > s.seen[t.Domain] {
@@ -506,18 +533,44 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 	}
 }
 
-// decode checks and decodes an event the syncer passed on undecoded.
-func (s *StreamReader) decode(raw *replication.BinlogEvent) (*replication.BinlogEvent, error) {
-	ev, err := s.guard.decode(s.parser, raw.RawData)
-	if err != nil {
-		return nil, s.damage(raw.Header, err)
+// closeOnDone makes ctx's end close the replication connection, once
+// per context: Next is called with the same one for every transaction.
+func (s *StreamReader) closeOnDone(ctx context.Context) {
+	if ctx == s.ctx {
+		return
 	}
-	ev.Header = raw.Header // with the LogPos the syncer filled in where MariaDB sent 0
+	if s.stopCtx != nil {
+		s.stopCtx()
+	}
+	s.ctx = ctx
+	s.stopCtx = context.AfterFunc(ctx, func() {
+		s.cut.Store(true)
+		if l := s.link.Load(); l != nil {
+			l.closeAll()
+		}
+	})
+}
+
+// decode checks and decodes an event read from the source.
+func (s *StreamReader) decode(raw []byte) (*replication.BinlogEvent, error) {
+	ev, err := s.guard.decode(s.parser, raw)
+	if err != nil {
+		return nil, s.damage(raw, err)
+	}
+	s.dump.fillLogPos(ev)
 	return ev, nil
 }
 
-func (s *StreamReader) damage(h *replication.EventHeader, err error) error {
-	fe := &FormatError{File: s.asm.file, Offset: eventStart(h), Err: err}
+// damage is the error of a damaged event, raw its bytes (the header, when
+// they hold one, places it).
+func (s *StreamReader) damage(raw []byte, err error) error {
+	fe := &FormatError{File: s.asm.file, Err: err}
+	if s.dump != nil {
+		fe.Offset = s.dump.next // the end of the event before
+	}
+	if h := (replication.EventHeader{}); h.Decode(raw) == nil && h.LogPos >= h.EventSize {
+		fe.Offset = h.LogPos - h.EventSize
+	}
 	if s.asm.open() {
 		fe.GTID = s.asm.cur.GTID
 	}
@@ -541,14 +594,31 @@ func (s *StreamReader) reread(ctx context.Context, damage error) (bool, error) {
 	s.rereadAt = at
 	s.cfg.Log.Warn("damaged event from the source: reading it again from the last complete transaction",
 		"err", damage.Error(), "resume_at", s.pos.String())
-	s.syncer.Close()
-	s.rewind()
-	if err := s.start(ctx); err != nil {
-		if rerr := s.reconnect(ctx, err); rerr != nil {
-			return false, rerr
-		}
+	reconnected, err := s.restart(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !reconnected {
+		s.reconnects.Add(1)
+		s.cfg.Log.Info("reconnected to source", "source", net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port))),
+			"attempts", 1, "resume_at", s.pos.String())
 	}
 	return true, nil
+}
+
+// restart opens a new replication connection that reads again from the
+// last transaction returned. When that fails it reconnects as after a
+// network error (reconnected: and said so).
+func (s *StreamReader) restart(ctx context.Context) (reconnected bool, err error) {
+	s.disconnect()
+	s.rewind()
+	if err := s.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return true, s.reconnect(ctx, err)
+	}
+	return false, nil
 }
 
 func (s *StreamReader) heartbeat(hb *replication.HeartbeatEvent, h *replication.EventHeader) {
@@ -626,19 +696,16 @@ func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
 	// go-mysql's errors includes stack traces.
 	s.cfg.Log.Warn("source connection lost: reconnecting", "source", addr, "err", cause.Error(),
 		"resume_at", s.pos.String(), "give_up_after", s.cfg.ReconnectTimeout)
-	// No connection attempt, nor go-mysql's KILL of the old connection,
-	// runs past the end of the budget (dialer): the give-up comes on time
-	// even when the source accepts connections and never answers.
+	// No connection attempt runs past the end of the budget (dialer): the
+	// give-up comes on time even when the source accepts connections and
+	// never answers.
 	giveUpAt := s.down.Add(s.cfg.ReconnectTimeout)
 	s.giveUpAt.Store(giveUpAt.UnixNano())
 	defer s.giveUpAt.Store(0)
 	wait := reconnectFirst
 	for attempt := 1; ; attempt++ {
 		s.stopWatching()
-		if s.link != nil {
-			s.link.closeMain()
-		}
-		s.syncer.Close()
+		s.disconnect()
 		s.rewind()
 		err := s.start(ctx)
 		if err == nil {
@@ -696,19 +763,43 @@ func retryable(err error) bool {
 	return !errors.As(err, &fe) && !errors.Is(err, errStopped)
 }
 
-// Close ends the replication connection. go-mysql's KILL of it, over a
-// connection of its own, gets half a second.
+// Close ends the replication connection, and kills its thread on the
+// source over a connection of its own, which gets half a second: the
+// source would otherwise go on sending into it until a write fails.
 func (s *StreamReader) Close() error {
+	if s.stopCtx != nil {
+		s.stopCtx()
+	}
 	s.stopWatching()
 	s.giveUpAt.Store(time.Now().UnixNano())
-	if s.syncer != nil {
-		s.syncer.Close()
-		s.syncer = nil
-	}
+	s.disconnect()
+	s.kill()
 	if s.err == nil {
 		s.err = errStopped
 	}
 	return nil
+}
+
+// kill kills the thread of the last replication connection on the
+// source, best effort, within the dialer's deadline.
+func (s *StreamReader) kill() {
+	id := s.dumpID
+	s.dumpID = 0
+	pw, err := s.password()
+	if id == 0 || err != nil {
+		return
+	}
+	l := &link{}
+	defer l.closeAll()
+	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
+	tc := s.cfg.TLS
+	c, err := client.ConnectWithDialer(context.Background(), "tcp", addr, s.cfg.User, pw, "", s.dialer(l),
+		func(c *client.Conn) error { c.SetTLSConfig(tc); return nil })
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	_, _ = c.Execute(fmt.Sprintf("KILL %d", id))
 }
 
 func queryString(conn *client.Conn, q string) (string, error) {

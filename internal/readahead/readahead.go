@@ -74,23 +74,28 @@ type Reader struct {
 // freeBatches is how many emptied batches wait to be filled again.
 const freeBatches = 4
 
-// Start reads produce ahead within limit bytes. With eager, each
-// transaction is handed over as soon as it is decoded (a live source,
-// whose next one may be minutes away); otherwise in batches of up to
-// BatchTxns, handed over early when the budget is full and at the end.
-func Start(produce Produce, limit int64, eager bool) *Reader {
+// Start reads produce ahead within limit bytes and hands the
+// transactions over in batches of up to BatchTxns, early when the budget
+// is full, and at the end. atHand is nil for a source read to its end (a
+// file). A live source, whose next transaction may be minutes away,
+// passes a func that reports whether its next transaction has already
+// arrived whole: each transaction is handed over as soon as it is
+// decoded unless the next one has (a stream catching up is batched as a
+// file is, and a transaction is never held back waiting for one still
+// on its way).
+func Start(produce Produce, limit int64, atHand func() bool) *Reader {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := queued
-	if eager {
+	if atHand != nil {
 		n = 4 * BatchTxns // as many transactions ahead as batches would hold
 	}
 	r := &Reader{out: make(chan Batch, n), free: make(chan Batch, freeBatches), ahead: budget.New(limit), cancel: cancel,
 		done: make(chan struct{})}
-	go r.run(ctx, produce, eager)
+	go r.run(ctx, produce, atHand)
 	return r
 }
 
-func (r *Reader) run(ctx context.Context, produce Produce, eager bool) {
+func (r *Reader) run(ctx context.Context, produce Produce, atHand func() bool) {
 	defer close(r.done)
 	defer close(r.out)
 	var b Batch
@@ -120,7 +125,7 @@ func (r *Reader) run(ctx context.Context, produce Produce, eager bool) {
 			}
 		}
 		b.Txs, b.ns = append(b.Txs, t), append(b.ns, n)
-		return !eager && len(b.Txs) < BatchTxns || flush()
+		return (atHand == nil || atHand()) && len(b.Txs) < BatchTxns || flush()
 	}
 	err := produce(ctx, emit)
 	if ctx.Err() != nil {

@@ -40,13 +40,18 @@ func testSizes() []int {
 // TestBudget: the reader holds at most its byte budget of transactions
 // the consumer has not taken, however many they are and however they are
 // batched; a transaction bigger than the budget is read alone, and every
-// one arrives, in order. Batched, they come a few batches in all; eager,
-// each as soon as it is read.
+// one arrives, in order. Batched (a file, or a live source whose next
+// transaction is at hand), they come a few batches in all; eager (a live
+// source whose next one is not), each as soon as it is read.
 func TestBudget(t *testing.T) {
 	sizes := testSizes()
-	for _, eager := range []bool{false, true} {
+	for _, mode := range []struct {
+		name   string
+		atHand func() bool
+	}{{"file", nil}, {"live, next at hand", func() bool { return true }}, {"live, waiting", func() bool { return false }}} {
+		eager := mode.atHand != nil && !mode.atHand()
 		const limit = 1 << 20
-		r := Start(sized(sizes, nil), limit, eager)
+		r := Start(sized(sizes, nil), limit, mode.atHand)
 		select {
 		case <-r.Budget().Full(): // the reader is a whole budget ahead and waits
 		case <-time.After(30 * time.Second):
@@ -54,7 +59,7 @@ func TestBudget(t *testing.T) {
 		}
 		held, _, _ := r.Budget().Stats()
 		if held > limit || held <= limit-(110<<10) {
-			t.Fatalf("eager %v: a reader waiting for room holds %d bytes; want at most the budget, %d, and no room for the next", eager, held, limit)
+			t.Fatalf("%s: a reader waiting for room holds %d bytes; want at most the budget, %d, and no room for the next", mode.name, held, limit)
 		}
 		var bigFootprint int64
 		n, batches := 0, 0
@@ -94,9 +99,9 @@ func TestBudget(t *testing.T) {
 		}
 		switch {
 		case eager && batches != len(sizes)+1: // and io.EOF
-			t.Errorf("eager: %d transactions came in %d batches; want one each", len(sizes), batches)
+			t.Errorf("%s: %d transactions came in %d batches; want one each", mode.name, len(sizes), batches)
 		case !eager && batches > len(sizes)/4:
-			t.Errorf("batched: %d transactions came in %d batches; want a few", len(sizes), batches)
+			t.Errorf("%s: %d transactions came in %d batches; want a few", mode.name, len(sizes), batches)
 		}
 		r.Close(nil)
 	}
@@ -108,7 +113,7 @@ func TestBudget(t *testing.T) {
 func TestNext(t *testing.T) {
 	ctx := context.Background()
 	damaged := errors.New("damaged")
-	r := Start(sized([]int{10, 20, 30}, damaged), 1<<20, false)
+	r := Start(sized([]int{10, 20, 30}, damaged), 1<<20, nil)
 	for want := uint64(1); want <= 3; want++ {
 		tx, err := r.Next(ctx)
 		if err != nil || tx.Seq != want {
@@ -126,7 +131,7 @@ func TestNext(t *testing.T) {
 	}
 
 	stopped := errors.New("stopped")
-	r = Start(sized(testSizes(), nil), 1<<20, false)
+	r = Start(sized(testSizes(), nil), 1<<20, nil)
 	<-r.Budget().Full()
 	done := make(chan struct{})
 	go func() { r.Close(stopped); close(done) }()
