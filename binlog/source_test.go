@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/replication"
+
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 )
@@ -284,5 +286,63 @@ func TestPreflight(t *testing.T) {
 	off := sandbox.MustStart(t, sandbox.Defaults())
 	if _, err := Preflight(context.Background(), sandbox.MustOpen(t, off, "")); err == nil || !strings.Contains(err.Error(), "log_bin=OFF") {
 		t.Fatalf("Preflight without a binlog: %v", err)
+	}
+}
+
+// TestStreamEventTooBig: an event over --max-event-size from the source
+// is refused before it is read, named by file, offset and GTID, after
+// every transaction before it, also when reading it again once from the
+// source (with reconnecting on).
+func TestStreamEventTooBig(t *testing.T) {
+	s := startSource(t, nil)
+	db := sandbox.MustOpen(t, s, "")
+	sandbox.MustExec(t, db, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, b LONGBLOB)",
+		"INSERT INTO d.t VALUES (1, 'small')", "INSERT INTO d.t VALUES (2, REPEAT('x', 100000))", "INSERT INTO d.t VALUES (3, 'small')")
+	all := readFiles(t, s, FileOptions{})
+	if len(all) != 5 {
+		t.Fatalf("%d transactions in the files, want 5", len(all))
+	}
+	big := all[3]
+	files, err := s.BinlogFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rowsAt uint32 // the offset of the big transaction's rows event, from the file
+	for _, f := range files {
+		if filepath.Base(f) != big.Start.File {
+			continue
+		}
+		if err := replication.NewBinlogParser().ParseFile(f, 4, func(ev *replication.BinlogEvent) error {
+			start := ev.Header.LogPos - ev.Header.EventSize
+			if ev.Header.EventType == replication.WRITE_ROWS_EVENTv1 && start > big.Start.Offset && start < big.End.Offset {
+				rowsAt = start
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rowsAt == 0 {
+		t.Fatalf("no rows event in %s between %d and %d", big.Start.File, big.Start.Offset, big.End.Offset)
+	}
+	for _, reconnect := range []time.Duration{0, time.Minute} {
+		cfg := streamConfig(s)
+		cfg.Limits.MaxEvent = 64 << 10
+		cfg.ReconnectTimeout = reconnect
+		r, err := OpenStream(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readUntilErr(r)
+		r.Close()
+		var fe *FormatError
+		if len(got) != 3 || !errors.As(err, &fe) || fe.GTID != big.GTID || fe.File != big.Start.File || fe.Offset != rowsAt ||
+			!strings.Contains(err.Error(), "larger than --max-event-size 65536") {
+			t.Errorf("reconnect %v: %d transactions, then %v; want 3, then the rows event at %s:%d of %s over the limit",
+				reconnect, len(got), err, big.Start.File, rowsAt, big.GTID)
+		}
+		if reconnect > 0 && !strings.Contains(err.Error(), "read twice from the source") {
+			t.Errorf("reconnect %v: %v; want it read again once", reconnect, err)
+		}
 	}
 }

@@ -471,18 +471,12 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			raw, err = s.dump.readEvent()
 			s.waiting.Store(false)
 		}
+		var ev *replication.BinlogEvent
 		var big *errEventTooBig
-		if errors.As(err, &big) {
+		switch {
+		case errors.As(err, &big):
 			err = s.damage(big.header, big)
-			if again, rerr := s.reread(ctx, err); again {
-				continue
-			} else if rerr != nil {
-				err = rerr
-			}
-			s.err = err
-			return nil, err
-		}
-		if err != nil {
+		case err != nil:
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -493,13 +487,14 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 				return nil, err
 			}
 			continue
+		default:
+			s.down = time.Time{}
+			if s.events.Add(1)%64 == 0 {
+				s.heard.Store(time.Now().UnixNano())
+			}
+			ev, err = s.decode(raw)
 		}
-		s.down = time.Time{}
-		if s.events.Add(1)%64 == 0 {
-			s.heard.Store(time.Now().UnixNano())
-		}
-		ev, err := s.decode(raw)
-		if err != nil {
+		if err != nil { // a damaged event
 			if again, rerr := s.reread(ctx, err); again {
 				continue
 			} else if rerr != nil {
