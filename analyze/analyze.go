@@ -23,6 +23,7 @@ import (
 	"slices"
 
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -37,7 +38,8 @@ type Options struct {
 	Workers []int         // worker counts to predict (DefaultWorkers)
 	Modes   []depend.Mode // modes to predict (DefaultModes)
 	// UnitTxns and UnitBytes bound a commit unit as the apply engine's
-	// --commit-unit does (500 transactions; min(4 MiB, WindowBytes/2)).
+	// --commit-unit does (sequencer.DefaultUnitTxns transactions; min(4
+	// MiB, WindowBytes/2)).
 	UnitTxns  int
 	UnitBytes int
 	// CompareUnits are other commit unit sizes to predict, to compare
@@ -80,7 +82,7 @@ func (o Options) withDefaults() Options {
 		o.Modes = DefaultModes
 	}
 	if o.UnitTxns <= 0 {
-		o.UnitTxns = 500
+		o.UnitTxns = sequencer.DefaultUnitTxns
 	}
 	if o.WindowBytes <= 0 {
 		o.WindowBytes = 64 << 20

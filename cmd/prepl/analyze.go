@@ -22,6 +22,7 @@ import (
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
+	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -58,7 +59,7 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 		"database prepl_calibrate): per row, per KiB, per commit, per DDL, and its parallel capacity")
 	fs.StringVar(&f.workers, "workers", "1,2,4,8,16,32,64", "worker counts to predict (each is a simulated run: fewer is faster)")
 	fs.StringVar(&f.modes, "modes", "commit-order,writeset,optimistic,schema,domain", "modes to predict: "+strings.Join(modeNames(), ", "))
-	fs.IntVar(&f.unit, "commit-unit", 500, "commit unit of the apply to predict: consecutive source transactions per target commit\n(as replay/replicate --commit-unit; 1: one target transaction per source transaction)")
+	fs.IntVar(&f.unit, "commit-unit", sequencer.DefaultUnitTxns, "commit unit of the apply to predict: consecutive source transactions per target commit\n(as replay/replicate --commit-unit; 1: one target transaction per source transaction)")
 	fs.StringVar(&f.compare, "compare-units", "", "other commit unit sizes to predict, for comparison, e.g. 1,50\n(each adds as many simulated runs as the main one)")
 	fs.StringVar(&f.window, "window", defaultWindow(), "read-ahead window of the apply to predict (as replay/replicate --window;\n"+
 		"the default is theirs: a quarter of their default --memory-budget)")

@@ -16,6 +16,7 @@ import (
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/prefetch"
 	"github.com/prepl/prepl/redact"
+	"github.com/prepl/prepl/sequencer"
 )
 
 // applyFlags are the flags every applying command shares.
@@ -77,7 +78,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"the decoding (a bigger --window raises it to 4 times the window); Go's soft memory limit is set to this\n"+
 		"plus 64MiB (GOMEMLIMIT in the environment wins). One transaction larger than the budget is still applied,\n"+
 		"alone, up to --max-txn-size, and takes about 3 times its binlog size")
-	fs.IntVar(&f.unit, "commit-unit", 500, "commit up to this many consecutive source transactions as one target transaction;\n"+
+	fs.IntVar(&f.unit, "commit-unit", sequencer.DefaultUnitTxns, "commit up to this many consecutive source transactions as one target transaction;\n"+
 		"units commit in source order, so the target only ever shows states the source had.\n"+
 		"1: one target transaction per source transaction")
 	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+

@@ -312,7 +312,9 @@ func Read(tb testing.TB, path string, f func(*txn.Txn)) (txns, rows int) {
 	}
 }
 
-// UnitTxns is prepl's default --commit-unit.
+// UnitTxns is the commit unit of the micro-benchmarks: prepl's default
+// --commit-unit until 2026-11-26 (now sequencer.DefaultUnitTxns), kept so
+// that their figures in docs/benchmarks.md still compare.
 const UnitTxns = 500
 
 // Units groups txs into commit units as prepl's sequencer does with its
