@@ -2,12 +2,14 @@ package binlog
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -45,12 +47,14 @@ type dumpConn struct {
 	scratch []byte
 }
 
-// dumpStart is where a dump starts: a file and offset, or a GTID
-// position (MariaDB's slave_connect_state, or a MySQL GTID set).
+// dumpStart is where a dump starts: a file and offset, or, byGTID, after
+// a GTID position (MariaDB's slave_connect_state, or a MySQL GTID set;
+// empty: from the oldest binlog the source has).
 type dumpStart struct {
-	file string
-	pos  uint32
-	gtid string
+	file   string
+	pos    uint32
+	byGTID bool
+	gtid   string
 }
 
 // dumpReadBuffer is the socket read buffer: a busy stream's events are
@@ -65,7 +69,8 @@ const binlogSendAnnotateRows = 2
 // openDump connects to addr through dial, kills the dump connection it
 // replaces (kill, when not 0: the source would otherwise keep sending
 // into it until its next write fails), registers as replica serverID and
-// starts the dump at start. heartbeat is the source's heartbeat period.
+// starts the dump at start, the source sending heartbeats every
+// cfg.Heartbeat.
 func openDump(ctx context.Context, addr string, cfg *StreamConfig, flavor txn.Flavor, password string,
 	dial client.Dialer, start dumpStart, kill uint32) (*dumpConn, error) {
 	c, err := client.ConnectWithDialer(ctx, "", addr, cfg.User, password, "", dial, func(c *client.Conn) error {
@@ -126,7 +131,7 @@ func (d *dumpConn) start(cfg *StreamConfig, start dumpStart, kill uint32) error 
 		return fmt.Errorf("register as replica %d: %w", cfg.ServerID, err)
 	}
 	switch {
-	case start.gtid == "":
+	case !start.byGTID:
 		d.next = max(start.pos, 4)
 		return d.command(dumpCommand(d.flavor, cfg.ServerID, start.file, d.next))
 	case d.flavor == txn.MariaDB:
@@ -266,7 +271,7 @@ func (d *dumpConn) readEvent() ([]byte, error) {
 			if int64(len(buf)+m) > d.max+1 {
 				return nil, d.tooBig(0, int64(len(buf)+m))
 			}
-			buf = append(buf, make([]byte, m)...)
+			buf = slices.Grow(buf, m)[:len(buf)+m]
 			if _, err := io.ReadFull(d.r, buf[len(buf)-m:]); err != nil {
 				return nil, err
 			}
@@ -281,7 +286,7 @@ func (d *dumpConn) tooBig(n int, size int64) error {
 	e := &errEventTooBig{size: size - 1, max: d.max}
 	if n > replication.EventHeaderSize {
 		if h, err := d.r.Peek(1 + replication.EventHeaderSize); err == nil {
-			e.header = h[1:]
+			e.header = bytes.Clone(h[1:]) // the buffer's bytes are read over next
 		}
 	}
 	return e

@@ -378,12 +378,12 @@ func (s *StreamReader) start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("binlog stream: start GTID: %w", err)
 		}
-		at = dumpStart{gtid: g.String()}
+		at = dumpStart{byGTID: true, gtid: g.String()}
 	default:
 		if _, err := mysql.ParseMysqlGTIDSet(s.cfg.StartGTID); err != nil {
 			return fmt.Errorf("binlog stream: start GTID: %w", err)
 		}
-		at = dumpStart{gtid: s.cfg.StartGTID}
+		at = dumpStart{byGTID: true, gtid: s.cfg.StartGTID}
 	}
 	l := &link{}
 	s.link.Store(l)
