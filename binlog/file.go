@@ -183,7 +183,7 @@ func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string,
 func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name string, rs io.ReadSeeker, size int64, start uint32,
 	send func(*txn.Txn) bool) error {
 	asm.setFile(name)
-	g := newGuard(r.lim, true)
+	g := newGuard(r.lim)
 	p := newParser()
 	er := &eventReader{r: bufio.NewReaderSize(rs, int(min(max(size, 4096), 1<<20))), size: size, max: g.lim.MaxEvent}
 	fail := func(off int64, err error) error {

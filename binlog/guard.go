@@ -63,8 +63,7 @@ const maxColumns = 4096
 // since the last rows event that ended a statement, as go-mysql's parser
 // holds their decoded form.
 type eventGuard struct {
-	lim       Limits
-	verifyCRC bool // the stream's syncer verifies checksums itself
+	lim Limits
 
 	fde      bool   // a format description has been seen
 	crc      bool   // events end with a CRC32
@@ -118,8 +117,8 @@ func forgotten(typ replication.EventType) bool {
 	return false
 }
 
-func newGuard(lim Limits, verifyCRC bool) *eventGuard {
-	return &eventGuard{lim: lim.withDefaults(), verifyCRC: verifyCRC, tables: map[uint64]int{}, maps: map[uint64]*tableMap{}}
+func newGuard(lim Limits) *eventGuard {
+	return &eventGuard{lim: lim.withDefaults(), tables: map[uint64]int{}, maps: map[uint64]*tableMap{}}
 }
 
 // newParser is a go-mysql parser configured as the txn model needs
@@ -250,11 +249,9 @@ func (g *eventGuard) check(raw []byte) error {
 		if len(body) < replication.BinlogChecksumLength {
 			return damaged(typ, "%d bytes, too short for its checksum", len(raw))
 		}
-		if g.verifyCRC {
-			want := binary.LittleEndian.Uint32(raw[len(raw)-4:])
-			if crc32.ChecksumIEEE(raw[:len(raw)-4]) != want {
-				return damaged(typ, "checksum mismatch")
-			}
+		want := binary.LittleEndian.Uint32(raw[len(raw)-4:])
+		if crc32.ChecksumIEEE(raw[:len(raw)-4]) != want {
+			return damaged(typ, "checksum mismatch")
 		}
 		body = body[:len(body)-replication.BinlogChecksumLength]
 	}
@@ -319,7 +316,7 @@ func (g *eventGuard) checkFDE(raw []byte) (err error) {
 		return damaged(typ, "unknown checksum algorithm %d (want 0, none, or 1, CRC32)", fde.ChecksumAlgorithm)
 	}
 	g.crc = fde.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32
-	if g.crc && g.verifyCRC {
+	if g.crc {
 		if crc32.ChecksumIEEE(raw[:len(raw)-4]) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
 			return damaged(typ, "checksum mismatch")
 		}

@@ -157,7 +157,7 @@ func TestGoMySQLZeroColumnCountUnbounded(t *testing.T) {
 	}
 	// The same events through prepl's guard: an error, not a loop.
 	p := newParser()
-	g := newGuard(Limits{}, true)
+	g := newGuard(Limits{})
 	var derr error
 	for _, raw := range zeroColumnRepro() {
 		if _, derr = g.decode(p, raw); derr != nil {

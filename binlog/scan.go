@@ -35,7 +35,7 @@ func ScanFile(path string) (FileSummary, error) {
 		return s, err
 	}
 	defer f.Close()
-	sc := scanner{sum: &s, p: newParser(), g: newGuard(Limits{}, true)}
+	sc := scanner{sum: &s, p: newParser(), g: newGuard(Limits{})}
 	if err := sc.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		s.Damaged = err
 	}

@@ -388,7 +388,7 @@ func (s *StreamReader) start(ctx context.Context) error {
 	l := &link{}
 	s.link.Store(l)
 	s.parser = newParser()
-	s.guard = newGuard(s.cfg.Limits, true)
+	s.guard = newGuard(s.cfg.Limits)
 	s.stopWatching()
 	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
 	stop := context.AfterFunc(ctx, l.closeAll)

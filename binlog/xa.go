@@ -19,7 +19,7 @@ import (
 // The events are checked as a binlog file's are: they come from a table
 // on the target, which anything may have changed.
 func DecodeEvents(format, events []byte) (*txn.Txn, error) {
-	g := newGuard(Limits{}, true)
+	g := newGuard(Limits{})
 	p := newParser()
 	a := newAssembler()
 	if len(format) < replication.EventHeaderSize || replication.EventType(format[4]) != replication.FORMAT_DESCRIPTION_EVENT {
