@@ -100,9 +100,9 @@ type ReadsAhead interface {
 }
 
 // AtHand is a live Source that knows, after a transaction, whether the
-// next one is already arriving (binlog.StreamReader: a stream catching
-// up). Those are handed over in batches, which saves a handoff, and
-// the wake-up of the engine, per transaction.
+// next one has already arrived whole (binlog.StreamReader: a stream
+// catching up). Those are handed over in batches, which saves a handoff,
+// and the wake-up of the engine, per transaction.
 type AtHand interface {
 	AtHand() bool
 }

@@ -66,23 +66,21 @@ const dumpReadBuffer = 256 << 10
 // events before it, so none may be left out.
 const binlogSendAnnotateRows = 2
 
-// openDump connects to addr through dial, kills the dump connection it
-// replaces (kill, when not 0: the source would otherwise keep sending
-// into it until its next write fails), registers as replica serverID and
-// starts the dump at start, the source sending heartbeats every
-// cfg.Heartbeat.
-func openDump(ctx context.Context, addr string, cfg *StreamConfig, flavor txn.Flavor, password string,
-	dial client.Dialer, start dumpStart, kill uint32) (*dumpConn, error) {
-	c, err := client.ConnectWithDialer(ctx, "", addr, cfg.User, password, "", dial, func(c *client.Conn) error {
-		c.SetTLSConfig(cfg.TLS)
+// openDump connects to the source (its sockets held by l), kills the
+// dump connection it replaces (s.dumpID, when not 0: the source would
+// otherwise keep sending into it until its next write fails), registers
+// as replica s.cfg.ServerID and starts the dump at start, the source
+// sending heartbeats every s.cfg.Heartbeat.
+func (s *StreamReader) openDump(ctx context.Context, l *link, password string, start dumpStart) (*dumpConn, error) {
+	c, err := s.connect(ctx, l, password, func(c *client.Conn) error {
 		c.SetAttributes(map[string]string{"_client_role": "binary_log_listener"})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	d := &dumpConn{c: c, max: cfg.Limits.withDefaults().MaxEvent, flavor: flavor}
-	if err := d.start(cfg, start, kill); err != nil {
+	d := &dumpConn{c: c, max: s.cfg.Limits.withDefaults().MaxEvent, flavor: s.flavor}
+	if err := d.start(&s.cfg, start, s.dumpID); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,7 +161,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 	}
 	s := &StreamReader{cfg: cfg, asm: newAssembler(), seen: map[uint32]uint64{}}
 	s.asm.skip = cfg.Skip
-	s.heard.Store(time.Now().UnixNano())
+	s.hear()
 	if err := s.inspect(ctx); err != nil {
 		return nil, err
 	}
@@ -178,10 +177,9 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 // inspect asks the source its flavor, its end position (StopAtEnd) and its
 // oldest binlog (MySQL start from the beginning) over a plain connection.
 func (s *StreamReader) inspect(ctx context.Context) error {
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err := s.dial(ctx, addr)
+	conn, err := s.dial(ctx)
 	if err != nil {
-		return fmt.Errorf("binlog stream: connect %s: %w%s", addr, err, timeoutHint(err))
+		return fmt.Errorf("binlog stream: connect %s: %w%s", s.addr(), err, timeoutHint(err))
 	}
 	defer conn.Close()
 	s.flavor = s.cfg.Flavor
@@ -390,9 +388,8 @@ func (s *StreamReader) start(ctx context.Context) error {
 	s.parser = newParser()
 	s.guard = newGuard(s.cfg.Limits)
 	s.stopWatching()
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
 	stop := context.AfterFunc(ctx, l.closeAll)
-	d, err := openDump(ctx, addr, &s.cfg, s.flavor, password, s.dialer(l), at, s.dumpID)
+	d, err := s.openDump(ctx, l, password, at)
 	stop()
 	if err != nil {
 		l.closeAll()
@@ -490,7 +487,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 		default:
 			s.down = time.Time{}
 			if s.events.Add(1)%64 == 0 {
-				s.heard.Store(time.Now().UnixNano())
+				s.hear()
 			}
 			ev, err = s.decode(raw)
 		}
@@ -504,7 +501,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			return nil, err
 		}
 		if hb, ok := ev.Event.(*replication.HeartbeatEvent); ok {
-			s.heard.Store(time.Now().UnixNano())
+			s.hear()
 			s.heartbeat(hb, ev.Header)
 			continue
 		}
@@ -517,7 +514,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			return nil, err
 		}
 		if t != nil {
-			s.heard.Store(time.Now().UnixNano())
+			s.hear()
 			s.rereadAt = txn.Position{}
 			s.pos = t.End
 			if t.GTID != "" && s.flavor == txn.MariaDB && t.SeqNo > s.seen[t.Domain] {
@@ -563,8 +560,8 @@ func (s *StreamReader) damage(raw []byte, err error) error {
 	if s.dump != nil {
 		fe.Offset = s.dump.next // the end of the event before
 	}
-	if h := (replication.EventHeader{}); h.Decode(raw) == nil && h.LogPos >= h.EventSize {
-		fe.Offset = h.LogPos - h.EventSize
+	if h := (replication.EventHeader{}); h.Decode(raw) == nil && eventStart(&h) > 0 {
+		fe.Offset = eventStart(&h)
 	}
 	if s.asm.open() {
 		fe.GTID = s.asm.cur.GTID
@@ -595,7 +592,7 @@ func (s *StreamReader) reread(ctx context.Context, damage error) (bool, error) {
 	}
 	if !reconnected {
 		s.reconnects.Add(1)
-		s.cfg.Log.Info("reconnected to source", "source", net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port))),
+		s.cfg.Log.Info("reconnected to source", "source", s.addr(),
 			"attempts", 1, "resume_at", s.pos.String())
 	}
 	return true, nil
@@ -649,6 +646,9 @@ var errNotConnected = errors.New("not connected")
 // called while another goroutine is in Next.
 func (s *StreamReader) Reconnects() uint64 { return s.reconnects.Load() }
 
+// hear notes that the source was heard from now.
+func (s *StreamReader) hear() { s.heard.Store(time.Now().UnixNano()) }
+
 // Silence is how long the source has not been heard from (no event, no
 // heartbeat) when that is longer than two heartbeat periods, and 0 while
 // the source is heard on time. A source that is unreachable, or a reader
@@ -675,7 +675,7 @@ const (
 // It returns an error when cause is not a network error, when ctx ends, or
 // when the source has been unreachable for ReconnectTimeout.
 func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
+	addr := s.addr()
 	if s.cfg.ReconnectTimeout <= 0 || !retryable(cause) {
 		var me *mysql.MyError
 		if errors.As(cause, &me) && me.Code == 1236 { // ER_MASTER_FATAL_ERROR_READING_BINLOG
@@ -786,10 +786,7 @@ func (s *StreamReader) kill() {
 	}
 	l := &link{}
 	defer l.closeAll()
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	tc := s.cfg.TLS
-	c, err := client.ConnectWithDialer(context.Background(), "tcp", addr, s.cfg.User, pw, "", s.dialer(l),
-		func(c *client.Conn) error { c.SetTLSConfig(tc); return nil })
+	c, err := s.connect(context.Background(), l, pw)
 	if err != nil {
 		return
 	}

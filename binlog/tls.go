@@ -3,6 +3,8 @@ package binlog
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -27,22 +29,17 @@ func (s *StreamReader) password() (string, error) {
 // with, with the stream's TLS settings. A source without TLS under
 // TLSFallback is read in plain from then on (the syncer gets TLS nil).
 // The session's cipher is kept for Cipher.
-func (s *StreamReader) dial(ctx context.Context, addr string) (*client.Conn, error) {
+func (s *StreamReader) dial(ctx context.Context) (*client.Conn, error) {
 	pw, err := s.password()
 	if err != nil {
 		return nil, err
 	}
 	connect := func() (*client.Conn, error) {
-		var opts []client.Option
-		if s.cfg.TLS != nil {
-			tc := s.cfg.TLS
-			opts = append(opts, func(c *client.Conn) error { c.SetTLSConfig(tc); return nil })
-		}
 		// The dialer's deadline bounds the handshake and inspect's
 		// queries: a source that accepts and never answers fails in time.
 		l := &link{}
 		defer context.AfterFunc(ctx, l.closeAll)()
-		return client.ConnectWithDialer(ctx, "tcp", addr, s.cfg.User, pw, "", s.dialer(l), opts...)
+		return s.connect(ctx, l, pw)
 	}
 	conn, err := connect()
 	if err != nil && s.cfg.TLS != nil && s.cfg.TLSFallback && strings.Contains(err.Error(), errNoTLS) {
@@ -57,6 +54,19 @@ func (s *StreamReader) dial(ctx context.Context, addr string) (*client.Conn, err
 		s.cipher, _ = r.GetString(0, 1)
 	}
 	return conn, nil
+}
+
+// connect opens a connection to the source with the stream's TLS
+// settings, its sockets held by l (dialer).
+func (s *StreamReader) connect(ctx context.Context, l *link, password string, opts ...client.Option) (*client.Conn, error) {
+	tc := s.cfg.TLS
+	opts = append(opts, func(c *client.Conn) error { c.SetTLSConfig(tc); return nil })
+	return client.ConnectWithDialer(ctx, "tcp", s.addr(), s.cfg.User, password, "", s.dialer(l), opts...)
+}
+
+// addr is the source's host:port.
+func (s *StreamReader) addr() string {
+	return net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
 }
 
 // Cipher is the TLS cipher of the source session OpenStream opened, ""
