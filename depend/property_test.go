@@ -525,3 +525,69 @@ func dump(w workload) string {
 	}
 	return b.String()
 }
+
+// TestPropertyWouldWait: what WouldWait answers before a transaction is
+// added is what Add then does, with commits in stream order as mode
+// writeset makes them: 0 when it may start at once; else a transaction
+// still pending, and it may start exactly when that one is Done.
+func TestPropertyWouldWait(t *testing.T) {
+	cat := modelCatalog()
+	tables := []string{"s1.a", "s1.b", "s2.n", "s3.p", "s3.c", "s4.c"}
+	waited := 0
+	for i := range 500 {
+		rng := rand.New(rand.NewSource(int64(i)))
+		w := gen(rng, 5+rng.Intn(40), tables)
+		tr := New(Writeset, cat)
+		var order []uint64              // added, not Done, in Seq order
+		started := map[uint64]bool{}    // returned by Ready
+		waitsFor := map[uint64]uint64{} // what WouldWait said, for those not started
+		ready := func() {
+			for _, s := range tr.Ready() {
+				started[s.Seq] = true
+				if on, ok := waitsFor[s.Seq]; ok && tr.IsPending(on) {
+					t.Fatalf("seed %d: seq %d started while %d it would wait for is pending", i, s.Seq, on)
+				}
+				delete(waitsFor, s.Seq)
+			}
+		}
+		done := func() {
+			seq := order[0]
+			order = order[1:]
+			tr.Done(seq)
+			ready()
+			for s, on := range waitsFor {
+				if on == seq {
+					t.Fatalf("seed %d: seq %d did not start when %d it would wait for was Done", i, s, on)
+				}
+			}
+		}
+		for _, tx := range w.txs {
+			for len(order) > 0 && started[order[0]] && rng.Intn(3) == 0 {
+				done()
+			}
+			on := tr.WouldWait(tx)
+			if on != 0 && (on >= tx.Seq || !tr.IsPending(on)) {
+				t.Fatalf("seed %d: WouldWait(seq %d) = %d, not an earlier pending one", i, tx.Seq, on)
+			}
+			tr.Add(tx)
+			order = append(order, tx.Seq)
+			if on != 0 {
+				waitsFor[tx.Seq] = on
+				waited++
+			}
+			ready()
+			if on == 0 && !started[tx.Seq] {
+				t.Fatalf("seed %d: WouldWait(seq %d) = 0 but it may not start", i, tx.Seq)
+			}
+		}
+		for len(order) > 0 {
+			if !started[order[0]] {
+				t.Fatalf("seed %d: seq %d never started", i, order[0])
+			}
+			done()
+		}
+	}
+	if waited == 0 {
+		t.Fatal("no transaction would wait: the workloads test nothing")
+	}
+}

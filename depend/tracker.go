@@ -166,6 +166,47 @@ func (t *Tracker) Add(tx *txn.Txn) {
 	}
 }
 
+// WouldWait returns the latest transaction not Done that tx would wait
+// for if it were added now, or 0 when it would start at once, without
+// adding it. Only mode writeset answers (others return 0): there units
+// are Done in Seq order, so tx waits exactly while the returned one is
+// IsPending. The sequencer asks it of the unit it is forming: a unit that
+// would wait anyway keeps growing rather than being sealed for a worker
+// that waits.
+func (t *Tracker) WouldWait(tx *txn.Txn) uint64 {
+	s := t.scopes[0]
+	if t.mode != Writeset || s == nil {
+		return 0
+	}
+	locks, why := Keys(tx, t.cat)
+	if why != ReasonNone {
+		if t.IsPending(t.lastSeq) {
+			return t.lastSeq // a barrier waits for everything
+		}
+		return 0
+	}
+	on := s.barrier
+	for _, l := range locks {
+		st := s.locks[l.Key]
+		if st == nil {
+			continue
+		}
+		on = max(on, st.excl)
+		if !l.Shared {
+			for _, h := range st.shared {
+				on = max(on, h.seq)
+			}
+		}
+	}
+	return on
+}
+
+// IsPending reports whether seq was added and is not Done.
+func (t *Tracker) IsPending(seq uint64) bool {
+	_, ok := t.pending[seq]
+	return ok
+}
+
 // Ready returns the transactions that may start now, in Seq order; each is
 // returned once.
 func (t *Tracker) Ready() []Start {

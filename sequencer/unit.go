@@ -82,6 +82,11 @@ type former struct {
 	// carry was read after the unit was sealed: it starts the next unit.
 	carry     *txn.Txn
 	carrySkip bool
+	// What Sequencer.formingWaits found: the members before checked
+	// would not wait for a unit in flight, and the unit waits while
+	// waitOn (0: none found) is pending in the tracker.
+	checked int
+	waitOn  uint64
 }
 
 func (f *former) empty() bool { return len(f.cur.txs) == 0 && f.carry == nil }
@@ -144,7 +149,7 @@ func (f *former) ready() bool { return f.sealed && len(f.cur.txs) > 0 }
 // at now.
 func (f *former) take(now time.Time) batch {
 	b := f.cur
-	f.cur, f.bytes, f.first, f.lastAp, f.sealed = batch{}, 0, nil, nil, false
+	f.cur, f.bytes, f.first, f.lastAp, f.sealed, f.checked, f.waitOn = batch{}, 0, nil, nil, false, 0, 0
 	if c := f.carry; c != nil {
 		f.carry = nil
 		f.add(c, f.carrySkip, now)
@@ -154,5 +159,5 @@ func (f *former) take(now time.Time) batch {
 
 // drop forgets everything not yet taken (a graceful stop).
 func (f *former) drop() {
-	f.cur, f.bytes, f.first, f.lastAp, f.sealed, f.carry = batch{}, 0, nil, nil, false, nil
+	f.cur, f.bytes, f.first, f.lastAp, f.sealed, f.carry, f.checked, f.waitOn = batch{}, 0, nil, nil, false, nil, 0, 0
 }
