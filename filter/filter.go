@@ -32,7 +32,46 @@ type Filter struct {
 // reused, so a long run would otherwise keep every version).
 const maxRenamed = 10000
 
-type pattern struct{ schema, table, text string }
+type pattern struct {
+	schema, table glob
+	text          string
+}
+
+// glob is one part of a pattern. Most parts are "*" or a plain name, and
+// the filter asks about every row change, so those two compare directly;
+// the rest go to path.Match. path.Match keeps '/' out of a wildcard's
+// reach, but a MySQL name may hold one ("shop"."a/b" is a table of
+// shop.*): both sides are matched with '/' replaced by NUL, which no
+// MySQL identifier holds.
+type glob struct {
+	expr         string
+	any, literal bool
+}
+
+func compileGlob(s string) glob {
+	if !strings.ContainsAny(s, `*?[\`) {
+		return glob{expr: s, literal: true}
+	}
+	return glob{expr: noSlash(s), any: s == "*"}
+}
+
+func (g glob) match(name string) bool {
+	switch {
+	case g.any:
+		return true
+	case g.literal:
+		return g.expr == name
+	}
+	ok, _ := path.Match(g.expr, noSlash(name))
+	return ok
+}
+
+func noSlash(s string) string {
+	if strings.IndexByte(s, '/') < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "/", "\x00")
+}
 
 // New parses include and exclude patterns ("shop.orders", "shop.*",
 // "*.audit_?", "logs_[0-9]*.*") and rewrites ("src=dst").
@@ -74,7 +113,7 @@ func parsePatterns(flag string, in []string) ([]pattern, error) {
 				return nil, fmt.Errorf("%s %q: bad pattern: %v", flag, p, err)
 			}
 		}
-		out = append(out, pattern{schema: s, table: t, text: p})
+		out = append(out, pattern{schema: compileGlob(s), table: compileGlob(t), text: p})
 	}
 	return out, nil
 }
@@ -85,9 +124,7 @@ func (f *Filter) Empty() bool {
 }
 
 func (p pattern) match(schema, table string) bool {
-	ok1, _ := path.Match(p.schema, schema)
-	ok2, _ := path.Match(p.table, table)
-	return ok1 && ok2
+	return p.schema.match(schema) && p.table.match(table)
 }
 
 // Table reports whether the source table schema.table is applied.
@@ -119,7 +156,7 @@ func (f *Filter) Schema(schema string) bool {
 	if len(f.include) > 0 {
 		in := false
 		for _, p := range f.include {
-			if ok, _ := path.Match(p.schema, schema); ok {
+			if p.schema.match(schema) {
 				in = true
 				break
 			}
@@ -129,7 +166,7 @@ func (f *Filter) Schema(schema string) bool {
 		}
 	}
 	for _, p := range f.exclude {
-		if ok, _ := path.Match(p.schema, schema); ok && p.table == "*" {
+		if p.schema.match(schema) && p.table.any {
 			return false
 		}
 	}

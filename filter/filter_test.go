@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"path"
 	"strings"
 	"testing"
 
@@ -50,6 +51,8 @@ func TestTableAndSchema(t *testing.T) {
 		{"logx", "events", false},
 		{"Shop", "orders", false}, // case-sensitive
 		{"other", "t", false},
+		{"shop", "a/b", true},      // '/' is an ordinary character of a name
+		{"shop", "tmp_a/b", false}, // ... excluded by shop.tmp_*
 	}
 	for _, c := range tables {
 		if got := f.Table(c.schema, c.table); got != c.want {
@@ -65,6 +68,31 @@ func TestTableAndSchema(t *testing.T) {
 	all := mustNew(t, nil, []string{"*.audit"}, nil)
 	if !all.Table("x", "y") || all.Table("x", "audit") || !all.Schema("x") {
 		t.Errorf("exclude-only filter: wrong decisions")
+	}
+}
+
+// TestGlobIsPathMatch: the direct comparisons of "*" and plain names
+// decide as path.Match does, for names without '/'; with one, a wildcard
+// still matches it.
+func TestGlobIsPathMatch(t *testing.T) {
+	globs := []string{"*", "shop", "shop_1", "s*", "*p", "sh?p", "[a-z]*", "log_[0-9]*", `sh\op`, "", "a/b", "a*b"}
+	names := []string{"shop", "shop_1", "Shop", "sho", "shopx", "log_2024", "", "a", "ab", "axb"}
+	for _, g := range globs {
+		c := compileGlob(g)
+		for _, n := range names {
+			want, _ := path.Match(g, n)
+			if got := c.match(n); got != want {
+				t.Errorf("glob %q, name %q: %v, path.Match says %v", g, n, got, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		glob, name string
+		want       bool
+	}{{"*", "a/b", true}, {"a*b", "a/b", true}, {"a?b", "a/b", true}, {"a/b", "a/b", true}, {"a/*", "a/b", true}, {"a/*", "ab", false}} {
+		if got := compileGlob(c.glob).match(c.name); got != c.want {
+			t.Errorf("glob %q, name %q: %v, want %v", c.glob, c.name, got, c.want)
+		}
 	}
 }
 
