@@ -3,6 +3,7 @@ package mysql
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -251,19 +252,26 @@ const rawAbove = 64 << 10
 // escape or the closing quote for part of a character; the introducer
 // before the literal gives the bytes their charset.
 func appendEscaped(b, x []byte) []byte {
+	b = slices.Grow(b, len(x)+2)
 	b = append(b, '\'')
-	for _, c := range x {
+	from := 0 // x[from:i] needs no escape: copied in one append
+	for i, c := range x {
+		var esc string
 		switch c {
 		case '\'':
-			b = append(b, '\'', '\'')
+			esc = "''"
 		case '\\':
-			b = append(b, '\\', '\\')
+			esc = `\\`
 		case 0:
-			b = append(b, '\\', '0')
+			esc = `\0`
 		default:
-			b = append(b, c)
+			continue
 		}
+		b = append(b, x[from:i]...)
+		b = append(b, esc...)
+		from = i + 1
 	}
+	b = append(b, x[from:]...)
 	return append(b, '\'')
 }
 

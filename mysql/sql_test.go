@@ -6,6 +6,22 @@ import (
 	"github.com/prepl/prepl/txn"
 )
 
+func TestAppendEscaped(t *testing.T) {
+	for in, want := range map[string]string{
+		"":            `''`,
+		"abc":         `'abc'`,
+		"'":           `''''`,
+		`\`:           `'\\'`,
+		"\x00":        `'\0'`,
+		"'a\\b\x00c'": `'''a\\b\0c'''`,
+		"x''y":        `'x''''y'`,
+	} {
+		if got := string(appendEscaped([]byte("p:"), []byte(in))); got != "p:"+want {
+			t.Errorf("appendEscaped(%q) = %s, want p:%s", in, got, want)
+		}
+	}
+}
+
 func TestAppendLiteral(t *testing.T) {
 	text := &txn.ColumnDef{Name: "c", DataType: "varchar", Charset: "utf8mb4"}
 	latin := &txn.ColumnDef{Name: "c", DataType: "varchar", Charset: "latin1"}
