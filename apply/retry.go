@@ -12,8 +12,9 @@ import (
 // backoff, logging each loss on log: a target lost at any moment of a run
 // (at connect, while loading definitions, mid-unit, at commit) is waited
 // for the same way. With timeout 0 it runs f once. Targets implement
-// their Retry with it.
-func RetryLost(ctx context.Context, what, target string, timeout time.Duration, log *slog.Logger, classify func(error) Class, f func() error) error {
+// their Retry with it. target names the target in the error; it is
+// formatted only then (Retry runs for every transaction a unit loads).
+func RetryLost(ctx context.Context, what string, target fmt.Stringer, timeout time.Duration, log *slog.Logger, classify func(error) Class, f func() error) error {
 	var deadline time.Time
 	wait := 100 * time.Millisecond
 	for {

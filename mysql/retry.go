@@ -19,5 +19,5 @@ func Reconnect(timeout time.Duration, log *slog.Logger) Option {
 // Reconnect timeout (apply.RetryLost). Without the Reconnect option it
 // runs f once.
 func (t *Target) Retry(ctx context.Context, what string, f func() error) error {
-	return apply.RetryLost(ctx, what, t.Endpoint.String(), t.reconnect, t.log, Classify, f)
+	return apply.RetryLost(ctx, what, &t.Endpoint, t.reconnect, t.log, Classify, f)
 }

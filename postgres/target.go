@@ -289,7 +289,7 @@ func Classify(err error) apply.Class {
 // connection, or the target has been unreachable for the Reconnect
 // timeout. Without the Reconnect option it runs f once.
 func (t *Target) Retry(ctx context.Context, what string, f func() error) error {
-	return apply.RetryLost(ctx, what, t.String(), t.reconnect, t.log, Classify, f)
+	return apply.RetryLost(ctx, what, t, t.reconnect, t.log, Classify, f)
 }
 
 // lockWaitsSQL pairs each waiting backend of this database with the ones
