@@ -54,7 +54,11 @@ func Merge(txs []*txn.Txn) *txn.Txn {
 	first, last := txs[0], txs[len(txs)-1]
 	u := *first
 	u.End, u.GTID, u.SeqNo, u.ServerID, u.Timestamp = last.End, last.GTID, last.SeqNo, last.ServerID, last.Timestamp
-	u.Changes = nil
+	n := 0
+	for _, t := range txs {
+		n += len(t.Changes)
+	}
+	u.Changes = make([]txn.Change, 0, n)
 	u.Size = 0
 	for _, t := range txs {
 		u.Changes = append(u.Changes, t.Changes...)
