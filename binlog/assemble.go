@@ -208,17 +208,10 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		}
 		return nil, nil
 	case *replication.RowsEvent:
-		a.implicitBegin(h)
-		if a.dropping {
-			return nil, nil
-		}
-		if err := a.rows(e, ev.RawData); err != nil {
-			if errors.Is(err, ErrPartialJSON) {
-				return nil, a.unappliable(err)
-			}
-			return nil, a.formatErr(eventStart(h), err)
-		}
-		return nil, nil
+		r := fromGoMySQL(e)
+		return nil, a.rowsEvent(h, &r, ev.RawData)
+	case *rowsEvent:
+		return nil, a.rowsEvent(h, e, ev.RawData)
 	case *replication.TransactionPayloadEvent:
 		var done *txn.Txn
 		for _, inner := range e.Events {
@@ -539,70 +532,74 @@ func collations(e *replication.TableMapEvent) (cm map[int]uint64, err error) {
 	return e.CollationMap(), nil
 }
 
-func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
-	ent, ok := a.tables[e.TableID]
+// rowsEvent adds the row changes of a rows event.
+func (a *assembler) rowsEvent(h *replication.EventHeader, e *rowsEvent, raw []byte) error {
+	a.implicitBegin(h)
+	if a.dropping {
+		return nil
+	}
+	if err := a.rows(e, raw); err != nil {
+		if errors.Is(err, ErrPartialJSON) {
+			return a.unappliable(err)
+		}
+		return a.formatErr(eventStart(h), err)
+	}
+	return nil
+}
+
+func (a *assembler) rows(e *rowsEvent, raw []byte) error {
+	ent, ok := a.tables[e.tableID]
 	if !ok {
-		return fmt.Errorf("rows event for table id %d without its table map event", e.TableID)
+		return fmt.Errorf("rows event for table id %d without its table map event", e.tableID)
 	}
 	tbl := ent.table
-	var kind txn.Kind
-	switch e.Type() {
-	case replication.EnumRowsEventTypeInsert:
-		kind = txn.Insert
-	case replication.EnumRowsEventTypeUpdate:
-		kind = txn.Update
-	case replication.EnumRowsEventTypeDelete:
-		kind = txn.Delete
-	default:
-		if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT { // go-mysql's Type does not know it
-			kind = txn.Update
-			break
-		}
+	kind, ok := rowsKind(e.typ)
+	if !ok {
 		return fmt.Errorf("unsupported rows event type for %s", tbl.QualifiedName())
 	}
 	n := len(tbl.Types)
-	if int(e.ColumnCount) != n {
-		return fmt.Errorf("rows event for %s has %d columns, its table map %d", tbl.QualifiedName(), e.ColumnCount, n)
+	if int(e.columns) != n {
+		return fmt.Errorf("rows event for %s has %d columns, its table map %d", tbl.QualifiedName(), e.columns, n)
 	}
 	step := 1
 	if kind == txn.Update {
 		step = 2
 	}
-	if len(e.Rows)%step != 0 {
+	if len(e.rows)%step != 0 {
 		return fmt.Errorf("update rows event for %s has an odd number of images", tbl.QualifiedName())
 	}
 	var re *txn.RowsEvent
 	if raw != nil && ent.raw != nil {
-		re = &txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: len(e.Rows) / step}
+		re = &txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: len(e.rows) / step}
 	}
-	if e.Flags&replication.RowsEventStmtEndFlag != 0 {
+	if e.flags&replication.RowsEventStmtEndFlag != 0 {
 		a.stmt++
 	}
 	// The rows of one event share their column bitmaps, and are
 	// allocated together.
-	cols1 := ent.presentColumns(e.ColumnBitmap1, n)
+	cols1 := ent.presentColumns(e.bitmap1, n)
 	var cols2 []bool
 	if kind == txn.Update {
-		cols2 = ent.presentColumns(e.ColumnBitmap2, n)
+		cols2 = ent.presentColumns(e.bitmap2, n)
 	}
-	rcs := make([]txn.RowChange, len(e.Rows)/step)
+	rcs := make([]txn.RowChange, len(e.rows)/step)
 	a.cur.Changes = slices.Grow(a.cur.Changes, len(rcs))
-	for i := 0; i < len(e.Rows); i += step {
+	for i := 0; i < len(e.rows); i += step {
 		rc := &rcs[i/step]
-		*rc = txn.RowChange{Kind: kind, Table: tbl, Flags: e.Flags, Event: re}
+		*rc = txn.RowChange{Kind: kind, Table: tbl, Flags: e.flags, Event: re}
 		var err error
 		switch kind {
 		case txn.Insert:
-			rc.After, rc.AfterCols, err = image(tbl, e.Rows[i], cols1)
+			rc.After, rc.AfterCols, err = image(tbl, e.rows[i], cols1)
 		case txn.Delete:
-			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], cols1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1)
 		case txn.Update:
-			if err := resolvePartialJSON(tbl, e.Rows[i], e.Rows[i+1], e.ColumnBitmap1); err != nil {
+			if err := resolvePartialJSON(tbl, e.rows[i], e.rows[i+1], e.bitmap1); err != nil {
 				return err
 			}
-			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], cols1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1)
 			if err == nil {
-				rc.After, rc.AfterCols, err = image(tbl, e.Rows[i+1], cols2)
+				rc.After, rc.AfterCols, err = image(tbl, e.rows[i+1], cols2)
 			}
 		}
 		if err != nil {

@@ -184,7 +184,6 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 	send func(*txn.Txn) bool) error {
 	asm.setFile(name)
 	g := newGuard(r.lim)
-	p := newParser()
 	er := &eventReader{r: bufio.NewReaderSize(rs, int(min(max(size, 4096), 1<<20))), size: size, max: g.lim.MaxEvent}
 	fail := func(off int64, err error) error {
 		fe := &FormatError{File: name, Offset: uint32(off), Err: err}
@@ -208,7 +207,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 	// The server computes the format description's checksum without the
 	// in-use flag it sets while the file is open.
 	raw[17] &^= logEventBinlogInUse
-	ev, err := g.decode(p, raw)
+	ev, err := g.decode(raw)
 	if err != nil {
 		return fail(4, err)
 	}
@@ -242,7 +241,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 			return fail(off, fmt.Errorf("corrupted %v event: its end position says %d, its length %d bytes from offset %d",
 				replication.EventType(raw[4]), lp, len(raw), off))
 		}
-		ev, err := g.decode(p, raw)
+		ev, err := g.decode(raw)
 		if err != nil {
 			return fail(off, err)
 		}

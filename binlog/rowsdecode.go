@@ -61,11 +61,19 @@ func fastRows(e *replication.RowsEvent, typ replication.EventType) bool {
 	switch typ {
 	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
 		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2:
-	default:
+		return fastTable(e.Table)
+	}
+	return false
+}
+
+// fastTable reports whether every column of the table map tm is of a
+// fastType.
+func fastTable(tm *replication.TableMapEvent) bool {
+	if len(tm.ColumnMeta) != len(tm.ColumnType) {
 		return false
 	}
-	for i, typ := range e.Table.ColumnType {
-		if !fastType(typ, e.Table.ColumnMeta[i]) {
+	for i, typ := range tm.ColumnType {
+		if !fastType(typ, tm.ColumnMeta[i]) {
 			return false
 		}
 	}
@@ -78,28 +86,40 @@ var errRowPastEnd = errors.New("a row image runs past the event's end")
 // e.Rows, as go-mysql's DecodeData would with normalize applied. The
 // caller checked fastRows.
 func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool) error {
-	n := int(e.ColumnCount)
 	images := 1
 	if update {
 		images = 2
 	}
-	e.Rows = make([][]any, 0, images) // most events hold one row
+	var err error
+	e.Rows, err = appendRows(make([][]any, 0, images), e.Table, e.ColumnBitmap1, e.ColumnBitmap2, data, pos, update)
+	return err
+}
+
+// appendRows appends the row images at data[pos:] of a table of fastType
+// columns to rows, two per row for an update (column bitmaps bitmap1 and
+// bitmap2), one for the others (bitmap1).
+func appendRows(rows [][]any, tm *replication.TableMapEvent, bitmap1, bitmap2, data []byte, pos int, update bool) ([][]any, error) {
+	n := len(tm.ColumnType)
+	images := 1
+	if update {
+		images = 2
+	}
 	for pos < len(data) {
 		vals := make([]any, images*n) // the row's images, in one allocation
 		var err error
 		for i := range images {
-			bitmap := e.ColumnBitmap1
+			bitmap := bitmap1
 			if i == 1 {
-				bitmap = e.ColumnBitmap2
+				bitmap = bitmap2
 			}
 			row := vals[i*n : (i+1)*n : (i+1)*n]
-			if pos, err = decodeImage(e.Table, row, bitmap, data, pos); err != nil {
-				return err
+			if pos, err = decodeImage(tm, row, bitmap, data, pos); err != nil {
+				return rows, err
 			}
-			e.Rows = append(e.Rows, row)
+			rows = append(rows, row)
 		}
 	}
-	return nil
+	return rows, nil
 }
 
 // decodeImage decodes the row image at data[pos:] with column bitmap
