@@ -590,16 +590,18 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 		var err error
 		switch kind {
 		case txn.Insert:
-			rc.After, rc.AfterCols, err = image(tbl, e.rows[i], cols1)
+			rc.After, rc.AfterCols, err = image(tbl, e.rows[i], cols1, e.normalized)
 		case txn.Delete:
-			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1, e.normalized)
 		case txn.Update:
-			if err := resolvePartialJSON(tbl, e.rows[i], e.rows[i+1], e.bitmap1); err != nil {
-				return err
+			if !e.normalized {
+				if err := resolvePartialJSON(tbl, e.rows[i], e.rows[i+1], e.bitmap1); err != nil {
+					return err
+				}
 			}
-			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1, e.normalized)
 			if err == nil {
-				rc.After, rc.AfterCols, err = image(tbl, e.rows[i+1], cols2)
+				rc.After, rc.AfterCols, err = image(tbl, e.rows[i+1], cols2, e.normalized)
 			}
 		}
 		if err != nil {
@@ -624,10 +626,14 @@ func (t tableEntry) presentColumns(bitmap []byte, n int) []bool {
 }
 
 // image converts one row image of len(tbl.Types) columns, in place: a
-// slot per column, absent columns nil and marked false in present.
-func image(tbl *txn.Table, row []any, present []bool) ([]txn.Value, []bool, error) {
+// slot per column, absent columns nil and marked false in present. A
+// normalized image (decodeRowsFast's) is one already.
+func image(tbl *txn.Table, row []any, present []bool, normalized bool) ([]txn.Value, []bool, error) {
 	if len(row) != len(present) {
 		return nil, nil, fmt.Errorf("%s: a row image of %d columns, the table has %d", tbl.QualifiedName(), len(row), len(present))
+	}
+	if normalized {
+		return row, present, nil
 	}
 	for c, ok := range present {
 		if !ok {

@@ -163,12 +163,20 @@ func (g *eventGuard) decode(raw []byte) (ev *replication.BinlogEvent, err error)
 	if err := g.check(raw); err != nil {
 		return nil, err
 	}
-	typ := replication.EventType(raw[4])
 	defer func() {
 		if v := recover(); v != nil {
-			ev, err = nil, fmt.Errorf("corrupted %v event: decoding it failed: %v", typ, v)
+			g.p.SetTableMapOptionalMetaDecodeFunc(nil)
+			ev, err = nil, fmt.Errorf("corrupted %v event: decoding it failed: %v", replication.EventType(raw[4]), v)
 		}
 	}()
+	// In a function of its own: its returns would make decode's defer
+	// a costly one.
+	return g.decodeChecked(raw)
+}
+
+// decodeChecked decodes raw, which check accepted.
+func (g *eventGuard) decodeChecked(raw []byte) (*replication.BinlogEvent, error) {
+	typ := replication.EventType(raw[4])
 	if forgotten(typ) {
 		return g.decodeScratch(raw, typ)
 	}
@@ -192,13 +200,15 @@ func (g *eventGuard) decode(raw []byte) (ev *replication.BinlogEvent, err error)
 			return nil, err
 		}
 	}
+	var ev *replication.BinlogEvent
+	var err error
 	if hit != nil {
 		// go-mysql still registers the table for the rows events that
 		// follow; the assembler gets the event decoded before.
-		g.p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
-		defer g.p.SetTableMapOptionalMetaDecodeFunc(nil)
+		ev, err = g.parseRepeat(raw)
+	} else {
+		ev, err = g.p.Parse(raw)
 	}
-	ev, err = g.p.Parse(raw)
 	if err != nil {
 		var ee *replication.EventError
 		if errors.As(err, &ee) {
@@ -208,6 +218,15 @@ func (g *eventGuard) decode(raw []byte) (ev *replication.BinlogEvent, err error)
 	}
 	g.parsedEvent(ev, hit)
 	return ev, nil
+}
+
+// parseRepeat decodes a table map event the same as one decoded before
+// with go-mysql's parser, without its optional metadata.
+func (g *eventGuard) parseRepeat(raw []byte) (*replication.BinlogEvent, error) {
+	g.p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
+	ev, err := g.p.Parse(raw) // on a panic, decode resets the func
+	g.p.SetTableMapOptionalMetaDecodeFunc(nil)
+	return ev, err
 }
 
 // parsedEvent notes what go-mysql's parser decoded: the table maps it
@@ -242,10 +261,7 @@ func (g *eventGuard) feed(id uint64, m *tableMap) error {
 	if err := g.makeRoom(); err != nil {
 		return err
 	}
-	g.p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
-	_, err := g.p.Parse(m.raw)
-	g.p.SetTableMapOptionalMetaDecodeFunc(nil)
-	if err != nil {
+	if _, err := g.parseRepeat(m.raw); err != nil {
 		return fmt.Errorf("corrupted %v event: its table map (table id %d) decodes no more: %v", replication.TABLE_MAP_EVENT, id, err)
 	}
 	g.parsed[id] = m

@@ -42,6 +42,9 @@ type rowsEvent struct {
 	columns          uint64
 	bitmap1, bitmap2 []byte
 	rows             [][]any // the row images; an update's before and after alternate
+	// normalized: the images are decodeRowsFast's, in the txn model
+	// already, absent columns nil (what normalize would make of them).
+	normalized bool
 }
 
 // Dump implements replication.Event.
@@ -121,6 +124,6 @@ func (g *eventGuard) decodeRows(raw []byte, typ replication.EventType) (*replica
 		return nil, fmt.Errorf("corrupted %v event: %s", typ, err)
 	}
 	*r = rowsEvent{typ: typ, tableID: h.tableID, flags: h.flags, columns: uint64(h.table.columns),
-		bitmap1: bm1, bitmap2: bm2, rows: rows}
+		bitmap1: bm1, bitmap2: bm2, rows: rows, normalized: true}
 	return g.scratchEvent(raw, r), nil
 }
