@@ -257,13 +257,7 @@ func (a *assembler) begin(h *replication.EventHeader) error {
 	if a.cur != nil {
 		return a.formatErr(a.cur.Start.Offset, errors.New("transaction has no commit before the next GTID event"))
 	}
-	a.cur = &txn.Txn{
-		ServerID:       h.ServerID,
-		LastCommitted:  -1,
-		SequenceNumber: -1,
-		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
-		Format:         a.format,
-	}
+	a.cur = a.newTxn(h)
 	a.inTxn, a.xid, a.stmt, a.dropping = false, "", 0, false
 	return nil
 }
@@ -317,15 +311,30 @@ func (a *assembler) dropIfSkipped() {
 // did (a binlog without GTIDs).
 func (a *assembler) implicitBegin(h *replication.EventHeader) {
 	if a.cur == nil {
-		a.cur = &txn.Txn{
-			ServerID:       h.ServerID,
-			LastCommitted:  -1,
-			SequenceNumber: -1,
-			Start:          txn.Position{File: a.file, Offset: eventStart(h)},
-			Format:         a.format,
-		}
+		a.cur = a.newTxn(h)
 		a.stmt = 0
 	}
+}
+
+// txnChanges is a transaction with room for the changes of most OLTP
+// transactions, allocated together: appending them cost up to three
+// allocations more.
+type txnChanges struct {
+	t       txn.Txn
+	changes [4]txn.Change
+}
+
+// newTxn is a transaction that starts at the event of header h.
+func (a *assembler) newTxn(h *replication.EventHeader) *txn.Txn {
+	tc := &txnChanges{t: txn.Txn{
+		ServerID:       h.ServerID,
+		LastCommitted:  -1,
+		SequenceNumber: -1,
+		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
+		Format:         a.format,
+	}}
+	tc.t.Changes = tc.changes[:0]
+	return &tc.t
 }
 
 func (a *assembler) addStmt(st *txn.Statement) {
@@ -569,8 +578,16 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 		return fmt.Errorf("update rows event for %s has an odd number of images", tbl.QualifiedName())
 	}
 	var re *txn.RowsEvent
-	if raw != nil && ent.raw != nil {
+	var rcs []txn.RowChange
+	switch {
+	case raw == nil || ent.raw == nil:
+		rcs = make([]txn.RowChange, len(e.rows)/step)
+	case len(e.rows) == step: // most events hold one row
+		one := &oneRow{ev: txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: 1}}
+		re, rcs = &one.ev, one.rc[:]
+	default:
 		re = &txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: len(e.rows) / step}
+		rcs = make([]txn.RowChange, len(e.rows)/step)
 	}
 	if e.flags&replication.RowsEventStmtEndFlag != 0 {
 		a.stmt++
@@ -582,7 +599,6 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 	if kind == txn.Update {
 		cols2 = ent.presentColumns(e.bitmap2, n)
 	}
-	rcs := make([]txn.RowChange, len(e.rows)/step)
 	a.cur.Changes = slices.Grow(a.cur.Changes, len(rcs))
 	for i := 0; i < len(e.rows); i += step {
 		rc := &rcs[i/step]
@@ -610,6 +626,13 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 		a.cur.Changes = append(a.cur.Changes, txn.Change{Row: rc})
 	}
 	return nil
+}
+
+// oneRow is the row change of a rows event of one row and the event,
+// which it points to, allocated together.
+type oneRow struct {
+	rc [1]txn.RowChange
+	ev txn.RowsEvent
 }
 
 // presentColumns is a column bitmap of the table's n columns as a slot
