@@ -270,6 +270,28 @@ type eventReader struct {
 	// scratch holds the last event of a type the guard decodes into its
 	// scratchEvents.
 	scratch []byte
+	kept    keptEvents
+}
+
+// keptEvents hands out the memory of the events a transaction keeps
+// (table maps and rows events), several to an allocation of keptChunk
+// bytes: an allocation each cost more than reading them. A chunk lives
+// as long as the last transaction that holds an event of it.
+type keptEvents struct{ free []byte }
+
+const keptChunk = 32 << 10
+
+// alloc returns n bytes of their own for an event.
+func (k *keptEvents) alloc(n int) []byte {
+	if n > keptChunk/8 {
+		return make([]byte, n)
+	}
+	if len(k.free) < n {
+		k.free = make([]byte, keptChunk)
+	}
+	b := k.free[:n:n]
+	k.free = k.free[n:]
+	return b
 }
 
 // next returns the next event, header and checksum included; io.EOF at
@@ -301,7 +323,7 @@ func (er *eventReader) next() ([]byte, error) {
 		}
 		raw = er.scratch[:n]
 	} else {
-		raw = make([]byte, n) // kept: table maps and rows events go into the transaction
+		raw = er.kept.alloc(int(n)) // table maps and rows events go into the transaction
 	}
 	if _, err := io.ReadFull(er.r, raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTruncated, err)

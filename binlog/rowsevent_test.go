@@ -113,7 +113,7 @@ func slowRow(id uint32, e byte) []byte {
 	return append(binary.LittleEndian.AppendUint32([]byte{0}, id), e)
 }
 
-func (f *mysql84File) begin() { f.event(byte(replication.QUERY_EVENT), queryEventBody("d", "BEGIN")) }
+func (f *mysql84File) begin()  { f.event(byte(replication.QUERY_EVENT), queryEventBody("d", "BEGIN")) }
 func (f *mysql84File) commit() { f.event(byte(replication.XID_EVENT), make([]byte, 8)) }
 
 // mixedFile has statements on f and s alone and together, in either
