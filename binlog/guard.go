@@ -84,6 +84,8 @@ type eventGuard struct {
 
 	// rows is the post-header of the rows event checked last.
 	rows checkedRows
+	// slabs hold the values decodeRows decodes.
+	slabs valueSlabs
 
 	// parsed mirrors the table maps go-mysql's parser holds, by table id:
 	// the one it decodes that table's rows events with, nil where that is
@@ -139,7 +141,8 @@ func forgotten(typ replication.EventType) bool {
 
 func newGuard(lim Limits) *eventGuard {
 	return &eventGuard{lim: lim.withDefaults(), p: newParser(), tables: map[uint64]*tableMap{},
-		maps: map[uint64]*tableMap{}, parsed: map[uint64]*tableMap{}}
+		maps: map[uint64]*tableMap{}, parsed: map[uint64]*tableMap{},
+		slabs: valueSlabs{bytes: slab[[]byte]{size: 64}, ints: slab[int64]{size: 64}}}
 }
 
 // newParser is a go-mysql parser configured as the txn model needs

@@ -119,7 +119,7 @@ func (g *eventGuard) decodeRows(raw []byte, typ replication.EventType) (*replica
 		bm1, bm2 = h.bitmaps[:n], h.bitmaps[n:]
 	}
 	r := &g.scratch.rows
-	rows, err := appendRows(r.rows[:0], h.table.ev, bm1, bm2, g.body(raw), h.rows, update)
+	rows, err := appendRows(r.rows[:0], h.table.ev, bm1, bm2, g.body(raw), h.rows, update, &g.slabs)
 	if err != nil {
 		return nil, fmt.Errorf("corrupted %v event: %s", typ, err)
 	}
