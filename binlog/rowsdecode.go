@@ -90,7 +90,8 @@ func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool)
 	if update {
 		images = 2
 	}
-	slabs := valueSlabs{bytes: slab[[]byte]{size: images * len(e.Table.ColumnType)}, ints: slab[int64]{size: images * len(e.Table.ColumnType)}}
+	n := images * len(e.Table.ColumnType)
+	slabs := valueSlabs{bytes: slab[[]byte]{size: n}, ints: slab[int64]{size: n}}
 	var err error
 	e.Rows, err = appendRows(make([][]any, 0, images), e.Table, e.ColumnBitmap1, e.ColumnBitmap2, data, pos, update, &slabs)
 	return err
@@ -106,7 +107,7 @@ func appendRows(rows [][]any, tm *replication.TableMapEvent, bitmap1, bitmap2, d
 		images = 2
 	}
 	for pos < len(data) {
-		vals := make([]any, images*n) // the row's images, in one allocation
+		vals := slabs.rows.take(images * n) // the row's images, together
 		var err error
 		for i := range images {
 			bitmap := bitmap1
