@@ -43,10 +43,10 @@ type assembler struct {
 	fromFiles bool
 	seq       uint64
 
-	tables map[uint64]tableEntry // by table id, from table map events
-	keyBuf []byte                // appendTableMapKey's, reused
-	format *txn.Format           // the format description in force
-	stmt   int                   // statement number of the next rows event in cur
+	tables map[uint64]*tableEntry // by table id, from table map events
+	keyBuf []byte                 // appendTableMapKey's, reused
+	format *txn.Format            // the format description in force
+	stmt   int                    // statement number of the next rows event in cur
 
 	cur     *txn.Txn
 	inTxn   bool   // BEGIN seen, or implied by a MariaDB GTID event
@@ -73,7 +73,7 @@ type tableEntry struct {
 }
 
 func newAssembler() *assembler {
-	return &assembler{tables: make(map[uint64]tableEntry)}
+	return &assembler{tables: make(map[uint64]*tableEntry)}
 }
 
 // open reports whether a transaction has started and not yet ended.
@@ -424,16 +424,14 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
-	old, ok := a.tables[e.TableID]
-	if ok && old.ev == e { // the guard's repeat of the table map before
+	old := a.tables[e.TableID]
+	if old != nil && old.ev == e { // the guard's repeat of the table map before
 		old.raw = raw
-		a.tables[e.TableID] = old
 		return nil
 	}
 	a.keyBuf = appendTableMapKey(a.keyBuf[:0], e)
-	if ok && old.key == string(a.keyBuf) {
+	if old != nil && old.key == string(a.keyBuf) {
 		old.raw, old.ev = raw, e
-		a.tables[e.TableID] = old
 		return nil
 	}
 	key := string(a.keyBuf)
@@ -448,7 +446,7 @@ func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	for i := range full {
 		full[i] = true
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw, ev: e, full: full}
+	a.tables[e.TableID] = &tableEntry{key: key, table: t, raw: raw, ev: e, full: full}
 	return nil
 }
 
@@ -557,8 +555,8 @@ func (a *assembler) rowsEvent(h *replication.EventHeader, e *rowsEvent, raw []by
 }
 
 func (a *assembler) rows(e *rowsEvent, raw []byte) error {
-	ent, ok := a.tables[e.tableID]
-	if !ok {
+	ent := a.tables[e.tableID]
+	if ent == nil {
 		return fmt.Errorf("rows event for table id %d without its table map event", e.tableID)
 	}
 	tbl := ent.table
@@ -637,7 +635,7 @@ type oneRow struct {
 
 // presentColumns is a column bitmap of the table's n columns as a slot
 // per column; the full one (binlog_row_image=FULL) is the table's own.
-func (t tableEntry) presentColumns(bitmap []byte, n int) []bool {
+func (t *tableEntry) presentColumns(bitmap []byte, n int) []bool {
 	if len(t.full) == n && bitsSet(bitmap, n) == n {
 		return t.full
 	}

@@ -325,11 +325,30 @@ func (er *eventReader) next() ([]byte, error) {
 	} else {
 		raw = er.kept.alloc(int(n)) // table maps and rows events go into the transaction
 	}
-	if _, err := io.ReadFull(er.r, raw); err != nil {
+	if err := er.read(raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTruncated, err)
 	}
 	er.off += n
 	return raw, nil
+}
+
+// read fills raw from the file: copied from the read buffer when it fits
+// (io.ReadFull through bufio cost more than the copy, for every event).
+func (er *eventReader) read(raw []byte) error {
+	if len(raw) > er.r.Size() {
+		_, err := io.ReadFull(er.r, raw)
+		return err
+	}
+	p, err := er.r.Peek(len(raw))
+	if err != nil {
+		if err == io.EOF && len(p) > 0 {
+			err = io.ErrUnexpectedEOF // as io.ReadFull says it
+		}
+		return err
+	}
+	copy(raw, p)
+	_, err = er.r.Discard(len(raw))
+	return err
 }
 
 func (r *FileReader) noteFlavor(f txn.Flavor) {
