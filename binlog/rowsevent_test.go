@@ -199,19 +199,7 @@ func TestDecodeEventsMatchesGoMySQL(t *testing.T) {
 			f.rows(replication.WRITE_ROWS_EVENTv2, 100, true, nil)
 			f.commit()
 		}), 1},
-		{"more slow tables than go-mysql's parser keeps", file(func(f *mysql84File) {
-			// Every statement ends with a rows event decodeRows
-			// decodes, so go-mysql's parser never drops the table
-			// maps it was given.
-			for i := range uint16(maxParsed + 10) {
-				f.begin()
-				f.tableMap(1000+i, "s", slowCols, slowMeta)
-				f.tableMap(100, "f", fastCols, fastMeta)
-				f.rows(replication.WRITE_ROWS_EVENTv2, 1000+i, false, nil, slowRow(uint32(i), 1))
-				f.rows(replication.WRITE_ROWS_EVENTv2, 100, true, nil, fastRow(uint32(i), "a"))
-				f.commit()
-			}
-		}), maxParsed + 10},
+		{"more slow tables than go-mysql's parser keeps", func() []byte { return manySlowTables(maxParsed + 10) }, maxParsed + 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -233,11 +221,13 @@ func TestDecodeEventsMatchesGoMySQL(t *testing.T) {
 	}
 }
 
-// TestParserTablesBounded: go-mysql's parser, which decodeRows keeps from
-// seeing the end of statements, holds at most maxParsed table maps.
-func TestParserTablesBounded(t *testing.T) {
+// manySlowTables has n transactions, each of a statement on a table of
+// its own that go-mysql decodes, and on f. Every statement ends with a
+// rows event decodeRows decodes, so go-mysql's parser never sees a
+// statement end and drops the table maps it was given.
+func manySlowTables(n int) []byte {
 	f := newMySQL84File()
-	for i := range uint16(3 * maxParsed) {
+	for i := range uint16(n) {
 		f.begin()
 		f.tableMap(1000+i, "s", slowCols, slowMeta)
 		f.tableMap(100, "f", fastCols, fastMeta)
@@ -245,9 +235,16 @@ func TestParserTablesBounded(t *testing.T) {
 		f.rows(replication.WRITE_ROWS_EVENTv2, 100, true, nil, fastRow(uint32(i), "a"))
 		f.commit()
 	}
+	return f.b
+}
+
+// TestParserTablesBounded: go-mysql's parser, which decodeRows keeps from
+// seeing the end of statements, holds at most maxParsed table maps.
+func TestParserTablesBounded(t *testing.T) {
+	b := manySlowTables(3 * maxParsed)
 	g := newGuard(Limits{})
-	for _, e := range eventsOf(t, f.b) {
-		if _, err := g.decode(f.b[e.off : e.off+e.size]); err != nil {
+	for _, e := range eventsOf(t, b) {
+		if _, err := g.decode(b[e.off : e.off+e.size]); err != nil {
 			t.Fatal(err)
 		}
 		if len(g.parsed) > maxParsed {
