@@ -5,9 +5,9 @@ import "unsafe"
 // Putting a []byte or an int64 outside 0..255 in a txn.Value (an
 // interface) copies it into an allocation of its own: for an oltp
 // transaction, about sixteen allocations of 8 or 24 bytes, half of all
-// that decoding it allocated. decodeRowsFast puts them in slabs instead,
-// a slab for many values, and makes each txn.Value point at its slot, as
-// the runtime points it at the copy it allocates.
+// that decoding it allocated. The fast rows decoding (appendRows) puts
+// them in slabs instead, a slab for many values, and makes each txn.Value
+// point at its slot, as the runtime points it at the copy it allocates.
 
 // valueSlabs hold the values of decoded rows: their slots, strings and
 // integers.
@@ -17,8 +17,8 @@ type valueSlabs struct {
 	ints  slab[int64]
 }
 
-// rowSlots hands out the []any of rows, size slots at a time: an
-// allocation per row cost a sixth of decoding it.
+// rowSlots hands out the []any of rows, size slots at a time, where a
+// row was an allocation of its own.
 type rowSlots struct {
 	free []any
 	size int
