@@ -43,10 +43,10 @@ type assembler struct {
 	fromFiles bool
 	seq       uint64
 
-	tables map[uint64]tableEntry // by table id, from table map events
-	keyBuf []byte                // appendTableMapKey's, reused
-	format *txn.Format           // the format description in force
-	stmt   int                   // statement number of the next rows event in cur
+	tables map[uint64]*tableEntry // by table id, from table map events
+	keyBuf []byte                 // appendTableMapKey's, reused
+	format *txn.Format            // the format description in force
+	stmt   int                    // statement number of the next rows event in cur
 
 	cur     *txn.Txn
 	inTxn   bool   // BEGIN seen, or implied by a MariaDB GTID event
@@ -73,7 +73,7 @@ type tableEntry struct {
 }
 
 func newAssembler() *assembler {
-	return &assembler{tables: make(map[uint64]tableEntry)}
+	return &assembler{tables: make(map[uint64]*tableEntry)}
 }
 
 // open reports whether a transaction has started and not yet ended.
@@ -208,17 +208,10 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		}
 		return nil, nil
 	case *replication.RowsEvent:
-		a.implicitBegin(h)
-		if a.dropping {
-			return nil, nil
-		}
-		if err := a.rows(e, ev.RawData); err != nil {
-			if errors.Is(err, ErrPartialJSON) {
-				return nil, a.unappliable(err)
-			}
-			return nil, a.formatErr(eventStart(h), err)
-		}
-		return nil, nil
+		r := fromGoMySQL(e)
+		return nil, a.rowsEvent(h, &r, ev.RawData)
+	case *rowsEvent:
+		return nil, a.rowsEvent(h, e, ev.RawData)
 	case *replication.TransactionPayloadEvent:
 		var done *txn.Txn
 		for _, inner := range e.Events {
@@ -264,13 +257,7 @@ func (a *assembler) begin(h *replication.EventHeader) error {
 	if a.cur != nil {
 		return a.formatErr(a.cur.Start.Offset, errors.New("transaction has no commit before the next GTID event"))
 	}
-	a.cur = &txn.Txn{
-		ServerID:       h.ServerID,
-		LastCommitted:  -1,
-		SequenceNumber: -1,
-		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
-		Format:         a.format,
-	}
+	a.cur = a.newTxn(h)
 	a.inTxn, a.xid, a.stmt, a.dropping = false, "", 0, false
 	return nil
 }
@@ -324,15 +311,30 @@ func (a *assembler) dropIfSkipped() {
 // did (a binlog without GTIDs).
 func (a *assembler) implicitBegin(h *replication.EventHeader) {
 	if a.cur == nil {
-		a.cur = &txn.Txn{
-			ServerID:       h.ServerID,
-			LastCommitted:  -1,
-			SequenceNumber: -1,
-			Start:          txn.Position{File: a.file, Offset: eventStart(h)},
-			Format:         a.format,
-		}
+		a.cur = a.newTxn(h)
 		a.stmt = 0
 	}
+}
+
+// txnChanges is a transaction with room for the changes of most OLTP
+// transactions, allocated together: appending them cost up to three
+// allocations more.
+type txnChanges struct {
+	t       txn.Txn
+	changes [4]txn.Change
+}
+
+// newTxn is a transaction that starts at the event of header h.
+func (a *assembler) newTxn(h *replication.EventHeader) *txn.Txn {
+	tc := &txnChanges{t: txn.Txn{
+		ServerID:       h.ServerID,
+		LastCommitted:  -1,
+		SequenceNumber: -1,
+		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
+		Format:         a.format,
+	}}
+	tc.t.Changes = tc.changes[:0]
+	return &tc.t
 }
 
 func (a *assembler) addStmt(st *txn.Statement) {
@@ -422,16 +424,14 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
-	old, ok := a.tables[e.TableID]
-	if ok && old.ev == e { // the guard's repeat of the table map before
+	old := a.tables[e.TableID]
+	if old != nil && old.ev == e { // the guard's repeat of the table map before
 		old.raw = raw
-		a.tables[e.TableID] = old
 		return nil
 	}
 	a.keyBuf = appendTableMapKey(a.keyBuf[:0], e)
-	if ok && old.key == string(a.keyBuf) {
+	if old != nil && old.key == string(a.keyBuf) {
 		old.raw, old.ev = raw, e
-		a.tables[e.TableID] = old
 		return nil
 	}
 	key := string(a.keyBuf)
@@ -446,7 +446,7 @@ func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	for i := range full {
 		full[i] = true
 	}
-	a.tables[e.TableID] = tableEntry{key: key, table: t, raw: raw, ev: e, full: full}
+	a.tables[e.TableID] = &tableEntry{key: key, table: t, raw: raw, ev: e, full: full}
 	return nil
 }
 
@@ -539,70 +539,83 @@ func collations(e *replication.TableMapEvent) (cm map[int]uint64, err error) {
 	return e.CollationMap(), nil
 }
 
-func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
-	ent, ok := a.tables[e.TableID]
-	if !ok {
-		return fmt.Errorf("rows event for table id %d without its table map event", e.TableID)
+// rowsEvent adds the row changes of a rows event.
+func (a *assembler) rowsEvent(h *replication.EventHeader, e *rowsEvent, raw []byte) error {
+	a.implicitBegin(h)
+	if a.dropping {
+		return nil
+	}
+	if err := a.rows(e, raw); err != nil {
+		if errors.Is(err, ErrPartialJSON) {
+			return a.unappliable(err)
+		}
+		return a.formatErr(eventStart(h), err)
+	}
+	return nil
+}
+
+func (a *assembler) rows(e *rowsEvent, raw []byte) error {
+	ent := a.tables[e.tableID]
+	if ent == nil {
+		return fmt.Errorf("rows event for table id %d without its table map event", e.tableID)
 	}
 	tbl := ent.table
-	var kind txn.Kind
-	switch e.Type() {
-	case replication.EnumRowsEventTypeInsert:
-		kind = txn.Insert
-	case replication.EnumRowsEventTypeUpdate:
-		kind = txn.Update
-	case replication.EnumRowsEventTypeDelete:
-		kind = txn.Delete
-	default:
-		if rowsEventType(e) == replication.PARTIAL_UPDATE_ROWS_EVENT { // go-mysql's Type does not know it
-			kind = txn.Update
-			break
-		}
+	kind, ok := rowsKind(e.typ)
+	if !ok {
 		return fmt.Errorf("unsupported rows event type for %s", tbl.QualifiedName())
 	}
 	n := len(tbl.Types)
-	if int(e.ColumnCount) != n {
-		return fmt.Errorf("rows event for %s has %d columns, its table map %d", tbl.QualifiedName(), e.ColumnCount, n)
+	if int(e.columns) != n {
+		return fmt.Errorf("rows event for %s has %d columns, its table map %d", tbl.QualifiedName(), e.columns, n)
 	}
 	step := 1
 	if kind == txn.Update {
 		step = 2
 	}
-	if len(e.Rows)%step != 0 {
+	if len(e.rows)%step != 0 {
 		return fmt.Errorf("update rows event for %s has an odd number of images", tbl.QualifiedName())
 	}
 	var re *txn.RowsEvent
-	if raw != nil && ent.raw != nil {
-		re = &txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: len(e.Rows) / step}
+	var rcs []txn.RowChange
+	switch {
+	case raw == nil || ent.raw == nil:
+		rcs = make([]txn.RowChange, len(e.rows)/step)
+	case len(e.rows) == step: // most events hold one row
+		one := &oneRow{ev: txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: 1}}
+		re, rcs = &one.ev, one.rc[:]
+	default:
+		re = &txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: len(e.rows) / step}
+		rcs = make([]txn.RowChange, len(e.rows)/step)
 	}
-	if e.Flags&replication.RowsEventStmtEndFlag != 0 {
+	if e.flags&replication.RowsEventStmtEndFlag != 0 {
 		a.stmt++
 	}
 	// The rows of one event share their column bitmaps, and are
 	// allocated together.
-	cols1 := ent.presentColumns(e.ColumnBitmap1, n)
+	cols1 := ent.presentColumns(e.bitmap1, n)
 	var cols2 []bool
 	if kind == txn.Update {
-		cols2 = ent.presentColumns(e.ColumnBitmap2, n)
+		cols2 = ent.presentColumns(e.bitmap2, n)
 	}
-	rcs := make([]txn.RowChange, len(e.Rows)/step)
 	a.cur.Changes = slices.Grow(a.cur.Changes, len(rcs))
-	for i := 0; i < len(e.Rows); i += step {
+	for i := 0; i < len(e.rows); i += step {
 		rc := &rcs[i/step]
-		*rc = txn.RowChange{Kind: kind, Table: tbl, Flags: e.Flags, Event: re}
+		*rc = txn.RowChange{Kind: kind, Table: tbl, Flags: e.flags, Event: re}
 		var err error
 		switch kind {
 		case txn.Insert:
-			rc.After, rc.AfterCols, err = image(tbl, e.Rows[i], cols1)
+			rc.After, rc.AfterCols, err = image(tbl, e.rows[i], cols1, e.normalized)
 		case txn.Delete:
-			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], cols1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1, e.normalized)
 		case txn.Update:
-			if err := resolvePartialJSON(tbl, e.Rows[i], e.Rows[i+1], e.ColumnBitmap1); err != nil {
-				return err
+			if !e.normalized {
+				if err := resolvePartialJSON(tbl, e.rows[i], e.rows[i+1], e.bitmap1); err != nil {
+					return err
+				}
 			}
-			rc.Before, rc.BeforeCols, err = image(tbl, e.Rows[i], cols1)
+			rc.Before, rc.BeforeCols, err = image(tbl, e.rows[i], cols1, e.normalized)
 			if err == nil {
-				rc.After, rc.AfterCols, err = image(tbl, e.Rows[i+1], cols2)
+				rc.After, rc.AfterCols, err = image(tbl, e.rows[i+1], cols2, e.normalized)
 			}
 		}
 		if err != nil {
@@ -613,9 +626,16 @@ func (a *assembler) rows(e *replication.RowsEvent, raw []byte) error {
 	return nil
 }
 
+// oneRow is the row change of a rows event of one row and the event,
+// which it points to, allocated together.
+type oneRow struct {
+	rc [1]txn.RowChange
+	ev txn.RowsEvent
+}
+
 // presentColumns is a column bitmap of the table's n columns as a slot
 // per column; the full one (binlog_row_image=FULL) is the table's own.
-func (t tableEntry) presentColumns(bitmap []byte, n int) []bool {
+func (t *tableEntry) presentColumns(bitmap []byte, n int) []bool {
 	if len(t.full) == n && bitsSet(bitmap, n) == n {
 		return t.full
 	}
@@ -627,10 +647,14 @@ func (t tableEntry) presentColumns(bitmap []byte, n int) []bool {
 }
 
 // image converts one row image of len(tbl.Types) columns, in place: a
-// slot per column, absent columns nil and marked false in present.
-func image(tbl *txn.Table, row []any, present []bool) ([]txn.Value, []bool, error) {
+// slot per column, absent columns nil and marked false in present. A
+// normalized image (decodeRowsFast's) is one already.
+func image(tbl *txn.Table, row []any, present []bool, normalized bool) ([]txn.Value, []bool, error) {
 	if len(row) != len(present) {
 		return nil, nil, fmt.Errorf("%s: a row image of %d columns, the table has %d", tbl.QualifiedName(), len(row), len(present))
+	}
+	if normalized {
+		return row, present, nil
 	}
 	for c, ok := range present {
 		if !ok {

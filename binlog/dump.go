@@ -45,6 +45,7 @@ type dumpConn struct {
 	// scratch holds the last event of a type the guard decodes into its
 	// scratch events.
 	scratch []byte
+	kept    keptEvents
 }
 
 // dumpStart is where a dump starts: a file and offset, or, byGTID, after
@@ -242,7 +243,7 @@ func (d *dumpConn) readEvent() ([]byte, error) {
 			}
 			buf = d.scratch[:n]
 		} else {
-			buf = make([]byte, n) // kept: table maps and rows events go into the transaction
+			buf = d.kept.alloc(n) // table maps and rows events go into the transaction
 		}
 		if _, err := io.ReadFull(d.r, buf); err != nil {
 			return nil, err

@@ -184,7 +184,6 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 	send func(*txn.Txn) bool) error {
 	asm.setFile(name)
 	g := newGuard(r.lim)
-	p := newParser()
 	er := &eventReader{r: bufio.NewReaderSize(rs, int(min(max(size, 4096), 1<<20))), size: size, max: g.lim.MaxEvent}
 	fail := func(off int64, err error) error {
 		fe := &FormatError{File: name, Offset: uint32(off), Err: err}
@@ -208,7 +207,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 	// The server computes the format description's checksum without the
 	// in-use flag it sets while the file is open.
 	raw[17] &^= logEventBinlogInUse
-	ev, err := g.decode(p, raw)
+	ev, err := g.decode(raw)
 	if err != nil {
 		return fail(4, err)
 	}
@@ -242,7 +241,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 			return fail(off, fmt.Errorf("corrupted %v event: its end position says %d, its length %d bytes from offset %d",
 				replication.EventType(raw[4]), lp, len(raw), off))
 		}
-		ev, err := g.decode(p, raw)
+		ev, err := g.decode(raw)
 		if err != nil {
 			return fail(off, err)
 		}
@@ -271,6 +270,28 @@ type eventReader struct {
 	// scratch holds the last event of a type the guard decodes into its
 	// scratchEvents.
 	scratch []byte
+	kept    keptEvents
+}
+
+// keptEvents hands out the memory of the events a transaction keeps
+// (table maps and rows events), several to an allocation of keptChunk
+// bytes: an allocation each cost more than reading them. A chunk lives
+// as long as the last transaction that holds an event of it.
+type keptEvents struct{ free []byte }
+
+const keptChunk = 32 << 10
+
+// alloc returns n bytes of their own for an event.
+func (k *keptEvents) alloc(n int) []byte {
+	if n > keptChunk/8 {
+		return make([]byte, n)
+	}
+	if len(k.free) < n {
+		k.free = make([]byte, keptChunk)
+	}
+	b := k.free[:n:n]
+	k.free = k.free[n:]
+	return b
 }
 
 // next returns the next event, header and checksum included; io.EOF at
@@ -302,13 +323,32 @@ func (er *eventReader) next() ([]byte, error) {
 		}
 		raw = er.scratch[:n]
 	} else {
-		raw = make([]byte, n) // kept: table maps and rows events go into the transaction
+		raw = er.kept.alloc(int(n)) // table maps and rows events go into the transaction
 	}
-	if _, err := io.ReadFull(er.r, raw); err != nil {
+	if err := er.read(raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTruncated, err)
 	}
 	er.off += n
 	return raw, nil
+}
+
+// read fills raw from the file: copied from the read buffer when it fits
+// (io.ReadFull through bufio cost more than the copy, for every event).
+func (er *eventReader) read(raw []byte) error {
+	if len(raw) > er.r.Size() {
+		_, err := io.ReadFull(er.r, raw)
+		return err
+	}
+	p, err := er.r.Peek(len(raw))
+	if err != nil {
+		if err == io.EOF && len(p) > 0 {
+			err = io.ErrUnexpectedEOF // as io.ReadFull says it
+		}
+		return err
+	}
+	copy(raw, p)
+	_, err = er.r.Discard(len(raw))
+	return err
 }
 
 func (r *FileReader) noteFlavor(f txn.Flavor) {

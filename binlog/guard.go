@@ -59,16 +59,18 @@ const maxColumns = 4096
 // event's length, its checksum, the format description, and the table
 // map and rows event structure (column counts, bitmap sizes).
 //
-// Invariant: tables holds the column count of every table map event seen
-// since the last rows event that ended a statement, as go-mysql's parser
-// holds their decoded form.
+// Invariant: tables holds the table map of every table id seen since
+// the last rows event that ended a statement: the tables a rows event may
+// name. go-mysql's parser holds what parsed says.
 type eventGuard struct {
 	lim Limits
+	p   *replication.BinlogParser // decodes what prepl does not decode itself
 
 	fde      bool   // a format description has been seen
+	fdeRaw   []byte // the last one, to start a new parser with
 	crc      bool   // events end with a CRC32
 	postHdr  []byte // post-header length of each event type (type-1)
-	tables   map[uint64]int
+	tables   map[uint64]*tableMap
 	txnBytes int64 // bytes of the open transaction's events so far
 
 	scratch scratchEvents
@@ -79,12 +81,30 @@ type eventGuard struct {
 	// it is such a repeat.
 	maps map[uint64]*tableMap
 	hit  *tableMap
+
+	// rows is the post-header of the rows event checked last.
+	rows checkedRows
+	// slabs hold the values decodeRows decodes.
+	slabs valueSlabs
+
+	// parsed mirrors the table maps go-mysql's parser holds, by table id:
+	// the one it decodes that table's rows events with, nil where that is
+	// not the table's last table map (which a repeat skipped). go-mysql
+	// drops them all at the end of a statement it decodes; decodeRows
+	// does not, so the parser is replaced when it holds maxParsed.
+	parsed map[uint64]*tableMap
 }
 
+// maxParsed bounds the table maps go-mysql's parser holds (table ids are
+// not reused: a long stream names ever new ones).
+const maxParsed = 1024
+
 type tableMap struct {
-	body    []byte // the event without header and checksum
+	raw     []byte // the event, as first read
+	body    []byte // raw without header and checksum
 	columns int
 	ev      *replication.TableMapEvent // decoded whole
+	fast    bool                       // decodeRows decodes its rows events
 }
 
 // skipOptionalMeta is go-mysql's optional metadata decoding for a table
@@ -92,15 +112,17 @@ type tableMap struct {
 func skipOptionalMeta([]byte) error { return nil }
 
 // scratchEvents are reused for the events every transaction has and the
-// assembler only reads (MariaDB's GTID event, the XID event): through
-// go-mysql's Parse each cost four allocations. An event decoded into them
-// is valid until the next decode.
+// assembler only reads (MariaDB's GTID event, the XID event, repeated
+// table maps and the rows events prepl decodes): through go-mysql's Parse
+// each cost three to five allocations. An event decoded into them is
+// valid until the next decode.
 type scratchEvents struct {
 	ev   replication.BinlogEvent
 	h    replication.EventHeader
 	gtid replication.MariadbGTIDEvent
 	xid  replication.XIDEvent
 	text replication.GenericEvent // a statement's text, which prepl does not use
+	rows rowsEvent
 }
 
 // forgotten reports whether events of type typ are decoded into
@@ -118,7 +140,9 @@ func forgotten(typ replication.EventType) bool {
 }
 
 func newGuard(lim Limits) *eventGuard {
-	return &eventGuard{lim: lim.withDefaults(), tables: map[uint64]int{}, maps: map[uint64]*tableMap{}}
+	return &eventGuard{lim: lim.withDefaults(), p: newParser(), tables: map[uint64]*tableMap{},
+		maps: map[uint64]*tableMap{}, parsed: map[uint64]*tableMap{},
+		slabs: valueSlabs{rows: rowSlots{size: 256}, bytes: slab[[]byte]{size: 64}, ints: slab[int64]{size: 64}}}
 }
 
 // newParser is a go-mysql parser configured as the txn model needs
@@ -134,30 +158,60 @@ func newParser() *replication.BinlogParser {
 	return p
 }
 
-// decode checks raw and decodes it with p. A panic in go-mysql becomes an
-// error: nothing in a binlog may end prepl with a Go panic.
-func (g *eventGuard) decode(p *replication.BinlogParser, raw []byte) (ev *replication.BinlogEvent, err error) {
+// decode checks raw and decodes it: the rows events of tables of common
+// column types and repeated table maps by prepl, the others with
+// go-mysql's parser. A panic in go-mysql becomes an error: nothing in a
+// binlog may end prepl with a Go panic.
+func (g *eventGuard) decode(raw []byte) (ev *replication.BinlogEvent, err error) {
 	if err := g.check(raw); err != nil {
 		return nil, err
 	}
-	typ := replication.EventType(raw[4])
 	defer func() {
 		if v := recover(); v != nil {
-			ev, err = nil, fmt.Errorf("corrupted %v event: decoding it failed: %v", typ, v)
+			g.p.SetTableMapOptionalMetaDecodeFunc(nil)
+			ev, err = nil, fmt.Errorf("corrupted %v event: decoding it failed: %v", replication.EventType(raw[4]), v)
 		}
 	}()
+	// In a function of its own: its returns would make decode's defer
+	// a costly one.
+	return g.decodeChecked(raw)
+}
+
+// decodeChecked decodes raw, which check accepted.
+func (g *eventGuard) decodeChecked(raw []byte) (*replication.BinlogEvent, error) {
+	typ := replication.EventType(raw[4])
 	if forgotten(typ) {
 		return g.decodeScratch(raw, typ)
 	}
 	hit := g.hit
+	g.hit = nil
+	switch {
+	case hit != nil && decodeOwn:
+		// go-mysql's parser is given it when a rows event needs it.
+		if _, ok := g.parsed[hit.ev.TableID]; ok {
+			g.parsed[hit.ev.TableID] = nil
+		}
+		return g.scratchEvent(raw, hit.ev), nil
+	case g.ownRows(typ):
+		return g.decodeRows(raw, typ)
+	case isRows(typ):
+		if err := g.feed(g.rows.tableID, g.rows.table); err != nil {
+			return nil, err
+		}
+	case typ == replication.TABLE_MAP_EVENT:
+		if err := g.makeRoom(); err != nil {
+			return nil, err
+		}
+	}
+	var ev *replication.BinlogEvent
+	var err error
 	if hit != nil {
 		// go-mysql still registers the table for the rows events that
 		// follow; the assembler gets the event decoded before.
-		g.hit = nil
-		p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
-		defer p.SetTableMapOptionalMetaDecodeFunc(nil)
+		ev, err = g.parseRepeat(raw)
+	} else {
+		ev, err = g.p.Parse(raw)
 	}
-	ev, err = p.Parse(raw)
 	if err != nil {
 		var ee *replication.EventError
 		if errors.As(err, &ee) {
@@ -165,37 +219,105 @@ func (g *eventGuard) decode(p *replication.BinlogParser, raw []byte) (ev *replic
 		}
 		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
 	}
-	if tm, ok := ev.Event.(*replication.TableMapEvent); ok {
+	g.parsedEvent(ev, hit)
+	return ev, nil
+}
+
+// parseRepeat decodes a table map event the same as one decoded before
+// with go-mysql's parser, without its optional metadata.
+func (g *eventGuard) parseRepeat(raw []byte) (*replication.BinlogEvent, error) {
+	g.p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
+	ev, err := g.p.Parse(raw) // on a panic, decode resets the func
+	g.p.SetTableMapOptionalMetaDecodeFunc(nil)
+	return ev, err
+}
+
+// parsedEvent notes what go-mysql's parser decoded: the table maps it
+// holds, and the table map decoded for the first time.
+func (g *eventGuard) parsedEvent(ev *replication.BinlogEvent, hit *tableMap) {
+	switch e := ev.Event.(type) {
+	case *replication.FormatDescriptionEvent:
+		g.fdeRaw = bytes.Clone(ev.RawData)
+	case *replication.TableMapEvent:
+		m := g.tables[e.TableID]
 		if hit != nil {
 			ev.Event = hit.ev
-		} else if m := g.maps[tm.TableID]; m != nil && m.ev == nil {
-			m.ev = tm
+		} else if m != nil && m.ev == nil {
+			m.ev, m.fast = e, fastTable(e)
+		}
+		g.parsed[e.TableID] = m
+	case *replication.RowsEvent:
+		if e.Flags&replication.RowsEventStmtEndFlag != 0 {
+			clear(g.parsed) // as go-mysql's parser does
 		}
 	}
-	return ev, nil
+}
+
+// feed gives go-mysql's parser the table map m of table id, the last
+// one, before a rows event of that table it decodes: the table map it
+// would hold had it decoded every event. A repeated table map is decoded
+// without its optional metadata, as decode does when decodeOwn is off.
+func (g *eventGuard) feed(id uint64, m *tableMap) error {
+	if m.ev == nil || g.parsed[id] == m {
+		return nil
+	}
+	if err := g.makeRoom(); err != nil {
+		return err
+	}
+	if _, err := g.parseRepeat(m.raw); err != nil {
+		return fmt.Errorf("corrupted %v event: its table map (table id %d) decodes no more: %v", replication.TABLE_MAP_EVENT, id, err)
+	}
+	g.parsed[id] = m
+	return nil
+}
+
+// makeRoom replaces go-mysql's parser with a new one, given the format
+// description in force, when it holds maxParsed table maps: called
+// before it decodes one more.
+func (g *eventGuard) makeRoom() error {
+	if len(g.parsed) < maxParsed {
+		return nil
+	}
+	p := newParser()
+	if _, err := p.Parse(g.fdeRaw); err != nil {
+		return fmt.Errorf("corrupted %v event: %v", replication.FORMAT_DESCRIPTION_EVENT, err)
+	}
+	g.p = p
+	clear(g.parsed)
+	return nil
+}
+
+// body is raw without its header and checksum.
+func (g *eventGuard) body(raw []byte) []byte {
+	body := raw[replication.EventHeaderSize:]
+	if g.crc {
+		body = body[:len(body)-replication.BinlogChecksumLength]
+	}
+	return body
+}
+
+// scratchEvent is raw, whose decoded form is e, in g.scratch.
+func (g *eventGuard) scratchEvent(raw []byte, e replication.Event) *replication.BinlogEvent {
+	s := &g.scratch
+	s.h = replication.EventHeader{}
+	_ = s.h.Decode(raw) // cannot fail: check saw at least a header of a length at least 19
+	s.ev = replication.BinlogEvent{RawData: raw, Header: &s.h, Event: e}
+	return &s.ev
 }
 
 // decodeScratch decodes a checked event of a forgotten type into
 // g.scratch, as go-mysql's Parse would.
 func (g *eventGuard) decodeScratch(raw []byte, typ replication.EventType) (*replication.BinlogEvent, error) {
 	s := &g.scratch
-	s.h = replication.EventHeader{}
-	if err := s.h.Decode(raw); err != nil {
-		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
-	}
-	body := raw[replication.EventHeaderSize:]
-	if g.crc {
-		body = body[:len(body)-replication.BinlogChecksumLength]
-	}
+	body := g.body(raw)
 	var e replication.Event
 	switch typ {
 	case replication.MARIADB_GTID_EVENT:
 		s.gtid = replication.MariadbGTIDEvent{}
-		s.gtid.GTID.ServerID = s.h.ServerID
+		s.gtid.GTID.ServerID = binary.LittleEndian.Uint32(raw[5:])
 		e = &s.gtid
 	case replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.ROWS_QUERY_EVENT:
-		s.ev = replication.BinlogEvent{RawData: raw, Header: &s.h, Event: &s.text}
-		return &s.ev, nil
+		return g.scratchEvent(raw, &s.text), nil
 	default:
 		s.xid = replication.XIDEvent{}
 		e = &s.xid
@@ -203,8 +325,7 @@ func (g *eventGuard) decodeScratch(raw []byte, typ replication.EventType) (*repl
 	if err := e.Decode(body); err != nil {
 		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
 	}
-	s.ev = replication.BinlogEvent{RawData: raw, Header: &s.h, Event: e}
-	return &s.ev, nil
+	return g.scratchEvent(raw, e), nil
 }
 
 // damaged is the error of a structurally impossible event.
@@ -257,7 +378,7 @@ func (g *eventGuard) check(raw []byte) error {
 	}
 	switch typ {
 	case replication.TABLE_MAP_EVENT:
-		return g.checkTableMap(typ, body)
+		return g.checkTableMap(typ, raw, body)
 	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
 		replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
 		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2,
@@ -390,7 +511,7 @@ func lenencSize(b byte) int {
 	return 1
 }
 
-func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error {
+func (g *eventGuard) checkTableMap(typ replication.EventType, raw, body []byte) error {
 	idSize, _, err := g.tableIDSize(typ)
 	if err != nil {
 		return err
@@ -401,7 +522,7 @@ func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error
 	}
 	id := fixedInt(body[:idSize])
 	if m := g.maps[id]; m != nil && m.ev != nil && bytes.Equal(m.body, body) {
-		g.tables[id], g.hit = m.columns, m
+		g.tables[id], g.hit = m, m
 		return nil
 	}
 	for range 2 { // schema, then table: length, name, NUL
@@ -439,11 +560,11 @@ func (g *eventGuard) checkTableMap(typ replication.EventType, body []byte) error
 	if err := checkOptionalMeta(typ, body[pos:]); err != nil {
 		return err
 	}
-	g.tables[id] = int(count)
 	if len(g.maps) > 100000 { // table ids are not reused; keep the map bounded
 		clear(g.maps)
 	}
-	g.maps[id] = &tableMap{body: body, columns: int(count)}
+	m := &tableMap{raw: raw, body: body, columns: int(count)}
+	g.tables[id], g.maps[id] = m, m
 	return nil
 }
 
@@ -527,8 +648,9 @@ func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
 	id := fixedInt(body[:idSize])
 	flags := binary.LittleEndian.Uint16(body[idSize:])
 	pos := idSize + 2
+	extra := 0
 	if ph == 10 { // version 2: extra data, its length counting itself
-		extra := int(binary.LittleEndian.Uint16(body[pos:]))
+		extra = int(binary.LittleEndian.Uint16(body[pos:]))
 		if extra < 2 || pos+extra > len(body) {
 			return damaged(typ, "extra data length %d", extra)
 		}
@@ -539,14 +661,14 @@ func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
 		return damaged(typ, "column count runs past the event's end")
 	}
 	pos += n
-	want, known := g.tables[id]
+	table := g.tables[id]
 	switch {
 	case count == 0 || count > maxColumns:
 		return damaged(typ, "column count %d (want 1 to %d)", count, maxColumns)
-	case !known:
+	case table == nil:
 		return damaged(typ, "table id %d has no table map event before it", id)
-	case int(count) != want:
-		return damaged(typ, "%d columns, its table map (table id %d) %d", count, id, want)
+	case int(count) != table.columns:
+		return damaged(typ, "%d columns, its table map (table id %d) %d", count, id, table.columns)
 	}
 	bm := (int(count) + 7) / 8
 	images := 1
@@ -574,6 +696,7 @@ func (g *eventGuard) checkRows(typ replication.EventType, body []byte) error {
 	} else if est := g.rowsBytes(typ, id, body[pos:], int(count), body[pos-images*bm:pos], images); est > g.lim.MaxEvent {
 		return damaged(typ, "its rows could decode to %d bytes, more than --max-event-size %d", est, g.lim.MaxEvent)
 	}
+	g.rows = checkedRows{table: table, tableID: id, flags: flags, extra: extra, bitmaps: body[pos-images*bm : pos], rows: pos}
 	if flags&replication.RowsEventStmtEndFlag != 0 {
 		clear(g.tables) // as go-mysql's parser does
 	}

@@ -156,11 +156,10 @@ func TestGoMySQLZeroColumnCountUnbounded(t *testing.T) {
 		t.Fatalf("go-mysql decoding a zero-column rows event: %v\n%s", err, out)
 	}
 	// The same events through prepl's guard: an error, not a loop.
-	p := newParser()
 	g := newGuard(Limits{})
 	var derr error
 	for _, raw := range zeroColumnRepro() {
-		if _, derr = g.decode(p, raw); derr != nil {
+		if _, derr = g.decode(raw); derr != nil {
 			break
 		}
 	}

@@ -61,11 +61,19 @@ func fastRows(e *replication.RowsEvent, typ replication.EventType) bool {
 	switch typ {
 	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
 		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2:
-	default:
+		return fastTable(e.Table)
+	}
+	return false
+}
+
+// fastTable reports whether every column of the table map tm is of a
+// fastType.
+func fastTable(tm *replication.TableMapEvent) bool {
+	if len(tm.ColumnMeta) != len(tm.ColumnType) {
 		return false
 	}
-	for i, typ := range e.Table.ColumnType {
-		if !fastType(typ, e.Table.ColumnMeta[i]) {
+	for i, typ := range tm.ColumnType {
+		if !fastType(typ, tm.ColumnMeta[i]) {
 			return false
 		}
 	}
@@ -78,33 +86,47 @@ var errRowPastEnd = errors.New("a row image runs past the event's end")
 // e.Rows, as go-mysql's DecodeData would with normalize applied. The
 // caller checked fastRows.
 func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool) error {
-	n := int(e.ColumnCount)
 	images := 1
 	if update {
 		images = 2
 	}
-	e.Rows = make([][]any, 0, images) // most events hold one row
+	n := images * len(e.Table.ColumnType)
+	slabs := valueSlabs{bytes: slab[[]byte]{size: n}, ints: slab[int64]{size: n}}
+	var err error
+	e.Rows, err = appendRows(make([][]any, 0, images), e.Table, e.ColumnBitmap1, e.ColumnBitmap2, data, pos, update, &slabs)
+	return err
+}
+
+// appendRows appends the row images at data[pos:] of a table of fastType
+// columns to rows, two per row for an update (column bitmaps bitmap1 and
+// bitmap2), one for the others (bitmap1).
+func appendRows(rows [][]any, tm *replication.TableMapEvent, bitmap1, bitmap2, data []byte, pos int, update bool, slabs *valueSlabs) ([][]any, error) {
+	n := len(tm.ColumnType)
+	images := 1
+	if update {
+		images = 2
+	}
 	for pos < len(data) {
-		vals := make([]any, images*n) // the row's images, in one allocation
+		vals := slabs.rows.take(images * n) // the row's images, together
 		var err error
 		for i := range images {
-			bitmap := e.ColumnBitmap1
+			bitmap := bitmap1
 			if i == 1 {
-				bitmap = e.ColumnBitmap2
+				bitmap = bitmap2
 			}
 			row := vals[i*n : (i+1)*n : (i+1)*n]
-			if pos, err = decodeImage(e.Table, row, bitmap, data, pos); err != nil {
-				return err
+			if pos, err = decodeImage(tm, row, bitmap, data, pos, slabs); err != nil {
+				return rows, err
 			}
-			e.Rows = append(e.Rows, row)
+			rows = append(rows, row)
 		}
 	}
-	return nil
+	return rows, nil
 }
 
 // decodeImage decodes the row image at data[pos:] with column bitmap
 // bitmap into row and returns the position after it.
-func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, pos int) (int, error) {
+func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, pos int, slabs *valueSlabs) (int, error) {
 	n := len(row)
 	nulls := (bitsSet(bitmap, n) + 7) / 8
 	if nulls > len(data)-pos {
@@ -122,7 +144,7 @@ func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, 
 		if null {
 			continue
 		}
-		v, size, err := decodeValue(tm.ColumnType[c], tm.ColumnMeta[c], data[pos:])
+		v, size, err := decodeValue(tm.ColumnType[c], tm.ColumnMeta[c], data[pos:], slabs)
 		if err != nil {
 			return 0, err
 		}
@@ -133,80 +155,75 @@ func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, 
 }
 
 // decodeValue decodes one value of a fastType column at the start of b.
-func decodeValue(typ byte, meta uint16, b []byte) (txn.Value, int, error) {
-	fixed := func(size int) error {
-		if len(b) < size {
-			return errRowPastEnd
-		}
-		return nil
-	}
+func decodeValue(typ byte, meta uint16, b []byte, slabs *valueSlabs) (txn.Value, int, error) {
+	var i int64
+	size := 0
 	switch typ {
 	case txn.TypeTiny:
-		if err := fixed(1); err != nil {
-			return nil, 0, err
+		if size = 1; len(b) >= size {
+			i = int64(int8(b[0]))
 		}
-		return int64(int8(b[0])), 1, nil
 	case txn.TypeShort:
-		if err := fixed(2); err != nil {
-			return nil, 0, err
+		if size = 2; len(b) >= size {
+			i = int64(int16(binary.LittleEndian.Uint16(b)))
 		}
-		return int64(int16(binary.LittleEndian.Uint16(b))), 2, nil
 	case txn.TypeInt24:
-		if err := fixed(3); err != nil {
-			return nil, 0, err
+		if size = 3; len(b) >= size {
+			u := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
+			i = int64(int32(u<<8) >> 8)
 		}
-		u := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
-		return int64(int32(u<<8) >> 8), 3, nil
 	case txn.TypeLong:
-		if err := fixed(4); err != nil {
-			return nil, 0, err
+		if size = 4; len(b) >= size {
+			i = int64(int32(binary.LittleEndian.Uint32(b)))
 		}
-		return int64(int32(binary.LittleEndian.Uint32(b))), 4, nil
 	case txn.TypeLongLong:
-		if err := fixed(8); err != nil {
-			return nil, 0, err
+		if size = 8; len(b) >= size {
+			i = int64(binary.LittleEndian.Uint64(b))
 		}
-		return int64(binary.LittleEndian.Uint64(b)), 8, nil
 	case txn.TypeYear:
-		if err := fixed(1); err != nil {
-			return nil, 0, err
+		if size = 1; len(b) >= size && b[0] != 0 {
+			i = int64(b[0]) + 1900
 		}
-		if b[0] == 0 {
-			return int64(0), 1, nil
-		}
-		return int64(b[0]) + 1900, 1, nil
 	case txn.TypeFloat:
-		if err := fixed(4); err != nil {
-			return nil, 0, err
+		if len(b) < 4 {
+			return nil, 0, errRowPastEnd
 		}
 		return math.Float32frombits(binary.LittleEndian.Uint32(b)), 4, nil
 	case txn.TypeDouble:
-		if err := fixed(8); err != nil {
-			return nil, 0, err
+		if len(b) < 8 {
+			return nil, 0, errRowPastEnd
 		}
 		return math.Float64frombits(binary.LittleEndian.Uint64(b)), 8, nil
 	case txn.TypeVarchar, txn.TypeVarString:
-		return decodeString(b, int(meta))
+		return decodeString(b, int(meta), slabs)
 	case txn.TypeString:
 		length, _ := stringLength(meta)
-		return decodeString(b, length)
+		return decodeString(b, length, slabs)
 	case txn.TypeBlob, txn.TypeGeometry:
-		return decodeBlob(b, int(meta))
+		return decodeBlob(b, int(meta), slabs)
+	default:
+		return nil, 0, errors.New("decodeRowsFast: column type not decoded here")
 	}
-	return nil, 0, errors.New("decodeRowsFast: column type not decoded here")
+	if len(b) < size {
+		return nil, 0, errRowPastEnd
+	}
+	if uint64(i) < 256 {
+		return i, size, nil // the runtime boxes these without allocating
+	}
+	return slabs.ints.box(i), size, nil
 }
 
 // decodeString reads a CHAR or VARCHAR value: a length of one byte for
 // columns of fewer than 256 bytes, else two.
-func decodeString(b []byte, declared int) (txn.Value, int, error) {
+func decodeString(b []byte, declared int, slabs *valueSlabs) (txn.Value, int, error) {
 	if declared < 256 {
-		return decodeBlob(b, 1)
+		return decodeBlob(b, 1, slabs)
 	}
-	return decodeBlob(b, 2)
+	return decodeBlob(b, 2, slabs)
 }
 
 // decodeBlob reads a value with a length prefix of packlen bytes.
-func decodeBlob(b []byte, packlen int) (txn.Value, int, error) {
+func decodeBlob(b []byte, packlen int, slabs *valueSlabs) (txn.Value, int, error) {
 	if packlen < 1 || packlen > 4 {
 		return nil, 0, errors.New("invalid blob length size")
 	}
@@ -221,5 +238,5 @@ func decodeBlob(b []byte, packlen int) (txn.Value, int, error) {
 	if l < 0 || end > len(b) {
 		return nil, 0, errRowPastEnd
 	}
-	return b[packlen:end:end], end, nil
+	return slabs.bytes.box(b[packlen:end:end]), end, nil
 }

@@ -35,7 +35,7 @@ func ScanFile(path string) (FileSummary, error) {
 		return s, err
 	}
 	defer f.Close()
-	sc := scanner{sum: &s, p: newParser(), g: newGuard(Limits{})}
+	sc := scanner{sum: &s, g: newGuard(Limits{})}
 	if err := sc.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		s.Damaged = err
 	}
@@ -50,7 +50,6 @@ func ScanFile(path string) (FileSummary, error) {
 
 type scanner struct {
 	sum *FileSummary
-	p   *replication.BinlogParser
 	g   *eventGuard // checks each event before go-mysql decodes it
 	off uint32      // where the next event starts
 	buf []byte
@@ -121,7 +120,7 @@ func scanned(t replication.EventType) bool {
 }
 
 func (sc *scanner) event() error {
-	ev, err := sc.g.decode(sc.p, sc.buf)
+	ev, err := sc.g.decode(sc.buf)
 	if err != nil {
 		return err
 	}

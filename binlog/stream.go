@@ -101,8 +101,7 @@ type StreamReader struct {
 
 	// Events are checked and decoded here, where a panic in go-mysql's
 	// decoding can be recovered.
-	parser *replication.BinlogParser
-	guard  *eventGuard
+	guard *eventGuard
 	// rereadAt is where a damaged event was last met: met again there
 	// after reading it anew, the damage is in the source's binlog.
 	rereadAt txn.Position
@@ -385,7 +384,6 @@ func (s *StreamReader) start(ctx context.Context) error {
 	}
 	l := &link{}
 	s.link.Store(l)
-	s.parser = newParser()
 	s.guard = newGuard(s.cfg.Limits)
 	s.stopWatching()
 	stop := context.AfterFunc(ctx, l.closeAll)
@@ -545,7 +543,7 @@ func (s *StreamReader) closeOnDone(ctx context.Context) {
 
 // decode checks and decodes an event read from the source.
 func (s *StreamReader) decode(raw []byte) (*replication.BinlogEvent, error) {
-	ev, err := s.guard.decode(s.parser, raw)
+	ev, err := s.guard.decode(raw)
 	if err != nil {
 		return nil, s.damage(raw, err)
 	}

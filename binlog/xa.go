@@ -20,12 +20,11 @@ import (
 // on the target, which anything may have changed.
 func DecodeEvents(format, events []byte) (*txn.Txn, error) {
 	g := newGuard(Limits{})
-	p := newParser()
 	a := newAssembler()
 	if len(format) < replication.EventHeaderSize || replication.EventType(format[4]) != replication.FORMAT_DESCRIPTION_EVENT {
 		return nil, errors.New("stored events: no format description event first")
 	}
-	ev, err := g.decode(p, format)
+	ev, err := g.decode(format)
 	if err != nil {
 		return nil, fmt.Errorf("stored format description event: %w", err)
 	}
@@ -48,7 +47,7 @@ func DecodeEvents(format, events []byte) (*txn.Txn, error) {
 		default:
 			return nil, fmt.Errorf("stored events: a %v event at offset %d, where only table map and rows events belong", typ, off)
 		}
-		ev, err := g.decode(p, raw)
+		ev, err := g.decode(raw)
 		if err != nil {
 			return nil, fmt.Errorf("stored events, offset %d: %w", off, err)
 		}
