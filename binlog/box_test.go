@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"unsafe"
+
+	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 // TestSlabValues: values boxed in slabs are what the runtime's boxing
@@ -47,5 +50,31 @@ func TestSlabBoxingAllocates(t *testing.T) {
 	})
 	if allocs != 1 {
 		t.Fatalf("%v allocations for 8 values in a slab of 8", allocs)
+	}
+}
+
+// TestKeptEventsChunkOnlyRows: rows events share chunks; every other
+// event kept has memory of its own, since the guard and the assembler
+// keep a table map per table id long after its transaction, and a table
+// map in a chunk would keep the whole chunk alive.
+func TestKeptEventsChunkOnlyRows(t *testing.T) {
+	var k keptEvents
+	next := func(a, b []byte) bool { // b starts where a ends, in one chunk
+		return uintptr(unsafe.Pointer(&b[0]))-uintptr(unsafe.Pointer(&a[0])) == uintptr(len(a))
+	}
+	last := k.alloc(100, replication.WRITE_ROWS_EVENTv1)
+	for _, typ := range []replication.EventType{replication.TABLE_MAP_EVENT, replication.QUERY_EVENT, replication.UNKNOWN_EVENT} {
+		m := k.alloc(100, typ)
+		r := k.alloc(100, replication.UPDATE_ROWS_EVENTv2)
+		if !next(last, r) {
+			t.Fatal("rows events do not share a chunk")
+		}
+		if len(m) != 100 || cap(m) != 100 || next(last, m) || next(m, r) {
+			t.Errorf("%v event: in the rows events' chunk, want memory of its own", typ)
+		}
+		last = r
+	}
+	if big := k.alloc(keptChunk, replication.WRITE_ROWS_EVENTv1); len(big) != keptChunk || next(last, big) {
+		t.Errorf("a rows event larger than a chunk's eighth: in the chunk")
 	}
 }

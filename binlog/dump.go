@@ -235,15 +235,18 @@ func (d *dumpConn) readEvent() ([]byte, error) {
 			return nil, d.tooBig(n, int64(n))
 		}
 		var buf []byte
-		if p, err := d.r.Peek(min(n, 6)); err == nil && n < maxPayload && len(p) == 6 &&
-			p[0] == mysql.OK_HEADER && forgotten(replication.EventType(p[5])) {
+		typ := replication.UNKNOWN_EVENT // a multi-packet event, or not an event: its own allocation
+		if p, err := d.r.Peek(min(n, 6)); err == nil && n < maxPayload && len(p) == 6 && p[0] == mysql.OK_HEADER {
+			typ = replication.EventType(p[5])
+		}
+		if forgotten(typ) {
 			// Read and forgotten before the next event, as in a file.
 			if cap(d.scratch) < n {
 				d.scratch = make([]byte, n)
 			}
 			buf = d.scratch[:n]
 		} else {
-			buf = d.kept.alloc(n) // table maps and rows events go into the transaction
+			buf = d.kept.alloc(n, typ) // table maps and rows events go into the transaction
 		}
 		if _, err := io.ReadFull(d.r, buf); err != nil {
 			return nil, err

@@ -273,17 +273,20 @@ type eventReader struct {
 	kept    keptEvents
 }
 
-// keptEvents hands out the memory of the events a transaction keeps
-// (table maps and rows events), several to an allocation of keptChunk
-// bytes: an allocation each cost more than reading them. A chunk lives
-// as long as the last transaction that holds an event of it.
+// keptEvents hands out the memory of the events a transaction keeps:
+// rows events several to an allocation of keptChunk bytes (an allocation
+// each cost more than reading them). A chunk lives as long as the last
+// transaction that holds an event of it. Every other event gets an
+// allocation of its own: the guard and the assembler keep the last table
+// map of each table id (up to 100,000 of them, table ids are not reused),
+// and each would keep a whole chunk alive.
 type keptEvents struct{ free []byte }
 
 const keptChunk = 32 << 10
 
-// alloc returns n bytes of their own for an event.
-func (k *keptEvents) alloc(n int) []byte {
-	if n > keptChunk/8 {
+// alloc returns n bytes of their own for an event of type typ.
+func (k *keptEvents) alloc(n int, typ replication.EventType) []byte {
+	if n > keptChunk/8 || !isRows(typ) {
 		return make([]byte, n)
 	}
 	if len(k.free) < n {
@@ -323,7 +326,7 @@ func (er *eventReader) next() ([]byte, error) {
 		}
 		raw = er.scratch[:n]
 	} else {
-		raw = er.kept.alloc(int(n)) // table maps and rows events go into the transaction
+		raw = er.kept.alloc(int(n), typ) // table maps and rows events go into the transaction
 	}
 	if err := er.read(raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTruncated, err)

@@ -862,6 +862,11 @@ func (g *eventGuard) checkPayload(typ replication.EventType, body []byte) error 
 // it finite, for every rows event, including those inside a MySQL
 // compressed transaction (which the raw guard does not see).
 func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
+	// go-mysql slices values without checking them against len(data): a
+	// value that runs past the row data read on into the checksum (or,
+	// for stored XA events, into the next event). With no capacity past
+	// the end, such a slice panics, and the panic becomes the error.
+	data = data[:len(data):len(data)]
 	pos, err := e.DecodeHeader(data)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -265,4 +266,26 @@ func FuzzDecodeEvents(f *testing.F) {
 	f.Add(mixedFile(100, 101))
 	f.Add(mixedFile(101, 100))
 	f.Fuzz(func(t *testing.T, b []byte) { sameDecoding(t, fixCRC(b)) })
+}
+
+// TestSlowRowsStopAtEventEnd: a value that runs past its rows event's
+// row data is damage on go-mysql's path too (a table with an ENUM, so
+// go-mysql decodes its rows). It used to read on into the event's
+// checksum and decode a value made of it. Both decodings refuse it.
+func TestSlowRowsStopAtEventEnd(t *testing.T) {
+	f := newMySQL84File()
+	f.begin()
+	// d.m (e ENUM, c VARCHAR(20)): the row says c holds 4 bytes and
+	// holds none; the event's 4 checksum bytes follow.
+	f.tableMap(7, "m", []byte{txn.TypeString, txn.TypeVarchar}, []byte{txn.TypeEnum, 1, 20, 0})
+	f.rows(replication.WRITE_ROWS_EVENTv2, 7, true, nil, []byte{0, 1, 4})
+	f.commit()
+	for _, own := range []bool{true, false} {
+		decodeOwn = own
+		txns, err := decodeBytes("binlog.000001", f.b, Limits{})
+		if err == nil || !strings.Contains(err.Error(), "corrupted") {
+			t.Errorf("decodeOwn %v: %d transactions, error %v; want the rows event refused as corrupted", own, len(txns), err)
+		}
+	}
+	decodeOwn = true
 }
