@@ -170,9 +170,9 @@ func (t *Tracker) Add(tx *txn.Txn) {
 // for if it were added now, or 0 when it would start at once, without
 // adding it. Only mode writeset answers (others return 0): there units
 // are Done in Seq order, so tx waits exactly while the returned one is
-// IsPending. The sequencer asks it of the unit it is forming: a unit that
-// would wait anyway keeps growing rather than being sealed for a worker
-// that waits.
+// pending (IsPending). The sequencer asks it of the unit it is forming:
+// a unit that would wait anyway keeps growing rather than being sealed
+// for a worker that waits.
 func (t *Tracker) WouldWait(tx *txn.Txn) uint64 {
 	s := t.scopes[0]
 	if t.mode != Writeset || s == nil {

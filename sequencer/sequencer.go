@@ -479,7 +479,7 @@ func (s *Sequencer) form() {
 // pending (depend.Tracker.WouldWait).
 func (s *Sequencer) formingWaits() bool {
 	f := &s.f
-	if s.formWaits() {
+	if s.knownToWait() {
 		return true
 	}
 	if s.cfg.Mode != depend.Writeset || s.loadingUnit != nil || s.tracker.Pending() == 0 {
@@ -498,10 +498,10 @@ func (s *Sequencer) formingWaits() bool {
 	return false
 }
 
-// formWaits reports what formingWaits last found, without computing
+// knownToWait reports what formingWaits last found, without computing
 // anything (for Deadline): the unit being formed waits for a unit that
 // has not committed.
-func (s *Sequencer) formWaits() bool {
+func (s *Sequencer) knownToWait() bool {
 	return s.f.waitOn != 0 && s.tracker.IsPending(s.f.waitOn)
 }
 
@@ -1036,7 +1036,7 @@ func (s *Sequencer) Deadline() time.Time {
 	}
 	// A unit being formed that would wait is sealed after a commit, an
 	// event.
-	if s.reading && s.free() > 0 && len(s.readyQ) == 0 && !s.f.empty() && !s.formWaits() {
+	if s.reading && s.free() > 0 && len(s.readyQ) == 0 && !s.f.empty() && !s.knownToWait() {
 		earlier(s.f.since.Add(s.cfg.UnitMaxWait))
 		if !s.quietSince.IsZero() {
 			earlier(s.quietSince.Add(s.cfg.SealQuiet))
