@@ -44,6 +44,7 @@ test: deps
 # KiB, and the default (60 s per new input) would leave no time to fuzz.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := binlog:FuzzReadFile binlog:FuzzReadFileFixedCRC binlog:FuzzDecodeValue \
+	binlog:FuzzDecodeRowsFast binlog:FuzzDecodeEvents \
 	filter:FuzzDDL mysql:FuzzParseURL cmd/prepl:FuzzConfig
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -215,12 +215,26 @@ func (g *eventGuard) decodeChecked(raw []byte) (*replication.BinlogEvent, error)
 	if err != nil {
 		var ee *replication.EventError
 		if errors.As(err, &ee) {
-			return nil, fmt.Errorf("corrupted %v event: %s", ee.Header.EventType, ee.Err)
+			return nil, fmt.Errorf("corrupted %v event: %s", ee.Header.EventType, goMySQLCause(ee.Err))
 		}
-		return nil, fmt.Errorf("corrupted %v event: %v", typ, err)
+		return nil, fmt.Errorf("corrupted %v event: %s", typ, goMySQLCause(err.Error()))
 	}
 	g.parsedEvent(ev, hit)
 	return ev, nil
+}
+
+// goMySQLCause is err's text up to the dump go-mysql appends when it
+// recovers a panic of its rows decoding ("parse rows event panic <cause>,
+// data <the event's bytes>, parsed rows <%#v>, table map <%#v>"):
+// kilobytes of Go syntax and pointer addresses, which say nothing to a
+// DBA that the file and offset of the error do not.
+func goMySQLCause(s string) string {
+	if strings.HasPrefix(s, "parse rows event panic ") {
+		if i := strings.Index(s, ", data \""); i > 0 {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // parseRepeat decodes a table map event the same as one decoded before

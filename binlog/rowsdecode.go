@@ -82,6 +82,15 @@ func fastTable(tm *replication.TableMapEvent) bool {
 
 var errRowPastEnd = errors.New("a row image runs past the event's end")
 
+// errNotFinite: MySQL and MariaDB store no NaN or infinity in a FLOAT or
+// DOUBLE column (they refuse it, or store the largest value), so such a
+// value in a row image is damage. Applied, it would be rendered as text
+// the target cannot read (MySQL) or store what the source never had
+// (PostgreSQL's float types take NaN and Infinity).
+var errNotFinite = errors.New("a FLOAT or DOUBLE value that is NaN or infinite, which MySQL and MariaDB never store")
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
 // decodeRowsFast decodes the row images of e from data[pos:] into
 // e.Rows, as go-mysql's DecodeData would with normalize applied. The
 // caller checked fastRows.
@@ -188,12 +197,20 @@ func decodeValue(typ byte, meta uint16, b []byte, slabs *valueSlabs) (txn.Value,
 		if len(b) < 4 {
 			return nil, 0, errRowPastEnd
 		}
-		return math.Float32frombits(binary.LittleEndian.Uint32(b)), 4, nil
+		f := math.Float32frombits(binary.LittleEndian.Uint32(b))
+		if !finite(float64(f)) {
+			return nil, 0, errNotFinite
+		}
+		return f, 4, nil
 	case txn.TypeDouble:
 		if len(b) < 8 {
 			return nil, 0, errRowPastEnd
 		}
-		return math.Float64frombits(binary.LittleEndian.Uint64(b)), 8, nil
+		f := math.Float64frombits(binary.LittleEndian.Uint64(b))
+		if !finite(f) {
+			return nil, 0, errNotFinite
+		}
+		return f, 8, nil
 	case txn.TypeVarchar, txn.TypeVarString:
 		return decodeString(b, int(meta), slabs)
 	case txn.TypeString:

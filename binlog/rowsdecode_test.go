@@ -1,6 +1,9 @@
 package binlog
 
 import (
+	"encoding/binary"
+	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,6 +67,62 @@ func TestDecodeRowsFastMatchesGoMySQL(t *testing.T) {
 	for i := range fast {
 		if !reflect.DeepEqual(fast[i], slow[i]) {
 			t.Errorf("transaction %d differs:\nfast: %s\ngo-mysql: %s", i, describe(fast[i]), describe(slow[i]))
+		}
+	}
+}
+
+// TestNotFiniteFloatRefused: a FLOAT or DOUBLE row value that is NaN or
+// infinite is damage (MySQL and MariaDB never store one) and is refused
+// as a *FormatError on both decoding paths, while the largest finite
+// values decode. Found by FuzzDecodeRowsFast, which compared a NaN.
+func TestNotFiniteFloatRefused(t *testing.T) {
+	f32 := func(f float32) []byte { return binary.LittleEndian.AppendUint32(nil, math.Float32bits(f)) }
+	f64 := func(f float64) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)) }
+	cases := []struct {
+		name string
+		typ  byte
+		meta []byte
+		v    []byte
+		ok   bool
+	}{
+		{"float max", txn.TypeFloat, []byte{4}, f32(math.MaxFloat32), true},
+		{"float -0", txn.TypeFloat, []byte{4}, f32(float32(math.Copysign(0, -1))), true},
+		{"float NaN", txn.TypeFloat, []byte{4}, f32(float32(math.NaN())), false},
+		{"float +Inf", txn.TypeFloat, []byte{4}, f32(float32(math.Inf(1))), false},
+		{"double max", txn.TypeDouble, []byte{8}, f64(-math.MaxFloat64), true},
+		{"double NaN", txn.TypeDouble, []byte{8}, f64(math.NaN()), false},
+		{"double -Inf", txn.TypeDouble, []byte{8}, f64(math.Inf(-1)), false},
+	}
+	defer func() { decodeFast = true }()
+	for _, c := range cases {
+		for _, fast := range []bool{true, false} {
+			decodeFast = fast
+			txns, err := decodeBytes("value.000001", valueEvents(seedFDE(t), c.typ, c.meta, false, c.v), Limits{})
+			var fe *FormatError
+			switch {
+			case c.ok && (err != nil || len(txns) != 1):
+				t.Errorf("%s, fast %v: %d transactions, %v; want it decoded", c.name, fast, len(txns), err)
+			case !c.ok && (!errors.As(err, &fe) || !strings.Contains(err.Error(), "NaN or infinite") || len(txns) != 0):
+				t.Errorf("%s, fast %v: %d transactions, %v; want a FormatError for a value NaN or infinite", c.name, fast, len(txns), err)
+			}
+		}
+	}
+}
+
+// TestGoMySQLCause: the dump go-mysql appends to a panic it recovered in
+// its rows decoding (the event's bytes, %#v of the rows event and the
+// table map, with pointer addresses) is cut from the error prepl reports;
+// any other error is kept whole.
+func TestGoMySQLCause(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`parse rows event panic runtime error: slice bounds out of range [:36] with capacity 20, data "\x12\x00", parsed rows &replication.RowsEvent{Version:1, Table:(*replication.TableMapEvent)(0x39ebd45b3b08)}, table map &replication.TableMapEvent{}`,
+			"parse rows event panic runtime error: slice bounds out of range [:36] with capacity 20"},
+		{"parse rows event panic oops", "parse rows event panic oops"},
+		{`invalid table id 0, data "x"`, `invalid table id 0, data "x"`},
+		{"", ""},
+	} {
+		if got := goMySQLCause(c.in); got != c.want {
+			t.Errorf("goMySQLCause(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

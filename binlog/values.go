@@ -35,11 +35,17 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 	case txn.TypeTiny, txn.TypeShort, txn.TypeInt24, txn.TypeLong, txn.TypeLongLong, txn.TypeYear:
 		return normalizeInt(v, rt)
 	case txn.TypeFloat:
-		if _, ok := v.(float32); ok {
+		if f, ok := v.(float32); ok {
+			if !finite(float64(f)) {
+				return nil, errNotFinite
+			}
 			return v, nil
 		}
 	case txn.TypeDouble:
-		if _, ok := v.(float64); ok {
+		if f, ok := v.(float64); ok {
+			if !finite(f) {
+				return nil, errNotFinite
+			}
 			return v, nil
 		}
 	case txn.TypeNewDecimal:
