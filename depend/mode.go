@@ -79,6 +79,7 @@ type Reason string
 const (
 	ReasonNone             Reason = ""
 	ReasonSerial           Reason = "serial"            // mode serial
+	ReasonWhole            Reason = "whole"             // added without keys while one unit at a time ran (Tracker.AddWhole): barrier
 	ReasonDDL              Reason = "ddl"               // DDL statement: barrier
 	ReasonXA               Reason = "xa"                // XA transaction: barrier
 	ReasonNonTransactional Reason = "non-transactional" // flagged so by the source, or a table the target says is not transactional: barrier

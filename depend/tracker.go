@@ -137,14 +137,7 @@ func (t *Tracker) Stats() map[Reason]uint64 {
 
 // Add adds the next transaction of the stream.
 func (t *Tracker) Add(tx *txn.Txn) {
-	if tx.Seq <= t.lastSeq {
-		panic(fmt.Sprintf("depend: Add(seq %d) after seq %d: invariant Seq strictly increasing violated", tx.Seq, t.lastSeq))
-	}
-	prev := t.lastSeq
-	t.lastSeq = tx.Seq
-	u := &entry{seq: tx.Seq}
-	t.pending[u.seq] = u
-
+	u, prev := t.enter(tx, "Add")
 	switch t.mode {
 	case Serial:
 		t.barrier(t.scope(0), u, ReasonSerial)
@@ -161,6 +154,39 @@ func (t *Tracker) Add(tx *txn.Txn) {
 	case Schema:
 		t.addSchema(u, tx)
 	}
+	t.entered(u)
+}
+
+// AddWhole adds the next transaction of the stream as a barrier without
+// computing its keys: it waits for every transaction pending, and every
+// later one waits for it. It is for a caller that lets one transaction
+// run at a time for now, to which keys would only cost (computing them
+// is most of a writeset tracker's CPU); transactions added later with
+// Add get their keys and wait for it as for any barrier. Only mode
+// writeset has it.
+func (t *Tracker) AddWhole(tx *txn.Txn) {
+	if t.mode != Writeset {
+		panic(fmt.Sprintf("depend: AddWhole in mode %s: only mode writeset adds without keys", t.mode))
+	}
+	u, _ := t.enter(tx, "AddWhole")
+	t.barrier(t.scope(0), u, ReasonWhole)
+	t.entered(u)
+}
+
+// enter makes tx's entry pending; prev is the Seq added before it.
+func (t *Tracker) enter(tx *txn.Txn, op string) (u *entry, prev uint64) {
+	if tx.Seq <= t.lastSeq {
+		panic(fmt.Sprintf("depend: %s(seq %d) after seq %d: invariant Seq strictly increasing violated", op, tx.Seq, t.lastSeq))
+	}
+	prev = t.lastSeq
+	t.lastSeq = tx.Seq
+	u = &entry{seq: tx.Seq}
+	t.pending[u.seq] = u
+	return u, prev
+}
+
+// entered makes u ready when it waits for nothing.
+func (t *Tracker) entered(u *entry) {
 	if u.open == 0 {
 		t.ready = append(t.ready, u.seq)
 	}

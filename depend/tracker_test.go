@@ -190,6 +190,32 @@ func TestKeyChainWaitsForAllHolders(t *testing.T) {
 	}
 }
 
+// TestAddWhole: a transaction added without its keys is a barrier: it
+// waits for every pending transaction, and those added after it with
+// their keys wait for it, even on rows it does not touch; its keys are
+// never computed (a catalog without the table: no unknown-table reason).
+func TestAddWhole(t *testing.T) {
+	d := newDriver(t, Writeset, testCatalog())
+	d.add(mk(ins("s.t1", 1, str("a"), 0)))
+	whole := mk(ins("s.nosuch", 2, nil, 0))
+	d.seq++
+	whole.Seq = d.seq
+	d.tr.AddWhole(whole)
+	d.add(mk(ins("s.t1", 3, str("c"), 0)), mk(ins("s2.t1", 4, str("d"), 0)))
+	d.ready(1)
+	if on := d.tr.WouldWait(mk(ins("s2.t1", 5, str("e"), 0))); on != 2 {
+		t.Fatalf("WouldWait = %d, want 2 (the whole transaction)", on)
+	}
+	d.done(1)
+	if r := d.ready(2); r[0] != ReasonWhole {
+		t.Fatalf("whole reason %q", r[0])
+	}
+	d.done(2)
+	if r := d.ready(3, 4); r[0] != ReasonWhole || r[1] != ReasonWhole {
+		t.Fatalf("after-whole reasons %q", r)
+	}
+}
+
 func TestSerial(t *testing.T) {
 	d := newDriver(t, Serial, nil)
 	d.add(mk(ins("s.t1", 1, str("a"), 0)), mk(ins("s.t1", 2, str("b"), 0)), mk(ins("s2.t1", 3, str("c"), 0)))
@@ -477,4 +503,6 @@ func TestInvariantPanics(t *testing.T) {
 	mustPanic("done before start", "not started", func() { tr.Done(5) })
 	mustPanic("done unknown", "not pending", func() { tr.Done(9) })
 	mustPanic("unknown mode", "unknown mode", func() { New("fast", nil) })
+	mustPanic("whole out of order", "strictly increasing", func() { tr.AddWhole(&txn.Txn{Seq: 5}) })
+	mustPanic("whole in another mode", "only mode writeset", func() { New(CommitOrder, nil).AddWhole(&txn.Txn{Seq: 1}) })
 }

@@ -90,6 +90,13 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) (limitChang
 					if running[a.Worker] != nil {
 						return 0, fmt.Errorf("start %s on busy worker %d", a.Unit, a.Worker)
 					}
+					if mode == depend.Writeset {
+						for _, f := range running {
+							if conflicting(a.Unit, f.u) {
+								return 0, fmt.Errorf("start %s while %s runs: they share a key", a.Unit, f.u)
+							}
+						}
+					}
 					running[a.Worker] = &inFlight{u: a.Unit, commitNow: a.CommitNow}
 					if !a.CommitNow && len(running) > s.Concurrency() {
 						return 0, fmt.Errorf("start %s ahead of its turn with %d units on workers, limit %d", a.Unit, len(running), s.Concurrency())
@@ -190,6 +197,25 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) (limitChang
 		return 0, fmt.Errorf("done with %d units, %d bytes in flight", st.InFlight, st.QueueBytes)
 	}
 	return limitChanges, nil
+}
+
+// conflicting reports whether units u and v may not run at the same time
+// in mode writeset, from their keys: either is a barrier, or they share
+// a key and one of them holds it exclusive.
+func conflicting(u, v *Unit) bool {
+	lu, wu := depend.Keys(u.Txn, scriptCatalog)
+	lv, wv := depend.Keys(v.Txn, scriptCatalog)
+	if wu != depend.ReasonNone || wv != depend.ReasonNone {
+		return true
+	}
+	for _, a := range lu {
+		for _, b := range lv {
+			if a.Key == b.Key && !(a.Shared && b.Shared) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkFloor: the floor a commit stores covers only transactions that

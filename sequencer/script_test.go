@@ -29,6 +29,8 @@ import (
 //	lockwait WREQ WBLK                                     the unit on worker WREQ waits for WBLK's (-1: holder not named)
 //	unseen                                                 LockWaitsUnseen
 //	concurrency | yields                                   Concurrency(), Stats().Yields
+//	limit N                                                the controller's limit is now N (as if it had chosen it)
+//	lookups                                                table definitions read from the catalog since config (keys computed)
 //	run MS [work=US] [commit=US] [cores=N] [contention=PCT%] [conflict-every=N] [wait-every=N] [hot] [total=N]
 //	                                                       MS of a simulated target (workload_test.go): the limits chosen, what committed
 //	                                                       (with total, the input ends after N transactions: when all had committed)
@@ -50,6 +52,7 @@ type script struct {
 	pending []pendingRead
 	ended   bool // EndOfInput once pending is fed
 	s       *Sequencer
+	cat     *countingCatalog
 	base    time.Time
 	now     time.Time
 	// For "run": the last transaction number read, the units on the
@@ -114,7 +117,8 @@ func (sc *script) do(line string) (out []string) {
 	}
 	switch f[0] {
 	case "config":
-		cfg := Config{Catalog: scriptCatalog}
+		sc.cat = &countingCatalog{c: scriptCatalog}
+		cfg := Config{Catalog: sc.cat}
 		cfg.Workers, _ = strconv.Atoi(args["workers"])
 		cfg.Mode = depend.Mode(args["mode"])
 		cfg.UnitTxns, _ = strconv.Atoi(args["unit"])
@@ -194,6 +198,10 @@ func (sc *script) do(line string) (out []string) {
 		out = append(out, sc.run(time.Duration(num(1))*time.Millisecond, parseWorkload(args)))
 	case "concurrency":
 		out = append(out, fmt.Sprint(sc.s.Concurrency()))
+	case "limit":
+		sc.s.limit = num(1)
+	case "lookups":
+		out = append(out, fmt.Sprint(sc.cat.n))
 	case "unseen":
 		sc.s.LockWaitsUnseen()
 	case "yields":
@@ -245,6 +253,18 @@ type mapCatalog map[string]*txn.TableDef
 func (c mapCatalog) Table(schema, name string) (*txn.TableDef, bool) {
 	d, ok := c[schema+"."+name]
 	return d, ok
+}
+
+// countingCatalog counts the table definitions read from it: the keys
+// the tracker computed.
+type countingCatalog struct {
+	c txn.Catalog
+	n int
+}
+
+func (c *countingCatalog) Table(schema, name string) (*txn.TableDef, bool) {
+	c.n++
+	return c.c.Table(schema, name)
 }
 
 // scriptTxn is transaction n: GTID 0-1-n, ending at binlog.000001:n*100,

@@ -183,7 +183,9 @@ func (s state) String() string { return stateNames[s] }
 //   - worker: a worker holds at most one unit, and a running, prepared or
 //     committing unit is held by exactly one worker.
 //   - admission: units enter the tracker in stream order, one Admit at a
-//     time; the tracker releases only admitted units, each once.
+//     time; the tracker releases only admitted units, each once; a unit
+//     enters without keys only while the limit is 1 and the tracker holds
+//     no unit (feed).
 //   - window: while units are in flight, a new one is admitted only if
 //     the bytes in flight stay within WindowBytes, and nothing is admitted
 //     after a DDL until it has committed (the DDL barrier).
@@ -199,7 +201,10 @@ type Sequencer struct {
 	reading, stopping bool
 	f                 former
 	loadingUnit       *Unit // Admit given, Admitted not yet fed
-	quietSince        time.Time
+	// untracked: admitted units not yet in the tracker, in stream order
+	// (feed).
+	untracked  []*Unit
+	quietSince time.Time
 
 	// Positions. gtid holds every transaction taken from the former (or
 	// skipped with nothing before it), in stream order.
@@ -482,7 +487,7 @@ func (s *Sequencer) formingWaits() bool {
 	if s.knownToWait() {
 		return true
 	}
-	if s.cfg.Mode != depend.Writeset || s.loadingUnit != nil || s.tracker.Pending() == 0 {
+	if s.cfg.Mode != depend.Writeset || s.loadingUnit != nil || len(s.untracked) > 0 || s.tracker.Pending() == 0 {
 		return false // nothing to wait for, or the tracker does not know every unit before it yet
 	}
 	for ; f.checked < len(f.cur.txs); f.checked++ {
@@ -575,7 +580,34 @@ func (s *Sequencer) Admitted(seq uint64) {
 	}
 	s.loadingUnit = nil
 	u.st = queued
-	s.tracker.Add(u.Txn)
+	s.untracked = append(s.untracked, u)
+	s.feed()
+}
+
+// feed enters admitted units into the tracker, in stream order. While at
+// most one unit may be in flight (the controller's limit is 1, as at the
+// start of every run and wherever more units measured no faster), a unit
+// enters only when the tracker holds none, and without its keys
+// (depend.Tracker.AddWhole): keys could only let units run at the same
+// time, which the limit forbids, and on single-row workloads computing
+// them was 8-12% of prepl's CPU, which made every run with workers
+// slower than --workers 0. Once the limit rises, every unit waiting
+// enters with its keys; the one in flight, if any, is a barrier until it
+// commits.
+func (s *Sequencer) feed() {
+	for len(s.untracked) > 0 {
+		u := s.untracked[0]
+		if s.limit == 1 && s.cfg.Mode == depend.Writeset {
+			if s.tracker.Pending() > 0 {
+				return
+			}
+			s.tracker.AddWhole(u.Txn)
+		} else {
+			s.tracker.Add(u.Txn)
+		}
+		s.untracked[0] = nil
+		s.untracked = s.untracked[1:]
+	}
 }
 
 func seqOf(u *Unit) any {
@@ -610,6 +642,7 @@ func (s *Sequencer) keys() []string {
 // dispatch moves what the tracker allows to idle workers and gives
 // commit turns to the heads of the commit-order queues.
 func (s *Sequencer) dispatch() {
+	s.feed()
 	for _, r := range s.tracker.Ready() {
 		u := s.units[r.Seq]
 		if u == nil || u.st != queued {
