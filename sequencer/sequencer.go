@@ -589,9 +589,10 @@ func (s *Sequencer) Admitted(seq uint64) {
 // start of every run and wherever more units measured no faster), a unit
 // enters only when the tracker holds none, and without its keys
 // (depend.Tracker.AddWhole): keys could only let units run at the same
-// time, which the limit forbids, and on single-row workloads computing
-// them was 8-12% of prepl's CPU, which made every run with workers
-// slower than --workers 0. Once the limit rises, every unit waiting
+// time, which the limit forbids, and computing them was 4-10% of
+// prepl's CPU in runs with workers on sysbench's workloads
+// (docs/benchmarks.md, "Keys only when units may run together"), which
+// --workers 0 does not spend. Once the limit rises, every unit waiting
 // enters with its keys; the one in flight, if any, is a barrier until it
 // commits.
 func (s *Sequencer) feed() {
