@@ -321,6 +321,22 @@ func TestPositionCommitsWithRows(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	// Hold the run where it is, so that on a loaded machine the rest of
+	// it cannot commit between the poll above and the kill: every unit
+	// changes one of these tables, and the lock waits for the unit that
+	// holds rows of them to commit.
+	lk, err := sandbox.MustOpenPostgres(t, e.pg, "crash").Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lk.Exec("LOCK TABLE w.k, w.nk, w.c IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the run ended before the kill: %v", err)
+	default:
+	}
 	e.pg.Kill()
 	if err := <-done; err == nil {
 		t.Fatal("the run went on with its target killed")
