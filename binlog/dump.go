@@ -102,7 +102,7 @@ func (d *dumpConn) start(cfg *StreamConfig, start dumpStart, kill uint32) error 
 	if err != nil {
 		return err
 	}
-	if alg, _ := r.GetString(0, 1); alg != "" {
+	if alg, _ := resultString(r, 0, 1); alg != "" {
 		// As mysqlbinlog: say the replica knows checksums, so that the
 		// events come as the binlog has them, checksums included.
 		if _, err := c.Execute("SET @master_binlog_checksum='NONE', @source_binlog_checksum='NONE'"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/prepl/prepl/sandbox"
@@ -344,5 +346,37 @@ func TestStreamEventTooBig(t *testing.T) {
 		if reconnect > 0 && !strings.Contains(err.Error(), "read twice from the source") {
 			t.Errorf("reconnect %v: %v; want it read again once", reconnect, err)
 		}
+	}
+}
+
+// TestQueryStringOutlivesItsResult: the text queryString returns is the
+// caller's. go-mysql's GetString returns a string over the result's
+// packet buffer, which Close gives back to a pool shared by every
+// connection of the process; before resultString copied it, the next
+// query of any connection overwrote it (the race detector caught a
+// source's end GTID changing under a stream, two streams in one process).
+func TestQueryStringOutlivesItsResult(t *testing.T) {
+	src := sandbox.MustStart(t, sandbox.Defaults())
+	conn := func() *client.Conn {
+		c, err := client.Connect(fmt.Sprintf("127.0.0.1:%d", src.Port), "root", "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := conn(), conn()
+	want := strings.Repeat("a", 40)
+	got, err := queryString(a, "SELECT '"+want+"'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := queryString(b, fmt.Sprintf("SELECT '%040d'", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != want {
+		t.Fatalf("queryString's result changed after other queries: %q, want %q", got, want)
 	}
 }

@@ -196,7 +196,7 @@ func (s *StreamReader) inspect(ctx context.Context) error {
 			return fmt.Errorf("binlog stream: SHOW BINARY LOGS: %w", err)
 		}
 		if r.RowNumber() > 0 {
-			s.cfg.StartFile, _ = r.GetString(0, 0)
+			s.cfg.StartFile, _ = resultString(r, 0, 0)
 			s.cfg.StartPos = 4
 		}
 	}
@@ -224,7 +224,7 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 	if r.RowNumber() == 0 {
 		return errors.New("binlog stream: SHOW MASTER STATUS is empty: the source has no binary log (log_bin=OFF)")
 	}
-	file, _ := r.GetString(0, 0)
+	file, _ := resultString(r, 0, 0)
 	pos, _ := r.GetUint(0, 1)
 	s.endPos = txn.Position{File: file, Offset: uint32(pos)}
 	switch s.flavor {
@@ -801,7 +801,18 @@ func queryString(conn *client.Conn, q string) (string, error) {
 	if r.RowNumber() == 0 {
 		return "", fmt.Errorf("%s: no rows", q)
 	}
-	return r.GetString(0, 0)
+	return resultString(r, 0, 0)
+}
+
+// resultString is the text of one cell of r, copied. go-mysql's GetString
+// returns a string over the result's packet buffer, and Close gives that
+// buffer back to a pool that every connection of the process draws from:
+// the next query of any of them overwrote a source's end GTID after
+// queryString returned it (found by the race detector, two streams in
+// one process).
+func resultString(r *mysql.Result, row, col int) (string, error) {
+	v, err := r.GetString(row, col)
+	return strings.Clone(v), err
 }
 
 func (s *StreamReader) stopWatching() {

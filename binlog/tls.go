@@ -51,7 +51,7 @@ func (s *StreamReader) dial(ctx context.Context) (*client.Conn, error) {
 	}
 	s.cipher = ""
 	if r, err := conn.Execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'"); err == nil && r.RowNumber() > 0 {
-		s.cipher, _ = r.GetString(0, 1)
+		s.cipher, _ = resultString(r, 0, 1)
 	}
 	return conn, nil
 }
