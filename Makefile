@@ -92,8 +92,8 @@ demo: deps build
 # bench is the quick catch-up benchmark (about 45 minutes on a quiet 2-core
 # machine), in three runs, each into its own directory:
 # - bench-out/quick: all three workloads on configs A, B and C, 7 repeats
-#   (with 3, the spreads on 2 shared cores were 10-30%: "workers never
-#   hurt" asks for 5%),
+#   (medians of 7 for the comparisons of 5% that "workers never hurt" asks
+#   for; single runs on 2 shared cores scatter by 20-40% either way),
 #   threads 0, 4 and 16 only, MariaDB's conservative and optimistic modes
 #   (not aggressive), prepl replicate and replay in writeset mode only,
 #   20,000 transactions per binlog;
