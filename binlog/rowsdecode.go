@@ -3,6 +3,7 @@ package binlog
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -139,7 +140,7 @@ func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, 
 	n := len(row)
 	nulls := (bitsSet(bitmap, n) + 7) / 8
 	if nulls > len(data)-pos {
-		return 0, errRowPastEnd
+		return 0, fmt.Errorf("%s.%s: %w", tm.Schema, tm.Table, errRowPastEnd)
 	}
 	nullBitmap := data[pos : pos+nulls]
 	pos += nulls
@@ -155,7 +156,9 @@ func decodeImage(tm *replication.TableMapEvent, row []any, bitmap, data []byte, 
 		}
 		v, size, err := decodeValue(tm.ColumnType[c], tm.ColumnMeta[c], data[pos:], slabs)
 		if err != nil {
-			return 0, err
+			// Named as the go-mysql path names it (assemble.go), so a
+			// DBA reads the same error whichever path decoded the row.
+			return 0, fmt.Errorf("%s.%s column %d: %w", tm.Schema, tm.Table, c+1, err)
 		}
 		row[c] = v
 		pos += size
