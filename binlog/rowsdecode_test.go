@@ -74,7 +74,8 @@ func TestDecodeRowsFastMatchesGoMySQL(t *testing.T) {
 // TestNotFiniteFloatRefused: a FLOAT or DOUBLE row value that is NaN or
 // infinite is damage (MySQL and MariaDB never store one) and is refused
 // as a *FormatError on both decoding paths, naming the table and column,
-// while the largest finite values decode. Found by FuzzDecodeRowsFast, which compared a NaN.
+// while the largest finite values decode. Found by FuzzDecodeRowsFast,
+// which compared a NaN.
 func TestNotFiniteFloatRefused(t *testing.T) {
 	f32 := func(f float32) []byte { return binary.LittleEndian.AppendUint32(nil, math.Float32bits(f)) }
 	f64 := func(f float64) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)) }

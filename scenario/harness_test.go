@@ -49,10 +49,10 @@ func TestScenarios(t *testing.T) {
 		}
 	}
 	// Scenarios run in parallel, each on a harness of its own taken from
-	// a pool: a scenario is mostly waits (servers starting nothing, the
-	// client, mariadb-binlog, prepl's runs, MariaDB's replica catching
-	// up), so two harnesses on two cores take about 60% of the time one
-	// does (make test: 252 s on one).
+	// a pool: a scenario mostly waits (for the client, mariadb-binlog,
+	// prepl's runs, MariaDB's replica catching up), so two harnesses on
+	// two cores take 70% of the time one does (252 s on one, 175-179 s
+	// on two, quiet machine).
 	n := min(len(run), harnesses(t))
 	pool := make(chan *harness, n)
 	for range n {
