@@ -59,7 +59,9 @@ func TestScenarios(t *testing.T) {
 		pool <- newHarness(t)
 	}
 	start := time.Now()
-	t.Cleanup(func() { t.Logf("%d scenarios on %d harnesses took %s", len(run), n, time.Since(start).Round(time.Millisecond)) })
+	t.Cleanup(func() {
+		t.Logf("%d scenarios on %d harnesses took %s", len(run), n, time.Since(start).Round(time.Millisecond))
+	})
 	for _, sc := range run {
 		t.Run(sc.Name, func(t *testing.T) {
 			t.Parallel()
