@@ -32,6 +32,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RACE_PKGS := ./apply/ ./binlog/ ./metrics/ ./progress/ ./cmd/prepl/
 
 test: deps
+	@out=$$(gofmt -l .); test -z "$$out" || { echo "not gofmt'ed (run gofmt -w on them):"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m -parallel 4 -race $(RACE_PKGS)
 	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vE '/(apply|binlog|metrics|progress|cmd/prepl)$$')
