@@ -59,6 +59,16 @@ var errStopped = errors.New("binlog reader closed")
 
 var errNotBinlog = errors.New("not a binlog file (no binlog magic number and format description event)")
 
+// errRelayLog: a format description event past the first, at a position
+// that is not its own, is a source's, copied into a replica's relay log
+// with the source's positions. prepl replay reads binlogs: a relay log's
+// positions, its transactions cut short when the replica's I/O thread
+// reconnected, and its files that do not line up with the source's are
+// not handled, so it is refused as what it is rather than as damage.
+var errRelayLog = errors.New("a second format description event, with another server's positions: this looks like a relay log " +
+	"(a replica's copy of its source's binlog), which prepl replay does not read; replay the source's own binlog files, " +
+	"or apply relay logs with mariadb-binlog FILE... | mariadb")
+
 // OpenFiles starts reading paths. Errors about the files themselves come
 // from Next, after every transaction that precedes them.
 func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
@@ -238,6 +248,9 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 			return fail(off, err)
 		}
 		if lp := binary.LittleEndian.Uint32(raw[13:]); lp != 0 && int64(lp) != off+int64(len(raw)) {
+			if replication.EventType(raw[4]) == replication.FORMAT_DESCRIPTION_EVENT {
+				return fail(off, errRelayLog)
+			}
 			return fail(off, fmt.Errorf("corrupted %v event: its end position says %d, its length %d bytes from offset %d",
 				replication.EventType(raw[4]), lp, len(raw), off))
 		}

@@ -380,3 +380,40 @@ func TestQueryStringOutlivesItsResult(t *testing.T) {
 		t.Fatalf("queryString's result changed after other queries: %q, want %q", got, want)
 	}
 }
+
+// TestRelayLogNamed: a replica's relay log holds its source's format
+// description event and events with the source's positions after its own
+// format description. Read as a binlog it is refused, nothing of it
+// decoded, as a relay log (what it is, and what to do), not as a
+// "corrupted" file. The relay logs come from a real MariaDB replica.
+func TestRelayLogNamed(t *testing.T) {
+	src := startSource(t, nil)
+	rep := sandbox.MustStart(t, func() sandbox.Options { o := sandbox.Defaults(); o.ServerID = 2; return o }())
+	sdb, rdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, rep, "")
+	sandbox.MustExec(t, sdb, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY)", "INSERT INTO r.t VALUES (1), (2)")
+	var pos string
+	if err := sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		t.Fatal(err)
+	}
+	sandbox.MustExec(t, rdb, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %d, MASTER_USER = 'root', "+
+		"MASTER_USE_GTID = slave_pos", src.Port), "START SLAVE")
+	var done int
+	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos).Scan(&done); err != nil || done != 0 {
+		t.Fatalf("replica did not reach %s: %d %v", pos, done, err)
+	}
+	sandbox.MustExec(t, rdb, "STOP SLAVE")
+	relays, err := filepath.Glob(filepath.Join(rep.DataDir(), "*relay-bin.0*"))
+	if err != nil || len(relays) == 0 {
+		t.Fatalf("relay logs: %v %v", relays, err)
+	}
+	r, err := OpenFiles(relays, FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := readUntilErr(r)
+	var fe *FormatError
+	if !errors.As(err, &fe) || !errors.Is(err, errRelayLog) || len(got) != 0 || !strings.Contains(fe.File, "relay-bin.0") {
+		t.Fatalf("relay logs %v: %d transactions, %v; want a FormatError saying it is a relay log, in a relay log file", relays, len(got), err)
+	}
+}
