@@ -372,16 +372,7 @@ func (f *analyzeFlags) checkInput(files []string) error {
 	case f.source == "" && (f.startGTID != "" || f.duration > 0):
 		return fmt.Errorf("%w: --start-gtid and --duration go with --source", errUsage)
 	}
-	for _, p := range files {
-		st, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("%w: binlog file %s: %v", errUsage, p, err)
-		}
-		if st.IsDir() {
-			return fmt.Errorf("%w: %s is a directory; give the binlog files (e.g. %s/binlog.0*)", errUsage, p, strings.TrimRight(p, "/"))
-		}
-	}
-	return nil
+	return checkBinlogFiles(files, true)
 }
 
 // openSource checks the source's binlog settings and starts reading it.

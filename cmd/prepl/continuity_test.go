@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
@@ -175,45 +171,5 @@ func TestReplayAllowGaps(t *testing.T) {
 	mustPrepl(t, "replay", "--target", tgt2.URL(), "--progress", "0", "--allow-gaps", f1, f3)
 	if got := values(t, sandbox.MustOpen(t, tgt2, "")); got != "1,2,3,7,8,9" {
 		t.Fatalf("%s %s with --allow-gaps: rows %q, want 1,2,3,7,8,9", filepath.Base(f1), filepath.Base(f3), got)
-	}
-}
-
-// TestReplayRefusesPipesAndDirectories: a FILE that is a pipe (bash's
-// <(zcat f.gz), a FIFO), a device or a directory is refused with exit 2
-// and a message saying what it is and what to do, before anything is
-// read: replay reads each file twice, and a pipe's second read was empty
-// ("not a binlog file", about a good binlog). The binary runs with a
-// timeout: a replay that opened the FIFO would wait for a writer forever.
-func TestReplayRefusesPipesAndDirectories(t *testing.T) {
-	t.Parallel()
-	bin := preplBinary(t)
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "binlog.000001")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	good := filepath.Join(fixtureDir, "mysql-bin.checksum-crc32")
-	for _, c := range []struct {
-		name  string
-		files []string
-		want  string
-	}{
-		{"pipe", []string{fifo}, fifo + " is a pipe, not a file: replay reads each binlog file twice"},
-		{"pipe after a good file", []string{good, fifo}, fifo + " is a pipe"},
-		{"device", []string{os.DevNull}, os.DevNull + " is a device, not a file"},
-		{"directory", []string{dir}, dir + " is a directory: give the binlog files in it, in order (e.g. " + filepath.Join(dir, "binlog.0*") + ")"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, bin, append([]string{"replay", "--dry-run"}, c.files...)...).CombinedOutput()
-			code := -1
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
-			if ctx.Err() != nil || code != 2 || !strings.Contains(string(out), c.want) {
-				t.Errorf("exit %d (%v), want 2 saying %q:\n%s", code, ctx.Err(), c.want, out)
-			}
-		})
 	}
 }

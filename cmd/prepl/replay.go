@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -97,7 +96,7 @@ Flags:
 	if len(files) == 0 {
 		return fmt.Errorf("%w: give at least one binlog FILE", errUsage)
 	}
-	if err := filesOnDisk(files); err != nil {
+	if err := checkBinlogFiles(files, false); err != nil {
 		return err
 	}
 	log, cfg, err := af.setup(stderr)
@@ -226,38 +225,6 @@ type scannedFiles struct {
 
 // scanFiles scans files (binlog.ScanFile) in a goroutine; the result
 // comes on the channel.
-// filesOnDisk refuses a FILE that is not a regular file. Replay reads each
-// file twice, first for the continuity check and then to apply it, and a
-// pipe (bash's <(zcat binlog.000042.gz), a FIFO) gives its bytes once: the
-// second read found it empty and stopped with "not a binlog file" about a
-// file the DBA knew to be good.
-func filesOnDisk(files []string) error {
-	for _, f := range files {
-		st, err := os.Stat(f)
-		if err != nil {
-			continue // missing: the continuity check names it with the others
-		}
-		var what string
-		switch m := st.Mode(); {
-		case m.IsRegular():
-			continue
-		case m.IsDir():
-			return fmt.Errorf("%w: %s is a directory: give the binlog files in it, in order (e.g. %s)",
-				errUsage, f, filepath.Join(f, "binlog.0*"))
-		case m&os.ModeNamedPipe != 0:
-			what = "a pipe"
-		case m&os.ModeSocket != 0:
-			what = "a socket"
-		default:
-			what = "a device"
-		}
-		return fmt.Errorf("%w: %s is %s, not a file: replay reads each binlog file twice (first to check that the files "+
-			"form one stream, then to apply them), so it needs files on disk: write it to one first "+
-			"(e.g. zcat binlog.000042.gz > binlog.000042)", errUsage, f, what)
-	}
-	return nil
-}
-
 func scanFiles(files []string) <-chan scannedFiles {
 	out := make(chan scannedFiles, 1)
 	go func() {
