@@ -706,6 +706,33 @@ func TestReplaySkipPosition(t *testing.T) {
 	}
 }
 
+// TestReplayStartPositionInsideTransaction: a --start-position inside a
+// transaction (after its first event: here the "# at 500" of a rows
+// event of the transaction from 154 to 517 of a real MySQL 5.7 binlog)
+// is refused with exit 2, naming the two offsets that would do, and
+// nothing is applied; mariadb-binlog would apply the rest of that
+// transaction without its start, and prepl used to skip it whole. The
+// transaction's own start and end are taken as before.
+func TestReplayStartPositionInsideTransaction(t *testing.T) {
+	file := fixtureDir + "mysql-bin.checksum-crc32"
+	want := "--start-position 500 is inside the transaction, which runs from mysql-bin.checksum-crc32:154 to 517: " +
+		"give --start-position 154 to apply it, or 517 to start after it"
+	if code, out := prepl(t, "replay", "--dry-run", "--start-position", "500", file); code != 2 || !strings.Contains(out, want) {
+		t.Errorf("dry run: exit %d, want 2 saying %q:\n%s", code, want, out)
+	}
+	tgt := targetServer(t)
+	code, out := prepl(t, "replay", "--target", tgt.URL(), "--progress", "0", "--start-position", "500", file)
+	if code != 2 || !strings.Contains(out, want) || !strings.Contains(out, "applied 0 transactions") {
+		t.Errorf("replay: exit %d, want 2 saying %q, nothing applied:\n%s", code, want, out)
+	}
+	for _, off := range []string{"154", "517"} {
+		out := mustPrepl(t, "replay", "--dry-run", "--start-position", off, file)
+		if !strings.Contains(out, "apply  (no GTID) at mysql-bin.checksum-crc32:"+off+" ") {
+			t.Errorf("--start-position %s: the dry run does not apply the transaction at %s:\n%s", off, off, out)
+		}
+	}
+}
+
 // TestReplayPrintSQL: the script --dry-run --print-sql writes, run by the
 // mariadb client, makes what the replay makes: with table definitions
 // from a target (a MySQL 5.7 binlog has no column names), and from a

@@ -176,7 +176,10 @@ Flags:
 		if m, ok := tgt.(myTarget); ok {
 			my = m.Target
 		}
-		return dryRunReplay(ctx, rd, cfg.Filter, my, *printSQL, sel.loc, stdout)
+		if err := dryRunReplay(ctx, rd, cfg.Filter, my, *printSQL, sel.loc, stdout); err != nil {
+			return err
+		}
+		return sel.startInside
 	}
 	gate, rctx, err := af.startGate(ctx, log, tgt.mysqlDB(), &cfg)
 	if err != nil {
@@ -192,6 +195,9 @@ Flags:
 	stats, err := apply.Run(rctx, rd, at, res, cfg)
 	stopPrefetch()
 	err = gate.stop(rctx, err)
+	if err == nil {
+		err = sel.startInside
+	}
 	w.finish(stats, err)
 	printSummary(stdout, stats)
 	var refused *gomysql.MySQLError

@@ -38,7 +38,7 @@ func (s *selectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.timezone, "timezone", "", "time zone of --start-datetime/--stop-datetime without a zone: an IANA name (Europe/Paris), UTC,\n"+
 		"or an offset (+01:00); default the local zone, as mysqlbinlog")
 	fs.StringVar(&s.startPosition, "start-position", "", "skip the transactions of the first file that begin before this offset (mysqlbinlog's\n"+
-		"--start-position: the \"# at N\" of a transaction's first event)")
+		"--start-position: the \"# at N\" of a transaction's first event; an offset inside a transaction is refused)")
 	fs.StringVar(&s.stopPosition, "stop-position", "", "in the last file, stop before the first transaction that does not end at or before this\n"+
 		"offset (mysqlbinlog's --stop-position: what it prints up to N, less a transaction cut at N)")
 	fs.StringVar(&s.database, "database", "", "apply only this database, as mysqlbinlog --database: row changes of its tables, and statements\n"+
@@ -174,6 +174,9 @@ type selection struct {
 	include, exclude    *gtidMatch
 	skipGTID            map[string]bool
 	skipPos             map[txn.Position]bool
+	// startInside is set, and the run stopped before applying anything,
+	// when --start-position falls inside a transaction of the first file.
+	startInside error
 }
 
 func (s *selectFlags) parse(files []string) (*selection, error) {
@@ -247,6 +250,21 @@ func (sel *selection) filter(t *txn.Txn) apply.Action {
 		return apply.Stop
 	}
 	if sel.startOff > 0 && t.Start.File == sel.firstFile && t.Start.Offset < sel.startOff {
+		if t.End.Offset > sel.startOff {
+			// An offset inside a transaction (the "# at N" of its table
+			// map, say) is a mistake either way it is read: mysqlbinlog
+			// applies the rest of the transaction without its start, and
+			// skipping the transaction leaves out what was asked for.
+			// Every transaction before it was skipped: nothing is applied.
+			name := "the transaction"
+			if t.GTID != "" {
+				name = "transaction " + t.GTID
+			}
+			sel.startInside = fmt.Errorf("%w: --start-position %d is inside %s, which runs from %s:%d to %d: "+
+				"give --start-position %d to apply it, or %d to start after it", errUsage, sel.startOff, name,
+				t.Start.File, t.Start.Offset, t.End.Offset, t.Start.Offset, t.End.Offset)
+			return apply.Stop
+		}
 		return apply.Skip
 	}
 	if !sel.startTime.IsZero() && t.Timestamp.Before(sel.startTime) {
