@@ -216,6 +216,17 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 			return nil, err
 		}
 	}
+	// Bounds that select nothing are a mistake (two values swapped, a
+	// digit dropped): mariadb-binlog prints nothing and exits 0, and a
+	// replay that "succeeded" applying nothing reads as a recovery done.
+	if !sel.startTime.IsZero() && !sel.stopAt.IsZero() && !sel.startTime.Before(sel.stopAt) {
+		return nil, fmt.Errorf("%w: --start-datetime %s is not before --stop-datetime %s: nothing would be selected",
+			errUsage, s.startDatetime, s.stopDatetime)
+	}
+	if sel.startOff > 0 && sel.stopOff > 0 && len(files) == 1 && sel.startOff >= sel.stopOff {
+		return nil, fmt.Errorf("%w: --start-position %d is not before --stop-position %d in the one file given: nothing would be selected",
+			errUsage, sel.startOff, sel.stopOff)
+	}
 	if s.includeGTIDs != "" {
 		if sel.include, err = parseGTIDMatch("--include-gtids", s.includeGTIDs); err != nil {
 			return nil, err
