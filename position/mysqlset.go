@@ -179,9 +179,9 @@ func (s MySQLSet) Clone() MySQLSet {
 	return out
 }
 
-// splitMySQLGTID splits one MySQL GTID "uuid:n" (or "uuid:tag:n") into the
+// SplitMySQLGTID splits one MySQL GTID "uuid:n" (or "uuid:tag:n") into the
 // set's key and its GNO.
-func splitMySQLGTID(g string) (key string, gno uint64, err error) {
+func SplitMySQLGTID(g string) (key string, gno uint64, err error) {
 	i := strings.LastIndexByte(g, ':')
 	if i <= 0 {
 		return "", 0, fmt.Errorf("bad MySQL GTID %q: want uuid:n", g)

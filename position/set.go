@@ -76,7 +76,7 @@ func (s *Set) Add(t *txn.Txn) {
 	switch {
 	case t.GTID == "":
 	case strings.Contains(t.GTID, ":"):
-		if key, gno, err := splitMySQLGTID(t.GTID); err == nil {
+		if key, gno, err := SplitMySQLGTID(t.GTID); err == nil {
 			if s.mysql == nil {
 				s.mysql = MySQLSet{}
 			}
@@ -99,7 +99,7 @@ func (s *Set) Contains(t *txn.Txn) bool {
 		return false
 	}
 	if strings.Contains(t.GTID, ":") {
-		key, gno, err := splitMySQLGTID(t.GTID)
+		key, gno, err := SplitMySQLGTID(t.GTID)
 		return err == nil && s.mysql.Has(key, gno)
 	}
 	last, ok := s.mariadb[t.Domain]

@@ -733,6 +733,34 @@ func TestReplayStartPositionInsideTransaction(t *testing.T) {
 	}
 }
 
+// TestReplayWarnsWhenStopNotReached: a stop bound the files end before
+// (a stop in a file not given, or a mistyped one) selects everything in
+// them; the dry run and the replay say so, naming the bound, and say
+// nothing when the stop is reached.
+func TestReplayWarnsWhenStopNotReached(t *testing.T) {
+	file := fixtureDir + "mysql-bin.checksum-none"
+	warning := "warning: the files ended before --stop-position 99999999 was reached: every transaction in them was selected"
+	if out := mustPrepl(t, "replay", "--dry-run", "--stop-position", "99999999", file); !strings.Contains(out, warning) {
+		t.Errorf("dry run: no warning %q:\n%s", warning, out)
+	}
+	if out := mustPrepl(t, "replay", "--dry-run", "--stop-position", "2843", file); strings.Contains(out, "warning:") {
+		t.Errorf("dry run with a stop reached warns:\n%s", out)
+	}
+	ddl, seed := missingTables(t, file)
+	tgt := targetServer(t)
+	db := sandbox.MustOpen(t, tgt, "")
+	sandbox.MustExec(t, db, ddl...)
+	seedRows(t, db, seed)
+	if out := mustPrepl(t, "replay", "--target", tgt.URL(), "--progress", "0", "--stop-position", "99999999", file); !strings.Contains(out, warning) {
+		t.Errorf("replay: no warning %q:\n%s", warning, out)
+	}
+	// Everything is applied now: a second run asks about nothing, and has
+	// nothing to warn about.
+	if out := mustPrepl(t, "replay", "--target", tgt.URL(), "--progress", "0", "--stop-position", "99999999", file); strings.Contains(out, "warning:") {
+		t.Errorf("a second run, with nothing left to apply, warns:\n%s", out)
+	}
+}
+
 // TestReplayPrintSQL: the script --dry-run --print-sql writes, run by the
 // mariadb client, makes what the replay makes: with table definitions
 // from a target (a MySQL 5.7 binlog has no column names), and from a

@@ -179,6 +179,9 @@ Flags:
 		if err := dryRunReplay(ctx, rd, cfg.Filter, my, *printSQL, sel.loc, stdout); err != nil {
 			return err
 		}
+		if msg := sel.unreached(); msg != "" {
+			fmt.Fprintln(stdout, "warning: "+msg)
+		}
 		return sel.startInside
 	}
 	gate, rctx, err := af.startGate(ctx, log, tgt.mysqlDB(), &cfg)
@@ -200,6 +203,10 @@ Flags:
 	}
 	w.finish(stats, err)
 	printSummary(stdout, stats)
+	if msg := sel.unreached(); msg != "" && err == nil {
+		log.Warn(msg)
+		fmt.Fprintln(stdout, "warning: "+msg)
+	}
 	var refused *gomysql.MySQLError
 	var pgRefused *pgconn.PgError
 	if errors.As(err, &refused) || errors.As(err, &pgRefused) {

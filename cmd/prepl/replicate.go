@@ -206,16 +206,26 @@ func replicateFilter(until string, skip []string) func(t *txnT) apply.Action {
 	}
 }
 
-// untilFilter applies up to and including GTID g, then stops. For a
-// MariaDB GTID, a later sequence number in the same domain also stops.
+// untilFilter applies up to and including GTID g, then stops. A later
+// transaction of the same stream also stops: a later sequence number in
+// the same domain for a MariaDB GTID, a later GNO of the same UUID (and
+// tag) for a MySQL one. A stop GTID that is not in the binlog (the
+// transaction was never written, or one of its digits is wrong) still
+// stops where it would have been.
 func untilFilter(g string) func(t *txnT) apply.Action {
 	mg, derr := position.ParseMariaGTID(g)
+	key, gno, merr := position.SplitMySQLGTID(g)
 	return func(t *txnT) apply.Action {
 		switch {
 		case t.GTID == g:
 			return apply.Last
-		case derr == nil && t.GTID != "" && t.Domain == mg.Domain && t.SeqNo > mg.Seq:
+		case t.GTID == "":
+		case derr == nil && t.Domain == mg.Domain && t.SeqNo > mg.Seq:
 			return apply.Stop
+		case derr != nil && merr == nil && t.SeqNo > gno:
+			if k, _, err := position.SplitMySQLGTID(t.GTID); err == nil && k == key {
+				return apply.Stop
+			}
 		}
 		return apply.Apply
 	}

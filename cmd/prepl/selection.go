@@ -177,6 +177,11 @@ type selection struct {
 	// startInside is set, and the run stopped before applying anything,
 	// when --start-position falls inside a transaction of the first file.
 	startInside error
+	// stopNamed names the stop bounds given ("" without one); seen: the
+	// filter was asked about a transaction; stopped: a stop bound ended
+	// the selection.
+	stopNamed     string
+	seen, stopped bool
 }
 
 func (s *selectFlags) parse(files []string) (*selection, error) {
@@ -206,6 +211,13 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 	if len(files) > 0 {
 		sel.firstFile, sel.lastFile = filepath.Base(files[0]), filepath.Base(files[len(files)-1])
 	}
+	var stops []string
+	for _, b := range []struct{ name, v string }{{"--stop-gtid", s.stopGTID}, {"--stop-datetime", s.stopDatetime}, {"--stop-position", s.stopPosition}} {
+		if b.v != "" {
+			stops = append(stops, b.name+" "+b.v)
+		}
+	}
+	sel.stopNamed = strings.Join(stops, ", ")
 	if s.startPosition != "" {
 		if sel.startOff, err = parseOffset("--start-position", s.startPosition); err != nil {
 			return nil, err
@@ -251,9 +263,34 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 	return sel, nil
 }
 
-// filter is the selection as an apply filter. Its order: what stops comes
-// first (mysqlbinlog stops reading there), then what skips.
+// filter is the selection as an apply filter (see decide), noting whether
+// a stop bound ended it.
 func (sel *selection) filter(t *txn.Txn) apply.Action {
+	sel.seen = true
+	a := sel.decide(t)
+	if (a == apply.Stop || a == apply.Last) && sel.startInside == nil {
+		sel.stopped = true
+	}
+	return a
+}
+
+// unreached says, after a run, that the files ended before the stop bounds
+// given: everything in them was selected, which is right when the stop
+// lies in a file not given yet, and the transaction the recovery was to
+// leave out when the stop was mistyped. "" when there is nothing to say
+// (no stop given, a stop reached, or no transaction asked about: all were
+// applied by an earlier run).
+func (sel *selection) unreached() string {
+	if sel.stopNamed == "" || !sel.seen || sel.stopped {
+		return ""
+	}
+	return "the files ended before " + sel.stopNamed + " was reached: every transaction in them was selected. " +
+		"If the stop lies in a later file, give that file too; if it was mistyped, what it was to leave out is selected"
+}
+
+// decide applies the selection to t. Its order: what stops comes first
+// (mysqlbinlog stops reading there), then what skips.
+func (sel *selection) decide(t *txn.Txn) apply.Action {
 	if !sel.stopAt.IsZero() && !t.Timestamp.Before(sel.stopAt) {
 		return apply.Stop
 	}

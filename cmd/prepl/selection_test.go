@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/prepl/prepl/apply"
 )
 
 // TestSelectionThatSelectsNothing: bounds that select nothing (start not
@@ -34,6 +37,43 @@ func TestSelectionThatSelectsNothing(t *testing.T) {
 			t.Errorf("%s: %v, want it taken", c.name, err)
 		case c.err != "" && (!errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s: %v, want a usage error saying %q", c.name, err, c.err)
+		}
+	}
+}
+
+// TestUntilFilter: --stop-gtid applies its own transaction and stops
+// before any later one of the same stream, so that a stop GTID missing
+// from the binlog (never written, or mistyped in its last digits) still
+// stops where it would have been: a later sequence number of the domain
+// (MariaDB), a later GNO of the same UUID and tag (MySQL).
+func TestUntilFilter(t *testing.T) {
+	const uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+	maria := func(d, s uint32, n uint64) *txnT {
+		return &txnT{GTID: fmt.Sprintf("%d-%d-%d", d, s, n), Domain: d, ServerID: s, SeqNo: n}
+	}
+	my := func(id string, n uint64) *txnT { return &txnT{GTID: fmt.Sprintf("%s:%d", id, n), SeqNo: n} }
+	for _, c := range []struct {
+		stop string
+		t    *txnT
+		want apply.Action
+	}{
+		{"0-1-10", maria(0, 1, 9), apply.Apply},
+		{"0-1-10", maria(0, 1, 10), apply.Last},
+		{"0-1-10", maria(0, 1, 11), apply.Stop},
+		{"0-1-10", maria(0, 2, 11), apply.Stop}, // another server of the domain, after a failover
+		{"0-1-10", maria(1, 1, 11), apply.Apply},
+		{"0-1-10", &txnT{}, apply.Apply},
+		{uuid + ":10", my(uuid, 9), apply.Apply},
+		{uuid + ":10", my(uuid, 10), apply.Last},
+		{uuid + ":10", my(uuid, 11), apply.Stop},
+		{strings.ToUpper(uuid) + ":10", my(uuid, 11), apply.Stop},
+		{uuid + ":10", my("4e11fa47-71ca-11e1-9e33-c80aa9429562", 11), apply.Apply},
+		{uuid + ":tag:10", my(uuid+":tag", 11), apply.Stop},
+		{uuid + ":tag:10", my(uuid, 11), apply.Apply},
+		{uuid + ":10", maria(0, 1, 11), apply.Apply},
+	} {
+		if got := untilFilter(c.stop)(c.t); got != c.want {
+			t.Errorf("--stop-gtid %s, transaction %q: %v, want %v", c.stop, c.t.GTID, got, c.want)
 		}
 	}
 }
