@@ -26,7 +26,8 @@ func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var srcFlags endpointFlags
 	srcFlags.register(fs, "source")
 	startGTID := fs.String("start-gtid", "", "GTID position to start after when the target has no stored position\n(MariaDB gtid_slave_pos form 0-1-100,1-1-5, or a MySQL GTID set); default: the oldest binlog")
-	untilGTID := fs.String("until-gtid", "", "stop after applying this GTID (inclusive)")
+	untilGTID := fs.String("until-gtid", "", "stop after applying this GTID (inclusive), or before the first later transaction\n"+
+		"of its domain (MariaDB) or of its UUID (MySQL)")
 	var skipGTIDs multiFlag
 	fs.Var(&skipGTIDs, "skip-gtid", "do not apply this GTID (repeatable); the position still moves past it: the way past a\n"+
 		"transaction the target refuses (a DDL a PostgreSQL target has no translation for), once handled by hand")

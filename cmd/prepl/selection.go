@@ -29,7 +29,8 @@ type selectFlags struct {
 
 func (s *selectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.startGTID, "start-gtid", "", "GTID position already applied: start with the transaction after it (per domain)")
-	fs.StringVar(&s.stopGTID, "stop-gtid", "", "stop after applying this GTID (inclusive)")
+	fs.StringVar(&s.stopGTID, "stop-gtid", "", "stop after applying this GTID (inclusive); when it is not in the files, before the first later\n"+
+		"transaction of its domain (MariaDB) or of its UUID (MySQL)")
 	fs.StringVar(&s.startDatetime, "start-datetime", "", "apply only transactions committed at or after this time (mysqlbinlog's --start-datetime):\n"+
 		"\"2026-11-20 09:59:00\" in the local time zone as mysqlbinlog prints it (or --timezone),\n"+
 		"or with an explicit zone: \"2026-11-20 09:59:00+01:00\", \"2026-11-20T08:59:00Z\"")
