@@ -82,7 +82,8 @@ Flags:
 	if err != nil {
 		return fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
-	cfg.Filter = af.filter(replicateFilter(*untilGTID, skipGTIDs))
+	filter, untilUnreached := replicateFilter(*untilGTID, skipGTIDs)
+	cfg.Filter = af.filter(filter)
 	lim, err := af.limits()
 	if err != nil {
 		return err
@@ -175,6 +176,12 @@ Flags:
 	err = gate.stop(rctx, err)
 	w.finish(stats, err)
 	printSummary(stdout, stats)
+	if *stopAtEnd && err == nil && untilUnreached() {
+		// As replay's unreached stop: everything the source had was applied.
+		msg := "the source's binlog ended (--stop-at-end) before --until-gtid " + *untilGTID + " was reached: everything in it was applied"
+		log.Warn(msg)
+		fmt.Fprintln(stdout, "warning: "+msg)
+	}
 	return err
 }
 
@@ -182,10 +189,15 @@ Flags:
 const sourceAnswerTimeout = 30 * time.Second
 
 // replicateFilter skips the transactions of skip and stops after until
-// (see untilFilter); nil when there is nothing to do.
-func replicateFilter(until string, skip []string) func(t *txnT) apply.Action {
+// (see untilFilter); nil when there is nothing to do. unreached reports,
+// after the run, that until was given, the filter was asked about a
+// transaction (an earlier run had not applied them all), and until did
+// not end the stream.
+func replicateFilter(until string, skip []string) (filter func(t *txnT) apply.Action, unreached func() bool) {
+	var seen, stopped bool
+	unreached = func() bool { return until != "" && seen && !stopped }
 	if until == "" && len(skip) == 0 {
-		return nil
+		return nil, unreached
 	}
 	skips := map[string]bool{}
 	for _, g := range skip {
@@ -196,15 +208,22 @@ func replicateFilter(until string, skip []string) func(t *txnT) apply.Action {
 		last = untilFilter(until)
 	}
 	return func(t *txnT) apply.Action {
+		seen = true
 		a := apply.Apply
 		if last != nil {
 			a = last(t)
 		}
+		if a == apply.Stop || a == apply.Last {
+			stopped = true
+		}
 		if a != apply.Stop && t.GTID != "" && skips[t.GTID] {
+			if a == apply.Last {
+				return apply.Stop // skipped, and still the last: as replay's --stop-gtid
+			}
 			return apply.Skip
 		}
 		return a
-	}
+	}, unreached
 }
 
 // untilFilter applies up to and including GTID g, then stops. A later

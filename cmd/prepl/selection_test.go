@@ -77,3 +77,33 @@ func TestUntilFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicateFilterUnreached: replicate --until-gtid with --stop-at-end
+// warns when the stream ended before it: the filter reports it unreached
+// only when it was asked about a transaction and until never ended the
+// stream. An until GTID that is also skipped still ends the stream.
+func TestReplicateFilterUnreached(t *testing.T) {
+	txn := func(n uint64) *txnT { return &txnT{GTID: fmt.Sprintf("0-1-%d", n), SeqNo: n} }
+	f, unreached := replicateFilter("0-1-5", nil)
+	if unreached() {
+		t.Error("unreached before anything was asked")
+	}
+	f(txn(3))
+	if !unreached() {
+		t.Error("not unreached after 0-1-3 only")
+	}
+	if a := f(txn(5)); a != apply.Last || unreached() {
+		t.Errorf("0-1-5: %v, unreached %v; want Last, reached", a, unreached())
+	}
+	f, unreached = replicateFilter("0-1-5", nil)
+	if a := f(txn(7)); a != apply.Stop || unreached() {
+		t.Errorf("0-1-7 past a missing 0-1-5: %v, unreached %v; want Stop, reached", a, unreached())
+	}
+	f, _ = replicateFilter("0-1-5", []string{"0-1-5", "0-1-4"})
+	if a, b := f(txn(4)), f(txn(5)); a != apply.Skip || b != apply.Stop {
+		t.Errorf("skipped 0-1-4 and 0-1-5 with --until-gtid 0-1-5: %v, %v; want Skip, Stop", a, b)
+	}
+	if _, unreached := replicateFilter("", []string{"0-1-5"}); unreached() {
+		t.Error("unreached without --until-gtid")
+	}
+}
