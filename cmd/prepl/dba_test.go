@@ -112,7 +112,15 @@ func TestSkipPastDivergedTransaction(t *testing.T) {
 	if code, out := prepl(t, "skip", "--target", tgt.URL(), "--channel", "replay"); code != 2 || !strings.Contains(out, "--gtid") {
 		t.Fatalf("skip without --gtid: exit %d\n%s", code, out)
 	}
-	mustPrepl(t, "skip", "--target", tgt.URL(), "--channel", "replay", "--gtid", bad)
+	// A mistyped channel: recorded, with a warning naming the channels
+	// that have a position; the right one gets no warning.
+	if out := mustPrepl(t, "skip", "--target", tgt.URL(), "--channel", "replya", "--gtid", bad); !strings.Contains(out,
+		"warning: channel replya has no stored position on this target (channels that have one: replay)") {
+		t.Errorf("skip on a channel without a position: no warning naming the channels that have one:\n%s", out)
+	}
+	if out := mustPrepl(t, "skip", "--target", tgt.URL(), "--channel", "replay", "--gtid", bad); strings.Contains(out, "warning:") {
+		t.Errorf("skip on the channel that stopped warns:\n%s", out)
+	}
 	// A crash right after the request is marked done, before the position
 	// past the transaction is stored: the next run must skip it again, not
 	// stop on it as if no skip had been asked.

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -208,8 +209,22 @@ Flags:
 	if err := tgt.AddSkip(ctx, id); err != nil {
 		return fmt.Errorf("record the skip on target %s: %w", tgt.Endpoint, err)
 	}
-	slog.New(slog.NewTextHandler(stderr, nil)).Info("skip recorded: the channel's next run leaves this transaction out", "txn", id, "channel", cf.channel)
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log.Info("skip recorded: the channel's next run leaves this transaction out", "txn", id, "channel", cf.channel)
 	fmt.Fprintf(stdout, "channel %s: transaction %s will be skipped by the next run\n", cf.channel, id)
+	// A channel with no stored position is a first run to come, or a
+	// mistyped name: then the run that stopped on the transaction never
+	// sees the skip and stops on it again.
+	if chs, err := storedChannels(ctx, tgt.DB); err == nil && !slices.Contains(chs, cf.channel) {
+		have := "none"
+		if len(chs) > 0 {
+			have = strings.Join(chs, ", ")
+		}
+		msg := fmt.Sprintf("channel %s has no stored position on this target (channels that have one: %s): the skip waits for "+
+			"a run of channel %s; if the name is mistyped, record it again with the right --channel", cf.channel, have, cf.channel)
+		log.Warn(msg)
+		fmt.Fprintln(stdout, "warning: "+msg)
+	}
 	return nil
 }
 
