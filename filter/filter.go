@@ -26,6 +26,10 @@ type Filter struct {
 	// is shared by every transaction that uses the table map, so it is
 	// copied rather than changed.
 	renamed map[*txn.Table]*txn.Table
+	// used marks the include patterns that matched a table asked about;
+	// unused counts the others.
+	used   []bool
+	unused int
 }
 
 // maxRenamed bounds the cache of rewritten tables (table ids are never
@@ -84,6 +88,7 @@ func New(include, exclude, rewrite []string) (*Filter, error) {
 	if f.exclude, err = parsePatterns("--exclude", exclude); err != nil {
 		return nil, err
 	}
+	f.used, f.unused = make([]bool, len(f.include)), len(f.include)
 	for _, r := range rewrite {
 		src, dst, ok := strings.Cut(r, "=")
 		src, dst = strings.TrimSpace(src), strings.TrimSpace(dst)
@@ -131,9 +136,10 @@ func (p pattern) match(schema, table string) bool {
 func (f *Filter) Table(schema, table string) bool {
 	if len(f.include) > 0 {
 		in := false
-		for _, p := range f.include {
+		for i, p := range f.include {
 			if p.match(schema, table) {
 				in = true
+				f.markUsed(i, schema, table)
 				break
 			}
 		}
@@ -147,6 +153,33 @@ func (f *Filter) Table(schema, table string) bool {
 		}
 	}
 	return true
+}
+
+// markUsed marks include pattern i, which matched schema.table, and any
+// later one not marked yet that matches it too (overlapping patterns).
+func (f *Filter) markUsed(i int, schema, table string) {
+	if f.unused == 0 {
+		return
+	}
+	for j := i; j < len(f.include); j++ {
+		if !f.used[j] && f.include[j].match(schema, table) {
+			f.used[j] = true
+			f.unused--
+		}
+	}
+}
+
+// Unmatched lists the include patterns that no table asked about
+// (Table) has matched: after a replay, a pattern with a typo in it, which
+// applied nothing.
+func (f *Filter) Unmatched() []string {
+	var out []string
+	for i, p := range f.include {
+		if !f.used[i] {
+			out = append(out, p.text)
+		}
+	}
+	return out
 }
 
 // Schema reports whether some table of the source schema may be applied:

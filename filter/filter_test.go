@@ -71,6 +71,26 @@ func TestTableAndSchema(t *testing.T) {
 	}
 }
 
+// TestUnmatched: an include pattern is unmatched until a table asked
+// about matches it, overlapping patterns included (a table matched by the
+// first is matched by the second too); an excluded table still marks the
+// include pattern it matched (the pattern is right, the exclude wins).
+func TestUnmatched(t *testing.T) {
+	f := mustNew(t, []string{"shop.*", "shop.orders", "Shop.*", "crm.customers"}, []string{"crm.*"}, nil)
+	if got := strings.Join(f.Unmatched(), " "); got != "shop.* shop.orders Shop.* crm.customers" {
+		t.Errorf("before anything: %q", got)
+	}
+	for _, c := range [][2]string{{"shop", "orders"}, {"crm", "customers"}, {"other", "t"}} {
+		f.Table(c[0], c[1])
+	}
+	if got := strings.Join(f.Unmatched(), " "); got != "Shop.*" {
+		t.Errorf("after shop.orders, crm.customers and other.t: unmatched %q, want Shop.*", got)
+	}
+	if got := mustNew(t, nil, []string{"prepl.*"}, nil).Unmatched(); len(got) != 0 {
+		t.Errorf("exclude-only filter: unmatched %v", got)
+	}
+}
+
 // TestGlobIsPathMatch: the direct comparisons of "*" and plain names
 // decide as path.Match does, for names without '/'; with one, a wildcard
 // still matches it.

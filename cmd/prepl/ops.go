@@ -75,6 +75,22 @@ func (o *ops) setupOps(cfg *apply.Config) error {
 	return nil
 }
 
+// unmatchedIncludes is the warning, after a run that read transactions,
+// for --include patterns no table read matched: a pattern with a typo
+// ("Shop.*" for shop) applies nothing of what it was meant for, and the
+// run exits 0. "" when there is none.
+func (o *ops) unmatchedIncludes() string {
+	if o.tables == nil {
+		return ""
+	}
+	un := o.tables.Unmatched()
+	if len(un) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--include %s matched no table in the transactions selected, so nothing of it is applied "+
+		"(names are compared as the binlog has them, case included)", strings.Join(un, ", --include "))
+}
+
 // filter combines a command's own filter (GTIDs, times; nil applies
 // everything) with the table filter, which runs on what the command's
 // filter applies. A transaction with nothing left is skipped, so the

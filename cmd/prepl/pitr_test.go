@@ -761,6 +761,21 @@ func TestReplayWarnsWhenStopNotReached(t *testing.T) {
 	}
 }
 
+// TestReplayWarnsOfUnmatchedInclude: an --include pattern that no table
+// of the selected transactions matched (a typo: the schema's case) is
+// named in a warning at the end; the patterns that matched are not.
+func TestReplayWarnsOfUnmatchedInclude(t *testing.T) {
+	file := fixtureDir + "mysql-bin.checksum-crc32"
+	out := mustPrepl(t, "replay", "--dry-run", "--include", "Simu_file_dev.*", "--include", "auth.*", file)
+	if !strings.Contains(out, "warning: --include Simu_file_dev.* matched no table in the transactions selected") ||
+		strings.Contains(out, "--include auth.*") {
+		t.Errorf("no warning naming --include Simu_file_dev.* alone:\n%s", out)
+	}
+	if out := mustPrepl(t, "replay", "--dry-run", "--include", "simu_file_dev.*", file); strings.Contains(out, "warning:") {
+		t.Errorf("a matching --include warns:\n%s", out)
+	}
+}
+
 // TestReplayPrintSQL: the script --dry-run --print-sql writes, run by the
 // mariadb client, makes what the replay makes: with table definitions
 // from a target (a MySQL 5.7 binlog has no column names), and from a

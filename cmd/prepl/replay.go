@@ -179,7 +179,7 @@ Flags:
 		if err := dryRunReplay(ctx, rd, cfg.Filter, my, *printSQL, sel.loc, stdout); err != nil {
 			return err
 		}
-		if msg := sel.unreached(); msg != "" {
+		for _, msg := range sel.warnings(af.unmatchedIncludes()) {
 			fmt.Fprintln(stdout, "warning: "+msg)
 		}
 		return sel.startInside
@@ -203,9 +203,11 @@ Flags:
 	}
 	w.finish(stats, err)
 	printSummary(stdout, stats)
-	if msg := sel.unreached(); msg != "" && err == nil {
-		log.Warn(msg)
-		fmt.Fprintln(stdout, "warning: "+msg)
+	if err == nil {
+		for _, msg := range sel.warnings(af.unmatchedIncludes()) {
+			log.Warn(msg)
+			fmt.Fprintln(stdout, "warning: "+msg)
+		}
 	}
 	var refused *gomysql.MySQLError
 	var pgRefused *pgconn.PgError

@@ -289,6 +289,20 @@ func (sel *selection) unreached() string {
 		"If the stop lies in a later file, give that file too; if it was mistyped, what it was to leave out is selected"
 }
 
+// warnings are what to say after a run: the stop not reached, and
+// unmatched (the table filter's unmatched includes) when the run asked
+// about a transaction at all.
+func (sel *selection) warnings(unmatched string) []string {
+	var out []string
+	if msg := sel.unreached(); msg != "" {
+		out = append(out, msg)
+	}
+	if unmatched != "" && sel.seen {
+		out = append(out, unmatched)
+	}
+	return out
+}
+
 // decide applies the selection to t. Its order: what stops comes first
 // (mysqlbinlog stops reading there), then what skips.
 func (sel *selection) decide(t *txn.Txn) apply.Action {
