@@ -75,8 +75,8 @@ func (o *ops) setupOps(cfg *apply.Config) error {
 	return nil
 }
 
-// unmatchedIncludes is the warning, after a run that read transactions,
-// for --include patterns no table read matched: a pattern with a typo
+// unmatchedIncludes is the warning, after a run, for --include patterns
+// that no table of the selected transactions matched: a pattern with a typo
 // ("Shop.*" for shop) applies nothing of what it was meant for, and the
 // run exits 0. "" when there is none.
 func (o *ops) unmatchedIncludes() string {
