@@ -122,6 +122,8 @@ type FileSummary struct {
 	// Damaged is set when the scan could not read the file to its end:
 	// what comes after is unknown, and the replay stops there anyway.
 	Damaged error
+	// Found holds the GTIDs asked for (ScanFileFor) that the file holds.
+	Found map[string]bool
 }
 
 // ProblemKind says how a file set breaks.

@@ -28,14 +28,18 @@ const maxScanEvent = 1 << 20
 // in its header, never decoded, so a scan costs about a sequential read of
 // the file. Damage does not make an error: it is recorded in
 // FileSummary.Damaged, and what was read before it is kept.
-func ScanFile(path string) (FileSummary, error) {
+func ScanFile(path string) (FileSummary, error) { return ScanFileFor(path, nil) }
+
+// ScanFileFor is ScanFile, also noting in FileSummary.Found which of the
+// GTIDs in find (in the text form of txn.Txn.GTID) the file holds.
+func ScanFileFor(path string, find map[string]bool) (FileSummary, error) {
 	s := FileSummary{Name: filepath.Base(path)}
 	f, err := os.Open(path)
 	if err != nil {
 		return s, err
 	}
 	defer f.Close()
-	sc := scanner{sum: &s, g: newGuard(Limits{})}
+	sc := scanner{sum: &s, g: newGuard(Limits{}), find: find}
 	if err := sc.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		s.Damaged = err
 	}
@@ -49,10 +53,11 @@ func ScanFile(path string) (FileSummary, error) {
 }
 
 type scanner struct {
-	sum *FileSummary
-	g   *eventGuard // checks each event before go-mysql decodes it
-	off uint32      // where the next event starts
-	buf []byte
+	sum  *FileSummary
+	find map[string]bool // GTIDs to note in sum.Found
+	g    *eventGuard     // checks each event before go-mysql decodes it
+	off  uint32          // where the next event starts
+	buf  []byte
 }
 
 func (sc *scanner) damaged(err error) error {
@@ -146,6 +151,7 @@ func (sc *scanner) event() error {
 			s.MariaDBEnd, s.MariaDBFirst = s.MariaDBStart.clone(), map[uint32]position.MariaGTID{}
 		}
 		g := position.MariaGTID{Domain: e.GTID.DomainID, Server: e.GTID.ServerID, Seq: e.GTID.SequenceNumber}
+		sc.note(g.String())
 		s.MariaDBEnd.add(g)
 		if _, ok := s.MariaDBFirst[g.Domain]; !ok {
 			s.MariaDBFirst[g.Domain] = g
@@ -186,5 +192,18 @@ func (sc *scanner) mysqlGTID(e *replication.GTIDEvent) {
 			key += ":" + t
 		}
 		s.MySQLHeld.Add(key, uint64(e.GNO))
+		if sc.find != nil {
+			sc.note(fmt.Sprintf("%s:%d", key, e.GNO))
+		}
+	}
+}
+
+// note records gtid in the summary's Found when it is asked for.
+func (sc *scanner) note(gtid string) {
+	if sc.find[gtid] {
+		if sc.sum.Found == nil {
+			sc.sum.Found = map[string]bool{}
+		}
+		sc.sum.Found[gtid] = true
 	}
 }

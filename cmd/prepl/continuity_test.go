@@ -173,3 +173,29 @@ func TestReplayAllowGaps(t *testing.T) {
 		t.Fatalf("%s %s with --allow-gaps: rows %q, want 1,2,3,7,8,9", filepath.Base(f1), filepath.Base(f3), got)
 	}
 }
+
+// TestReplaySkipGTIDNotInFiles: a --skip-gtid that none of the files holds
+// (here the server id mistyped) is refused with exit 2 before anything is
+// applied, dry run or not: it would leave nothing out, and the transaction
+// meant to be left out would be applied. The right GTID skips its insert.
+func TestReplaySkipGTIDNotInFiles(t *testing.T) {
+	_, files, gtid5 := continuitySource(t)
+	parts := strings.Split(gtid5, "-")
+	wrong := parts[0] + "-9-" + parts[2]
+	tgt := targetServer(t)
+	tdb := sandbox.MustOpen(t, tgt, "")
+	want := "--skip-gtid " + wrong + ": not in the files given"
+	for _, run := range [][]string{{"--dry-run"}, {"--target", tgt.URL(), "--progress", "0"}} {
+		code, out := prepl(t, append(append(append([]string{"replay"}, run...), "--skip-gtid", wrong), files...)...)
+		if code != 2 || !strings.Contains(out, want) {
+			t.Errorf("replay %v --skip-gtid %s: exit %d, want 2 saying %q:\n%s", run, wrong, code, want, out)
+		}
+	}
+	if v := values(t, tdb); v != "" {
+		t.Fatalf("a refused replay applied rows %q", v)
+	}
+	mustPrepl(t, append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--skip-gtid", gtid5}, files...)...)
+	if got := values(t, tdb); got != "1,2,3,4,6,7,8,9" {
+		t.Fatalf("with --skip-gtid %s: rows %q, want 1..9 without 5", gtid5, got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -119,7 +120,7 @@ Flags:
 
 	// The continuity check reads the files from disk while the target is
 	// set up over the network: each waits on something else.
-	scanned := scanFiles(files)
+	scanned := scanFiles(files, sel.skipGTID)
 	var tgt target
 	var res apply.Resume
 	var chRun *channelRun
@@ -143,6 +144,9 @@ Flags:
 	}
 	sums, err := checkFileSet(<-scanned, res, sf.startGTID, *allowGaps, log)
 	if err != nil {
+		return err
+	}
+	if err := skipsInFiles(sums, sel.skipGTID); err != nil {
 		return err
 	}
 	if my, ok := tgt.(myTarget); ok && af.keepGTID && my.IsMariaDB {
@@ -238,14 +242,42 @@ type scannedFiles struct {
 	err  error
 }
 
-// scanFiles scans files (binlog.ScanFile) in a goroutine; the result
-// comes on the channel.
-func scanFiles(files []string) <-chan scannedFiles {
+// skipsInFiles refuses a --skip-gtid that none of the files holds: a
+// mistyped GTID (a digit, the server id, the UUID) leaves out nothing, and
+// the transaction it was meant to leave out, a bad DELETE say, is applied.
+// A file the scan could not read to its end leaves the check out: what
+// follows the damage is unknown, and the replay stops there anyway.
+func skipsInFiles(sums []binlog.FileSummary, skip map[string]bool) error {
+	var missing []string
+	for g := range skip {
+		found := false
+		for _, s := range sums {
+			if s.Damaged != nil {
+				return nil
+			}
+			found = found || s.Found[g]
+		}
+		if !found {
+			missing = append(missing, g)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	return fmt.Errorf("%w: --skip-gtid %s: not in the files given, so it would leave nothing out and the transaction it "+
+		"was meant to leave out would be applied; check the GTID (prepl replay --dry-run FILE... lists them)",
+		errUsage, strings.Join(missing, ", "))
+}
+
+// scanFiles scans files (binlog.ScanFileFor, noting the GTIDs of find) in
+// a goroutine; the result comes on the channel.
+func scanFiles(files []string, find map[string]bool) <-chan scannedFiles {
 	out := make(chan scannedFiles, 1)
 	go func() {
 		sums := make([]binlog.FileSummary, len(files))
 		for i, f := range files {
-			s, err := binlog.ScanFile(f)
+			s, err := binlog.ScanFileFor(f, find)
 			if err != nil {
 				out <- scannedFiles{err: err}
 				return

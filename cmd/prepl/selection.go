@@ -251,7 +251,9 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 		}
 	}
 	for _, g := range s.skipGTID {
-		sel.skipGTID[g] = true
+		// A MySQL UUID (and tag) as the binlog's GTIDs are written: in
+		// lower case; a MariaDB GTID has no letters.
+		sel.skipGTID[strings.ToLower(strings.TrimSpace(g))] = true
 	}
 	for _, p := range s.skipPosition {
 		f, o, ok := strings.Cut(p, ":")
