@@ -151,7 +151,9 @@ func (sc *scanner) event() error {
 			s.MariaDBEnd, s.MariaDBFirst = s.MariaDBStart.clone(), map[uint32]position.MariaGTID{}
 		}
 		g := position.MariaGTID{Domain: e.GTID.DomainID, Server: e.GTID.ServerID, Seq: e.GTID.SequenceNumber}
-		sc.note(g.String())
+		if sc.find != nil {
+			sc.note(g.String())
+		}
 		s.MariaDBEnd.add(g)
 		if _, ok := s.MariaDBFirst[g.Domain]; !ok {
 			s.MariaDBFirst[g.Domain] = g
