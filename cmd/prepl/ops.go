@@ -75,6 +75,16 @@ func (o *ops) setupOps(cfg *apply.Config) error {
 	return nil
 }
 
+// warn says msg in the log (when there is one: a dry run has only its
+// listing) and at the end of the command's output, where a DBA reading the
+// summary sees it.
+func warn(log *slog.Logger, stdout io.Writer, msg string) {
+	if log != nil {
+		log.Warn(msg)
+	}
+	fmt.Fprintln(stdout, "warning: "+msg)
+}
+
 // unmatchedIncludes is the warning, after a run, for --include patterns
 // that no table of the selected transactions matched: a pattern with a typo
 // ("Shop.*" for shop) applies nothing of what it was meant for, and the

@@ -184,7 +184,7 @@ Flags:
 			return err
 		}
 		for _, msg := range sel.warnings(af.unmatchedIncludes()) {
-			fmt.Fprintln(stdout, "warning: "+msg)
+			warn(nil, stdout, msg)
 		}
 		return sel.startInside
 	}
@@ -209,8 +209,7 @@ Flags:
 	printSummary(stdout, stats)
 	if err == nil {
 		for _, msg := range sel.warnings(af.unmatchedIncludes()) {
-			log.Warn(msg)
-			fmt.Fprintln(stdout, "warning: "+msg)
+			warn(log, stdout, msg)
 		}
 	}
 	var refused *gomysql.MySQLError
@@ -248,16 +247,14 @@ type scannedFiles struct {
 // A file the scan could not read to its end leaves the check out: what
 // follows the damage is unknown, and the replay stops there anyway.
 func skipsInFiles(sums []binlog.FileSummary, skip map[string]bool) error {
+	for _, s := range sums {
+		if s.Damaged != nil {
+			return nil
+		}
+	}
 	var missing []string
 	for g := range skip {
-		found := false
-		for _, s := range sums {
-			if s.Damaged != nil {
-				return nil
-			}
-			found = found || s.Found[g]
-		}
-		if !found {
+		if !slices.ContainsFunc(sums, func(s binlog.FileSummary) bool { return s.Found[g] }) {
 			missing = append(missing, g)
 		}
 	}

@@ -178,9 +178,7 @@ Flags:
 	printSummary(stdout, stats)
 	if *stopAtEnd && err == nil && untilUnreached() {
 		// As replay's unreached stop: everything the source had was applied.
-		msg := "the source's binlog ended (--stop-at-end) before --until-gtid " + *untilGTID + " was reached: everything in it was applied"
-		log.Warn(msg)
-		fmt.Fprintln(stdout, "warning: "+msg)
+		warn(log, stdout, "the source's binlog ended (--stop-at-end) before --until-gtid "+*untilGTID+" was reached: everything in it was applied")
 	}
 	return err
 }
@@ -194,8 +192,8 @@ const sourceAnswerTimeout = 30 * time.Second
 // transaction (an earlier run had not applied them all), and until did
 // not end the stream.
 func replicateFilter(until string, skip []string) (filter func(t *txnT) apply.Action, unreached func() bool) {
-	var seen, stopped bool
-	unreached = func() bool { return until != "" && seen && !stopped }
+	var watch stopWatch
+	unreached = func() bool { return until != "" && watch.unreached() }
 	if until == "" && len(skip) == 0 {
 		return nil, unreached
 	}
@@ -208,21 +206,18 @@ func replicateFilter(until string, skip []string) (filter func(t *txnT) apply.Ac
 		last = untilFilter(until)
 	}
 	return func(t *txnT) apply.Action {
-		seen = true
 		a := apply.Apply
 		if last != nil {
 			a = last(t)
 		}
-		if a == apply.Stop || a == apply.Last {
-			stopped = true
-		}
 		if a != apply.Stop && t.GTID != "" && skips[t.GTID] {
 			if a == apply.Last {
-				return apply.Stop // skipped, and still the last: as replay's --stop-gtid
+				a = apply.Stop // skipped, and still the last: as replay's --stop-gtid
+			} else {
+				a = apply.Skip
 			}
-			return apply.Skip
 		}
-		return a
+		return watch.note(a)
 	}, unreached
 }
 

@@ -178,12 +178,29 @@ type selection struct {
 	// startInside is set, and the run stopped before applying anything,
 	// when --start-position falls inside a transaction of the first file.
 	startInside error
-	// stopNamed names the stop bounds given ("" without one); seen: the
-	// filter was asked about a transaction; stopped: a stop bound ended
-	// the selection.
-	stopNamed     string
-	seen, stopped bool
+	// stopNamed names the stop bounds given ("" without one); watch
+	// notes whether one ended the selection.
+	stopNamed string
+	watch     stopWatch
 }
+
+// stopWatch notes a filter's verdicts, for what to say after a run:
+// whether it was asked about a transaction at all (a rerun after a
+// complete one asks about none: they were applied), and whether a stop
+// (Stop or Last) ended the input.
+type stopWatch struct{ asked, stopped bool }
+
+// note records verdict a and returns it.
+func (w *stopWatch) note(a apply.Action) apply.Action {
+	w.asked = true
+	if a == apply.Stop || a == apply.Last {
+		w.stopped = true
+	}
+	return a
+}
+
+// unreached: the filter was asked, and no stop ended the input.
+func (w *stopWatch) unreached() bool { return w.asked && !w.stopped }
 
 func (s *selectFlags) parse(files []string) (*selection, error) {
 	sel := &selection{skipGTID: map[string]bool{}, skipPos: map[txn.Position]bool{}, database: s.database}
@@ -268,14 +285,7 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 
 // filter is the selection as an apply filter (see decide), noting whether
 // a stop bound ended it.
-func (sel *selection) filter(t *txn.Txn) apply.Action {
-	sel.seen = true
-	a := sel.decide(t)
-	if (a == apply.Stop || a == apply.Last) && sel.startInside == nil {
-		sel.stopped = true
-	}
-	return a
-}
+func (sel *selection) filter(t *txn.Txn) apply.Action { return sel.watch.note(sel.decide(t)) }
 
 // unreached says, after a run, that the files ended before the stop bounds
 // given: everything in them was selected, which is right when the stop
@@ -284,7 +294,7 @@ func (sel *selection) filter(t *txn.Txn) apply.Action {
 // (no stop given, a stop reached, or no transaction asked about: all were
 // applied by an earlier run).
 func (sel *selection) unreached() string {
-	if sel.stopNamed == "" || !sel.seen || sel.stopped {
+	if sel.stopNamed == "" || !sel.watch.unreached() {
 		return ""
 	}
 	return "the files ended before " + sel.stopNamed + " was reached: every transaction in them was selected. " +
@@ -299,7 +309,7 @@ func (sel *selection) warnings(unmatched string) []string {
 	if msg := sel.unreached(); msg != "" {
 		out = append(out, msg)
 	}
-	if unmatched != "" && sel.seen {
+	if unmatched != "" && sel.watch.asked {
 		out = append(out, unmatched)
 	}
 	return out

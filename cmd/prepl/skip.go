@@ -220,10 +220,8 @@ Flags:
 		if len(chs) > 0 {
 			have = strings.Join(chs, ", ")
 		}
-		msg := fmt.Sprintf("channel %s has no stored position on this target (channels that have one: %s): the skip waits for "+
-			"a run of channel %s; if the name is mistyped, record it again with the right --channel", cf.channel, have, cf.channel)
-		log.Warn(msg)
-		fmt.Fprintln(stdout, "warning: "+msg)
+		warn(log, stdout, fmt.Sprintf("channel %s has no stored position on this target (channels that have one: %s): the skip waits for "+
+			"a run of channel %s; if the name is mistyped, record it again with the right --channel", cf.channel, have, cf.channel))
 	}
 	return nil
 }
