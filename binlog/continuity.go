@@ -122,8 +122,9 @@ type FileSummary struct {
 	// Damaged is set when the scan could not read the file to its end:
 	// what comes after is unknown, and the replay stops there anyway.
 	Damaged error
-	// Found holds the GTIDs asked for (ScanFileFor) that the file holds.
-	Found map[string]bool
+	// End is the offset after the last whole event read: the file's
+	// size, less a torn last event, or where the damage starts.
+	End uint32
 }
 
 // ProblemKind says how a file set breaks.

@@ -1,7 +1,10 @@
 package binlog
 
 import (
+	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -205,6 +208,29 @@ func TestScanFileWithoutGTIDs(t *testing.T) {
 	}
 	if none.Anonymous != 40 || none.Rotate != "" {
 		t.Fatalf("checksum-none: %d anonymous, rotate %q; want 40 and none (it ends with a stop event)", none.Anonymous, none.Rotate)
+	}
+	// End is the file's size, and where a torn last event starts.
+	data, err := os.ReadFile(fixtures + "mysql-bin.checksum-crc32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crc.End != uint32(len(data)) {
+		t.Fatalf("checksum-crc32: End %d, want the file's size %d", crc.End, len(data))
+	}
+	torn := filepath.Join(t.TempDir(), "mysql-bin.000001")
+	if err := os.WriteFile(torn, data[:len(data)-10], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tornSum, err := ScanFile(torn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := uint32(4) // where the last event starts, from the headers' sizes
+	for off := last; off < uint32(len(data)); off += binary.LittleEndian.Uint32(data[off+9:]) {
+		last = off
+	}
+	if tornSum.Damaged == nil || tornSum.End != last {
+		t.Fatalf("torn copy: End %d, damaged %v; want %d (where the torn event starts) and damage", tornSum.End, tornSum.Damaged, last)
 	}
 	named := func(f FileSummary, n string) FileSummary { f.Name = n; return f }
 	cases := []struct {

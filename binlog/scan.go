@@ -30,19 +30,21 @@ const maxScanEvent = 1 << 20
 // FileSummary.Damaged, and what was read before it is kept.
 func ScanFile(path string) (FileSummary, error) { return ScanFileFor(path, nil) }
 
-// ScanFileFor is ScanFile, also noting in FileSummary.Found which of the
-// GTIDs in find (in the text form of txn.Txn.GTID) the file holds.
-func ScanFileFor(path string, find map[string]bool) (FileSummary, error) {
+// ScanFileFor is ScanFile, also calling gtid with every GTID the file
+// holds, in file order, in the text form of txn.Txn.GTID. A nil gtid
+// formats none (a 10 GB binlog holds millions).
+func ScanFileFor(path string, gtid func(string)) (FileSummary, error) {
 	s := FileSummary{Name: filepath.Base(path)}
 	f, err := os.Open(path)
 	if err != nil {
 		return s, err
 	}
 	defer f.Close()
-	sc := scanner{sum: &s, g: newGuard(Limits{}), find: find}
+	sc := scanner{sum: &s, g: newGuard(Limits{}), gtid: gtid}
 	if err := sc.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		s.Damaged = err
 	}
+	s.End = sc.off
 	if s.Flavor == txn.MariaDB && s.MariaDBStart == nil {
 		s.MariaDBStart = newMariaDBState()
 	}
@@ -54,9 +56,9 @@ func ScanFileFor(path string, find map[string]bool) (FileSummary, error) {
 
 type scanner struct {
 	sum  *FileSummary
-	find map[string]bool // GTIDs to note in sum.Found
-	g    *eventGuard     // checks each event before go-mysql decodes it
-	off  uint32          // where the next event starts
+	gtid func(string) // called with each GTID, when not nil
+	g    *eventGuard  // checks each event before go-mysql decodes it
+	off  uint32       // where the next event starts
 	buf  []byte
 }
 
@@ -151,8 +153,8 @@ func (sc *scanner) event() error {
 			s.MariaDBEnd, s.MariaDBFirst = s.MariaDBStart.clone(), map[uint32]position.MariaGTID{}
 		}
 		g := position.MariaGTID{Domain: e.GTID.DomainID, Server: e.GTID.ServerID, Seq: e.GTID.SequenceNumber}
-		if sc.find != nil {
-			sc.note(g.String())
+		if sc.gtid != nil {
+			sc.gtid(g.String())
 		}
 		s.MariaDBEnd.add(g)
 		if _, ok := s.MariaDBFirst[g.Domain]; !ok {
@@ -194,18 +196,8 @@ func (sc *scanner) mysqlGTID(e *replication.GTIDEvent) {
 			key += ":" + t
 		}
 		s.MySQLHeld.Add(key, uint64(e.GNO))
-		if sc.find != nil {
-			sc.note(fmt.Sprintf("%s:%d", key, e.GNO))
+		if sc.gtid != nil {
+			sc.gtid(fmt.Sprintf("%s:%d", key, e.GNO))
 		}
-	}
-}
-
-// note records gtid in the summary's Found when it is asked for.
-func (sc *scanner) note(gtid string) {
-	if sc.find[gtid] {
-		if sc.sum.Found == nil {
-			sc.sum.Found = map[string]bool{}
-		}
-		sc.sum.Found[gtid] = true
 	}
 }

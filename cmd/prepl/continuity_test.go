@@ -174,21 +174,29 @@ func TestReplayAllowGaps(t *testing.T) {
 	}
 }
 
-// TestReplaySkipGTIDNotInFiles: a --skip-gtid that none of the files holds
-// (here the server id mistyped) is refused with exit 2 before anything is
-// applied, dry run or not: it would leave nothing out, and the transaction
-// meant to be left out would be applied. The right GTID skips its insert.
-func TestReplaySkipGTIDNotInFiles(t *testing.T) {
+// TestReplaySelectionNotInFiles: a --skip-gtid, --exclude-gtids or
+// --include-gtids that none of the files holds (here the server id
+// mistyped), or a --start-position past the first file's end, is refused
+// with exit 2 before anything is applied, dry run or not: it would leave
+// out (or select) nothing, and the transaction meant to be left out would
+// be applied. The right GTIDs leave out the insert of 5.
+func TestReplaySelectionNotInFiles(t *testing.T) {
 	_, files, gtid5 := continuitySource(t)
 	parts := strings.Split(gtid5, "-")
 	wrong := parts[0] + "-9-" + parts[2]
 	tgt := targetServer(t)
 	tdb := sandbox.MustOpen(t, tgt, "")
-	want := "--skip-gtid " + wrong + ": not in the files given"
-	for _, run := range [][]string{{"--dry-run"}, {"--target", tgt.URL(), "--progress", "0"}} {
-		code, out := prepl(t, append(append(append([]string{"replay"}, run...), "--skip-gtid", wrong), files...)...)
-		if code != 2 || !strings.Contains(out, want) {
-			t.Errorf("replay %v --skip-gtid %s: exit %d, want 2 saying %q:\n%s", run, wrong, code, want, out)
+	for _, c := range []struct{ flag, value, want string }{
+		{"--skip-gtid", wrong, "--skip-gtid " + wrong + ": not in the files given"},
+		{"--exclude-gtids", wrong, "--exclude-gtids " + wrong + ": none of its GTIDs is in the files given"},
+		{"--include-gtids", wrong, "--include-gtids " + wrong + ": none of its GTIDs is in the files given"},
+		{"--start-position", "99999", "--start-position 99999 is past the end of " + filepath.Base(files[0])},
+	} {
+		for _, run := range [][]string{{"--dry-run"}, {"--target", tgt.URL(), "--progress", "0"}} {
+			code, out := prepl(t, append(append(append([]string{"replay"}, run...), c.flag, c.value), files...)...)
+			if code != 2 || !strings.Contains(out, c.want) {
+				t.Errorf("replay %v %s %s: exit %d, want 2 saying %q:\n%s", run, c.flag, c.value, code, c.want, out)
+			}
 		}
 	}
 	if v := values(t, tdb); v != "" {
@@ -197,5 +205,11 @@ func TestReplaySkipGTIDNotInFiles(t *testing.T) {
 	mustPrepl(t, append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--skip-gtid", gtid5}, files...)...)
 	if got := values(t, tdb); got != "1,2,3,4,6,7,8,9" {
 		t.Fatalf("with --skip-gtid %s: rows %q, want 1..9 without 5", gtid5, got)
+	}
+	range5 := gtid5 + "-" + parts[2] // d-s-5-5
+	tgt2 := targetServer(t)
+	mustPrepl(t, append([]string{"replay", "--target", tgt2.URL(), "--progress", "0", "--exclude-gtids", wrong + "," + range5}, files...)...)
+	if got := values(t, sandbox.MustOpen(t, tgt2, "")); got != "1,2,3,4,6,7,8,9" {
+		t.Fatalf("with --exclude-gtids %s,%s: rows %q, want 1..9 without 5", wrong, range5, got)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -120,7 +119,8 @@ Flags:
 
 	// The continuity check reads the files from disk while the target is
 	// set up over the network: each waits on something else.
-	scanned := scanFiles(files, sel.skipGTID)
+	gtidSeen, inFiles := sel.scanGTIDs()
+	scanned := scanFiles(files, gtidSeen)
 	var tgt target
 	var res apply.Resume
 	var chRun *channelRun
@@ -146,7 +146,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	if err := skipsInFiles(sums, sel.skipGTID); err != nil {
+	if err := sel.checkFiles(sums, inFiles); err != nil {
 		return err
 	}
 	if my, ok := tgt.(myTarget); ok && af.keepGTID && my.IsMariaDB {
@@ -241,40 +241,14 @@ type scannedFiles struct {
 	err  error
 }
 
-// skipsInFiles refuses a --skip-gtid that none of the files holds: a
-// mistyped GTID (a digit, the server id, the UUID) leaves out nothing, and
-// the transaction it was meant to leave out, a bad DELETE say, is applied.
-// A file the scan could not read to its end leaves the check out: what
-// follows the damage is unknown, and the replay stops there anyway.
-func skipsInFiles(sums []binlog.FileSummary, skip map[string]bool) error {
-	for _, s := range sums {
-		if s.Damaged != nil {
-			return nil
-		}
-	}
-	var missing []string
-	for g := range skip {
-		if !slices.ContainsFunc(sums, func(s binlog.FileSummary) bool { return s.Found[g] }) {
-			missing = append(missing, g)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	slices.Sort(missing)
-	return fmt.Errorf("%w: --skip-gtid %s: not in the files given, so it would leave nothing out and the transaction it "+
-		"was meant to leave out would be applied; check the GTID (prepl replay --dry-run FILE... lists them)",
-		errUsage, strings.Join(missing, ", "))
-}
-
-// scanFiles scans files (binlog.ScanFileFor, noting the GTIDs of find) in
-// a goroutine; the result comes on the channel.
-func scanFiles(files []string, find map[string]bool) <-chan scannedFiles {
+// scanFiles scans files (binlog.ScanFileFor, calling gtid with each GTID)
+// in a goroutine; the result comes on the channel.
+func scanFiles(files []string, gtid func(string)) <-chan scannedFiles {
 	out := make(chan scannedFiles, 1)
 	go func() {
 		sums := make([]binlog.FileSummary, len(files))
 		for i, f := range files {
-			s, err := binlog.ScanFileFor(f, find)
+			s, err := binlog.ScanFileFor(f, gtid)
 			if err != nil {
 				out <- scannedFiles{err: err}
 				return

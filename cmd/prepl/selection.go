@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -45,7 +47,8 @@ func (s *selectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.database, "database", "", "apply only this database, as mysqlbinlog --database: row changes of its tables, and statements\n"+
 		"whose default database (USE) is it; a statement naming db.table under another default database is left out")
 	fs.StringVar(&s.includeGTIDs, "include-gtids", "", "apply only these GTIDs: a MySQL GTID set (uuid:1-5:7,uuid2[:tag]:3) or MariaDB GTIDs\n"+
-		"(0-1-5, or a range 0-1-5-9 of sequence numbers 5 to 9); transactions without a GTID are left out")
+		"(0-1-5, or a range 0-1-5-9 of sequence numbers 5 to 9); transactions without a GTID are left out.\n"+
+		"A set none of whose GTIDs the files hold is refused (here and in --exclude-gtids, --skip-gtid)")
 	fs.StringVar(&s.excludeGTIDs, "exclude-gtids", "", "do not apply these GTIDs (same forms as --include-gtids); the position moves past them")
 	fs.Var(&s.skipGTID, "skip-gtid", "do not apply this GTID (repeatable); the position still moves past it")
 	fs.Var(&s.skipPosition, "skip-position", "do not apply the transaction that begins at FILE:OFFSET (repeatable; for a binlog without\n"+
@@ -98,14 +101,18 @@ func parseGTIDMatch(flagName, s string) (*gtidMatch, error) {
 	return m, nil
 }
 
-func (m *gtidMatch) contains(t *txn.Txn) bool {
-	if t.GTID == "" {
+func (m *gtidMatch) contains(t *txn.Txn) bool { return m.has(t.GTID) }
+
+// has: gtid, in the text form of txn.Txn.GTID, is in the set.
+func (m *gtidMatch) has(gtid string) bool {
+	if gtid == "" {
 		return false
 	}
-	if i := strings.LastIndexByte(t.GTID, ':'); i >= 0 {
-		return m.mysql.Has(t.GTID[:i], t.SeqNo)
+	if i := strings.LastIndexByte(gtid, ':'); i >= 0 {
+		gno, err := strconv.ParseUint(gtid[i+1:], 10, 64)
+		return err == nil && m.mysql.Has(gtid[:i], gno)
 	}
-	g, err := position.ParseMariaGTID(t.GTID)
+	g, err := position.ParseMariaGTID(gtid)
 	if err != nil {
 		return false
 	}
@@ -173,6 +180,8 @@ type selection struct {
 	startOff, stopOff   uint32
 	database            string
 	include, exclude    *gtidMatch
+	includeText         string // --include-gtids and --exclude-gtids as given
+	excludeText         string
 	skipGTID            map[string]bool
 	skipPos             map[txn.Position]bool
 	// startInside is set, and the run stopped before applying anything,
@@ -261,11 +270,13 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 		if sel.include, err = parseGTIDMatch("--include-gtids", s.includeGTIDs); err != nil {
 			return nil, err
 		}
+		sel.includeText = s.includeGTIDs
 	}
 	if s.excludeGTIDs != "" {
 		if sel.exclude, err = parseGTIDMatch("--exclude-gtids", s.excludeGTIDs); err != nil {
 			return nil, err
 		}
+		sel.excludeText = s.excludeGTIDs
 	}
 	for _, g := range s.skipGTID {
 		// A MySQL UUID (and tag) as the binlog's GTIDs are written: in
@@ -281,6 +292,72 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 		sel.skipPos[txn.Position{File: filepath.Base(f), Offset: uint32(off)}] = true
 	}
 	return sel, nil
+}
+
+// inFiles is what the continuity scan found of the GTIDs the selection
+// names: the --skip-gtid values, and whether --include-gtids and
+// --exclude-gtids match any GTID of the files.
+type inFiles struct {
+	skip             map[string]bool
+	include, exclude bool
+}
+
+// scanGTIDs returns what the continuity scan calls with each GTID
+// (binlog.ScanFileFor), noting in the inFiles returned what the selection
+// names; nil when it names no GTID, so that none is formatted.
+func (sel *selection) scanGTIDs() (func(string), *inFiles) {
+	in := &inFiles{skip: map[string]bool{}}
+	if len(sel.skipGTID) == 0 && sel.include == nil && sel.exclude == nil {
+		return nil, in
+	}
+	return func(g string) {
+		if sel.skipGTID[g] {
+			in.skip[g] = true
+		}
+		in.include = in.include || sel.include != nil && sel.include.has(g)
+		in.exclude = in.exclude || sel.exclude != nil && sel.exclude.has(g)
+	}, in
+}
+
+// checkFiles refuses, before anything is applied, a selection that names
+// what the files do not hold: a mistyped GTID (a digit, the server id,
+// the UUID) or offset selects or leaves out nothing, and the transaction
+// a point-in-time recovery was to leave out, a bad DELETE say, is applied
+// with exit 0. A file the scan could not read to its end leaves the check
+// out: what follows the damage is unknown, and the replay stops there
+// anyway.
+func (sel *selection) checkFiles(sums []binlog.FileSummary, in *inFiles) error {
+	for _, s := range sums {
+		if s.Damaged != nil {
+			return nil
+		}
+	}
+	var missing []string
+	for g := range sel.skipGTID {
+		if !in.skip[g] {
+			missing = append(missing, g)
+		}
+	}
+	const list = "check it (prepl replay --dry-run FILE... lists the transactions)"
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("%w: --skip-gtid %s: not in the files given, so it would leave nothing out and the transaction it "+
+			"was meant to leave out would be applied; %s", errUsage, strings.Join(missing, ", "), list)
+	}
+	if sel.include != nil && !in.include {
+		return fmt.Errorf("%w: --include-gtids %s: none of its GTIDs is in the files given, so nothing would be applied; %s",
+			errUsage, sel.includeText, list)
+	}
+	if sel.exclude != nil && !in.exclude {
+		return fmt.Errorf("%w: --exclude-gtids %s: none of its GTIDs is in the files given, so it would leave nothing out and "+
+			"what it was meant to leave out would be applied; %s. To start after what the target already holds, "+
+			"give --start-gtid", errUsage, sel.excludeText, list)
+	}
+	if len(sums) > 0 && sel.startOff > sums[0].End {
+		return fmt.Errorf("%w: --start-position %d is past the end of %s, whose last event ends at %d: nothing of it "+
+			"would be applied; give the \"# at N\" of the transaction to start with", errUsage, sel.startOff, sums[0].Name, sums[0].End)
+	}
+	return nil
 }
 
 // filter is the selection as an apply filter (see decide), noting whether

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
 )
 
 // TestSelectionThatSelectsNothing: bounds that select nothing (start not
@@ -105,5 +106,62 @@ func TestReplicateFilterUnreached(t *testing.T) {
 	}
 	if _, unreached := replicateFilter("", []string{"0-1-5"}); unreached() {
 		t.Error("unreached without --until-gtid")
+	}
+}
+
+// TestSelectionNamesWhatFilesHold: GTIDs and offsets the files do not hold
+// are refused, as the continuity scan reports them; anything the files
+// hold, or damage that hides the rest of a file, is taken.
+func TestSelectionNamesWhatFilesHold(t *testing.T) {
+	const uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+	maria := []string{"0-1-4", "0-1-5", "0-1-6", "1-2-9"}
+	mysqlGTIDs := []string{uuid + ":7", uuid + ":pitr:8"}
+	sums := []binlog.FileSummary{{Name: "binlog.000001", End: 1500}, {Name: "binlog.000002", End: 900}}
+	damaged := []binlog.FileSummary{{Name: "binlog.000001", End: 700, Damaged: errors.New("truncated")}}
+	for _, c := range []struct {
+		name  string
+		flags selectFlags
+		gtids []string
+		sums  []binlog.FileSummary
+		err   string // "" when taken
+	}{
+		{"no selection", selectFlags{}, maria, sums, ""},
+		{"skip held", selectFlags{skipGTID: multiFlag{"0-1-5"}}, maria, sums, ""},
+		{"skip not held", selectFlags{skipGTID: multiFlag{"0-1-5", "0-9-5"}}, maria, sums, "--skip-gtid 0-9-5: not in the files given"},
+		{"skip not held, damaged file", selectFlags{skipGTID: multiFlag{"0-9-5"}}, maria, damaged, ""},
+		{"exclude a GTID held", selectFlags{excludeGTIDs: "1-2-9"}, maria, sums, ""},
+		{"exclude a range reaching into the files", selectFlags{excludeGTIDs: "0-1-1-4"}, maria, sums, ""},
+		{"exclude sets, one held", selectFlags{excludeGTIDs: "0-2-5, 0-1-6"}, maria, sums, ""},
+		{"exclude a range beside the files", selectFlags{excludeGTIDs: "0-1-7-99"}, maria, sums,
+			"--exclude-gtids 0-1-7-99: none of its GTIDs is in the files given"},
+		{"exclude, server id mistyped", selectFlags{excludeGTIDs: "0-2-5"}, maria, sums, "none of its GTIDs"},
+		{"include held", selectFlags{includeGTIDs: "0-1-5-5"}, maria, sums, ""},
+		{"include not held", selectFlags{includeGTIDs: "2-1-5"}, maria, sums,
+			"--include-gtids 2-1-5: none of its GTIDs is in the files given, so nothing would be applied"},
+		{"MySQL exclude held, upper case", selectFlags{excludeGTIDs: strings.ToUpper(uuid) + ":1-7"}, mysqlGTIDs, sums, ""},
+		{"MySQL exclude of a tag", selectFlags{excludeGTIDs: uuid + ":pitr:8"}, mysqlGTIDs, sums, ""},
+		{"MySQL exclude, GNO beside", selectFlags{excludeGTIDs: uuid + ":8"}, mysqlGTIDs, sums, "none of its GTIDs"},
+		{"MySQL include, other UUID", selectFlags{includeGTIDs: "4e11fa47-71ca-11e1-9e33-c80aa9429562:7"}, mysqlGTIDs, sums, "none of its GTIDs"},
+		{"start at the first file's end", selectFlags{startPosition: "1500"}, maria, sums, ""},
+		{"start past the first file's end", selectFlags{startPosition: "15000"}, maria, sums,
+			"--start-position 15000 is past the end of binlog.000001, whose last event ends at 1500"},
+	} {
+		sel, err := c.flags.parse([]string{"/b/binlog.000001", "/b/binlog.000002"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		seen, in := sel.scanGTIDs()
+		if seen != nil {
+			for _, g := range c.gtids {
+				seen(g)
+			}
+		}
+		err = sel.checkFiles(c.sums, in)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v, want it taken", c.name, err)
+		case c.err != "" && (!errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, want a usage error saying %q", c.name, err, c.err)
+		}
 	}
 }
