@@ -42,7 +42,8 @@ const (
 )
 
 // applyStatusVars fills the session state of st from a Query event's
-// status variables. It stops at the first code it does not know (their
+// status variables (st.UnixMicro, the event's whole seconds, gains the
+// microseconds). It stops at the first code it does not know (their
 // lengths are not self-describing); fields it did not reach stay as they
 // are. It reports whether it parsed the whole block.
 func applyStatusVars(st *txn.Statement, vars []byte, mariadb bool) bool {
@@ -63,6 +64,7 @@ func applyStatusVars(st *txn.Statement, vars []byte, mariadb bool) bool {
 			st.UniqueChecks = f&optionRelaxedUniqueChecks == 0
 			if mariadb {
 				st.ExplicitDefaultsForTimestamp = f&optionExplicitDefTimestamp != 0
+				st.HasExplicitDefaults = true
 			}
 			p += 4
 		case qSQLMode:
@@ -78,6 +80,11 @@ func applyStatusVars(st *txn.Statement, vars []byte, mariadb bool) bool {
 			}
 			p += 1 + int(vars[p]) + 1
 		case qAutoIncrement:
+			if !need(4) {
+				return false
+			}
+			st.AutoIncrementIncrement = binary.LittleEndian.Uint16(vars[p:])
+			st.AutoIncrementOffset = binary.LittleEndian.Uint16(vars[p+2:])
 			p += 4
 		case qCharset:
 			if !need(6) {
@@ -128,12 +135,16 @@ func applyStatusVars(st *txn.Statement, vars []byte, mariadb bool) bool {
 				p++
 			}
 		case qMicroseconds, qMariaHRNow:
+			if !need(3) {
+				return false
+			}
+			st.UnixMicro += int64(vars[p]) | int64(vars[p+1])<<8 | int64(vars[p+2])<<16
 			p += 3
 		case qExplicitDefaultsForTS:
 			if !need(1) {
 				return false
 			}
-			st.ExplicitDefaultsForTimestamp = vars[p] != 0
+			st.ExplicitDefaultsForTimestamp, st.HasExplicitDefaults = vars[p] != 0, true
 			p++
 		case qSQLRequirePrimaryKey, qDefaultTableEncryption, qMariaGTIDFlags3:
 			p++

@@ -407,11 +407,15 @@ func (t *Target) waitForDDLSession(ctx context.Context, c *sql.Conn, stmt string
 	}
 }
 
-// execDDL runs the DDL statement with its source session state.
-func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID bool) error {
-	st := tx.Changes[0].Stmt
-	var set []string
-	set = append(set, "time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'")
+// DDLSession is the SET SESSION statement that gives a DDL the source
+// session it ran in, as MariaDB's replica restores it from the Query
+// event: sql_mode, time zone, character sets, checks, the statement's
+// time, explicit_defaults_for_timestamp and the auto-increment step. A
+// MariaDB target (mariadb) also keeps system-versioned history through
+// ALTERs. The time stays set on the session: reset it (SET SESSION
+// DDLSessionReset) before using the session for anything else.
+func DDLSession(st *txn.Statement, mariadb bool) string {
+	set := []string{"time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'"}
 	if st.HasSQLMode {
 		set = append(set, "sql_mode="+strconv.FormatUint(st.SQLMode, 10))
 	}
@@ -423,17 +427,40 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 			st.CharsetClient, st.CollationConn, st.CollationServer))
 	}
 	set = append(set, "foreign_key_checks="+boolInt(st.ForeignKeyChecks), "unique_checks="+boolInt(st.UniqueChecks))
-	if t.IsMariaDB {
+	if st.UnixMicro > 0 {
+		set = append(set, fmt.Sprintf("timestamp=%d.%06d", st.UnixMicro/1e6, st.UnixMicro%1e6))
+	}
+	if st.HasExplicitDefaults {
+		set = append(set, "explicit_defaults_for_timestamp="+boolInt(st.ExplicitDefaultsForTimestamp))
+	}
+	if st.AutoIncrementIncrement > 0 && st.AutoIncrementOffset > 0 {
+		set = append(set, fmt.Sprintf("auto_increment_increment=%d, auto_increment_offset=%d",
+			st.AutoIncrementIncrement, st.AutoIncrementOffset))
+	}
+	if mariadb {
 		// The Query event does not carry it; the replica's SQL thread
 		// applies ALTERs of system-versioned tables, keeping their history.
 		set = append(set, "system_versioning_alter_history=KEEP")
 	}
+	return "SET SESSION " + strings.Join(set, ", ")
+}
+
+// DDLSessionReset gives a session its own time and auto-increment step
+// back after DDLSession.
+const DDLSessionReset = "SET SESSION timestamp=DEFAULT, auto_increment_increment=DEFAULT, auto_increment_offset=DEFAULT"
+
+// execDDL runs the DDL statement with its source session state
+// (DDLSession), then gives the session back its own time for the
+// position writes that follow.
+func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID bool) error {
+	st := tx.Changes[0].Stmt
+	set := DDLSession(st, t.IsMariaDB)
 	if keepGTID {
 		if q := KeepGTIDSQL(tx); q != "" {
-			set = append(set, strings.TrimPrefix(q, "SET SESSION "))
+			set += ", " + strings.TrimPrefix(q, "SET SESSION ")
 		}
 	}
-	if _, err := c.ExecContext(ctx, "SET SESSION "+strings.Join(set, ", ")); err != nil {
+	if _, err := c.ExecContext(ctx, set); err != nil {
 		return fmt.Errorf("set session for DDL %s: %w", describe(tx), err)
 	}
 	if st.Schema != "" {
@@ -445,6 +472,9 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 	}
 	if _, err := c.ExecContext(ctx, st.SQL); err != nil {
 		return fmt.Errorf("DDL %s failed on target: %q: %w", describe(tx), truncate(st.SQL, 200), err)
+	}
+	if _, err := c.ExecContext(ctx, DDLSessionReset); err != nil {
+		return fmt.Errorf("after DDL %s: %w", describe(tx), err)
 	}
 	return nil
 }

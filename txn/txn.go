@@ -237,4 +237,16 @@ type Statement struct {
 	ForeignKeyChecks             bool   // from the Query event flags2 (OPTION_NO_FOREIGN_KEY_CHECKS off)
 	UniqueChecks                 bool
 	ExplicitDefaultsForTimestamp bool
+	HasExplicitDefaults          bool // ExplicitDefaultsForTimestamp was logged
+	// UnixMicro is when the statement ran on the source (the event's
+	// timestamp, with the microseconds the event carries), in
+	// microseconds since 1970; 0 when unknown. NOW() and DEFAULT
+	// CURRENT_TIMESTAMP in a DDL mean it: the rows an ALTER adds such a
+	// column to get the source's time.
+	UnixMicro int64
+	// AutoIncrementIncrement and AutoIncrementOffset are the session's
+	// auto_increment_increment and _offset (0 when not logged): the
+	// numbers an ALTER gives existing rows when it adds an AUTO_INCREMENT
+	// column.
+	AutoIncrementIncrement, AutoIncrementOffset uint16
 }

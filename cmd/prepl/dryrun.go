@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -222,8 +221,12 @@ func describeChanges(t *txn.Txn) string {
 func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target, defs map[string]*txn.TableDef) error {
 	if t.IsDDL() {
 		st := t.Changes[0].Stmt
-		fmt.Fprintf(w, "%s;\n", ddlSessionSQL(st))
-		defer fmt.Fprintf(w, "%s;\n", rowSessionSQL)
+		mariadb := t.Format != nil && t.Format.Flavor == txn.MariaDB
+		if tgt != nil {
+			mariadb = tgt.IsMariaDB
+		}
+		fmt.Fprintf(w, "%s;\n", mysql.DDLSession(st, mariadb))
+		defer fmt.Fprintf(w, "%s;\n%s;\n", mysql.DDLSessionReset, rowSessionSQL)
 		// The applier ignores a USE of a database that does not exist yet
 		// (the server logs CREATE DATABASE d with d as its database); a
 		// script cannot, so it has none there.
@@ -301,21 +304,3 @@ func (c *commentWriter) Write(p []byte) (int, error) {
 const rowSessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
 	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4"
 
-// ddlSessionSQL is the source session a DDL runs in (as target/mysql's
-// execDDL sets it).
-func ddlSessionSQL(st *txn.Statement) string {
-	set := []string{"time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'"}
-	if st.HasSQLMode {
-		set = append(set, "sql_mode="+strconv.FormatUint(st.SQLMode, 10))
-	}
-	if st.TimeZone != "" {
-		set = append(set, "time_zone="+mysql.QuoteString(st.TimeZone))
-	}
-	if st.CharsetClient != 0 {
-		set = append(set, fmt.Sprintf("character_set_client=%d, collation_connection=%d, collation_server=%d",
-			st.CharsetClient, st.CollationConn, st.CollationServer))
-	}
-	b := map[bool]string{true: "1", false: "0"}
-	set = append(set, "foreign_key_checks="+b[st.ForeignKeyChecks], "unique_checks="+b[st.UniqueChecks])
-	return "SET SESSION " + strings.Join(set, ", ")
-}
