@@ -303,4 +303,3 @@ func (c *commentWriter) Write(p []byte) (int, error) {
 // target/mysql's sessionSQL).
 const rowSessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
 	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4"
-
