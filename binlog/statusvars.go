@@ -39,6 +39,7 @@ const (
 	optionNoForeignKeyChecks   = 1 << 26
 	optionRelaxedUniqueChecks  = 1 << 27
 	optionExplicitDefTimestamp = 1 << 24 // MariaDB only (MySQL has Q_EXPLICIT_DEFAULTS_FOR_TIMESTAMP)
+	optionNoCheckConstraints   = 1 << 15 // MariaDB only: check_constraint_checks off
 )
 
 // applyStatusVars fills the session state of st from a Query event's
@@ -49,6 +50,7 @@ const (
 func applyStatusVars(st *txn.Statement, vars []byte, mariadb bool) bool {
 	st.ForeignKeyChecks = true
 	st.UniqueChecks = true
+	st.CheckConstraintChecks = true
 	p := 0
 	need := func(n int) bool { return p+n <= len(vars) }
 	for p < len(vars) {
@@ -65,6 +67,7 @@ func applyStatusVars(st *txn.Statement, vars []byte, mariadb bool) bool {
 			if mariadb {
 				st.ExplicitDefaultsForTimestamp = f&optionExplicitDefTimestamp != 0
 				st.HasExplicitDefaults = true
+				st.CheckConstraintChecks = f&optionNoCheckConstraints == 0
 			}
 			p += 4
 		case qSQLMode:

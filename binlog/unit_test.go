@@ -76,24 +76,26 @@ func TestStatusVars(t *testing.T) {
 		want     txn.Statement
 		complete bool
 	}{
-		{"empty", nil, true, txn.Statement{ForeignKeyChecks: true, UniqueChecks: true}, true},
+		{"empty", nil, true, txn.Statement{ForeignKeyChecks: true, UniqueChecks: true, CheckConstraintChecks: true}, true},
 		{"mariadb ddl", cat([]byte{qFlags2}, le32(1<<24), []byte{qSQLMode}, le64(1411383296), []byte{qCatalogNZ, 3}, []byte("std"),
 			[]byte{qCharset, 45, 0, 46, 0, 8, 0}, []byte{qTimeZone, 6}, []byte("+02:00")), true,
 			txn.Statement{SQLMode: 1411383296, HasSQLMode: true, CharsetClient: 45, CollationConn: 46, CollationServer: 8,
-				TimeZone: "+02:00", ForeignKeyChecks: true, UniqueChecks: true, ExplicitDefaultsForTimestamp: true, HasExplicitDefaults: true}, true},
+				TimeZone: "+02:00", ForeignKeyChecks: true, UniqueChecks: true, CheckConstraintChecks: true, ExplicitDefaultsForTimestamp: true, HasExplicitDefaults: true}, true},
 		{"checks off", cat([]byte{qFlags2}, le32(optionNoForeignKeyChecks|optionRelaxedUniqueChecks)), true,
-			txn.Statement{HasExplicitDefaults: true}, true},
+			txn.Statement{HasExplicitDefaults: true, CheckConstraintChecks: true}, true},
+		{"mariadb check constraints off", cat([]byte{qFlags2}, le32(optionNoCheckConstraints)), true,
+			txn.Statement{HasExplicitDefaults: true, ForeignKeyChecks: true, UniqueChecks: true}, true},
 		{"mariadb time and auto-increment", cat([]byte{qAutoIncrement, 5, 0, 3, 0}, []byte{qMariaHRNow, 0x40, 0xe2, 0x01}), true,
-			txn.Statement{AutoIncrementIncrement: 5, AutoIncrementOffset: 3, UnixMicro: 123456, ForeignKeyChecks: true, UniqueChecks: true}, true},
+			txn.Statement{AutoIncrementIncrement: 5, AutoIncrementOffset: 3, UnixMicro: 123456, ForeignKeyChecks: true, UniqueChecks: true, CheckConstraintChecks: true}, true},
 		{"mysql", cat([]byte{qFlags2}, le32(1<<24), []byte{qUpdatedDBNames, 2}, []byte("a\x00b\x00"), []byte{qMicroseconds, 1, 2, 3},
 			[]byte{qExplicitDefaultsForTS, 1}, []byte{qDefaultCollationUTF8MB4, 255, 0}), false,
-			txn.Statement{ForeignKeyChecks: true, UniqueChecks: true, ExplicitDefaultsForTimestamp: true, HasExplicitDefaults: true,
+			txn.Statement{ForeignKeyChecks: true, UniqueChecks: true, CheckConstraintChecks: true, ExplicitDefaultsForTimestamp: true, HasExplicitDefaults: true,
 				UnixMicro: 0x030201}, true},
 		{"flags2 of MySQL says nothing of explicit defaults", cat([]byte{qFlags2}, le32(1<<24)), false,
-			txn.Statement{ForeignKeyChecks: true, UniqueChecks: true}, true},
+			txn.Statement{ForeignKeyChecks: true, UniqueChecks: true, CheckConstraintChecks: true}, true},
 		{"unknown code stops", cat([]byte{qSQLMode}, le64(2), []byte{99, 1, 2}, []byte{qCharset, 1, 0, 1, 0, 1, 0}), true,
-			txn.Statement{SQLMode: 2, HasSQLMode: true, ForeignKeyChecks: true, UniqueChecks: true}, false},
-		{"truncated", []byte{qSQLMode, 1, 2}, true, txn.Statement{ForeignKeyChecks: true, UniqueChecks: true}, false},
+			txn.Statement{SQLMode: 2, HasSQLMode: true, ForeignKeyChecks: true, UniqueChecks: true, CheckConstraintChecks: true}, false},
+		{"truncated", []byte{qSQLMode, 1, 2}, true, txn.Statement{ForeignKeyChecks: true, UniqueChecks: true, CheckConstraintChecks: true}, false},
 	} {
 		var st txn.Statement
 		complete := applyStatusVars(&st, c.vars, c.mariadb)

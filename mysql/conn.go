@@ -409,7 +409,8 @@ func (t *Target) waitForDDLSession(ctx context.Context, c *sql.Conn, stmt string
 
 // DDLSession is the SET SESSION statement that gives a DDL the source
 // session it ran in, as MariaDB's replica restores it from the Query
-// event: sql_mode, time zone, character sets, checks, the statement's
+// event: sql_mode, time zone, character sets, checks (of foreign keys,
+// unique keys and, on MariaDB, CHECK constraints), the statement's
 // time, explicit_defaults_for_timestamp and the auto-increment step. A
 // MariaDB target (mariadb) also keeps system-versioned history through
 // ALTERs. The time stays set on the session: reset it (SET SESSION
@@ -440,7 +441,7 @@ func DDLSession(st *txn.Statement, mariadb bool) string {
 	if mariadb {
 		// The Query event does not carry it; the replica's SQL thread
 		// applies ALTERs of system-versioned tables, keeping their history.
-		set = append(set, "system_versioning_alter_history=KEEP")
+		set = append(set, "system_versioning_alter_history=KEEP", "check_constraint_checks="+boolInt(st.CheckConstraintChecks))
 	}
 	return "SET SESSION " + strings.Join(set, ", ")
 }

@@ -236,6 +236,7 @@ type Statement struct {
 	TimeZone                     string // empty when absent
 	ForeignKeyChecks             bool   // from the Query event flags2 (OPTION_NO_FOREIGN_KEY_CHECKS off)
 	UniqueChecks                 bool
+	CheckConstraintChecks        bool // MariaDB's check_constraint_checks; true from MySQL
 	ExplicitDefaultsForTimestamp bool
 	HasExplicitDefaults          bool // ExplicitDefaultsForTimestamp was logged
 	// UnixMicro is when the statement ran on the source (the event's

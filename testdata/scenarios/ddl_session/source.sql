@@ -30,3 +30,18 @@ ALTER TABLE a ADD COLUMN id INT AUTO_INCREMENT PRIMARY KEY FIRST;
 SET SESSION auto_increment_increment = 1, auto_increment_offset = 1;
 UPDATE a SET v = v + 1 WHERE id = 8;
 DELETE FROM a WHERE id = 13;
+
+-- MariaDB: check_constraint_checks = OFF lets an ALTER add a CHECK that
+-- existing rows fail; sql_if_exists = ON makes DROP and ALTER of a
+-- missing table a warning.
+CREATE TABLE ck (id INT PRIMARY KEY, v INT);
+INSERT INTO ck VALUES (1, -5), (2, 5);
+SET SESSION check_constraint_checks = OFF;
+ALTER TABLE ck ADD CONSTRAINT v_positive CHECK (v > 0);
+SET SESSION check_constraint_checks = ON;
+UPDATE ck SET v = 6 WHERE id = 2;
+SET SESSION sql_if_exists = ON;
+DROP TABLE missing_table;
+ALTER TABLE missing_table ADD COLUMN x INT;
+SET SESSION sql_if_exists = OFF;
+INSERT INTO ck VALUES (3, 3);
