@@ -109,7 +109,13 @@ func applyStatusVars(st *txn.Statement, vars []byte, mariadb bool) bool {
 				return false
 			}
 			p += 1 + int(vars[p])
-		case qLCTimeNames, qCharsetDatabase, qDefaultCollationUTF8MB4:
+		case qLCTimeNames:
+			if !need(2) {
+				return false
+			}
+			st.LCTimeNames = binary.LittleEndian.Uint16(vars[p:])
+			p += 2
+		case qCharsetDatabase, qDefaultCollationUTF8MB4:
 			p += 2
 		case qTableMapForUpdate, qDDLLoggedWithXID, qMariaXID:
 			p += 8

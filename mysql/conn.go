@@ -411,7 +411,8 @@ func (t *Target) waitForDDLSession(ctx context.Context, c *sql.Conn, stmt string
 // session it ran in, as MariaDB's replica restores it from the Query
 // event: sql_mode, time zone, character sets, checks (of foreign keys,
 // unique keys and, on MariaDB, CHECK constraints), the statement's
-// time, explicit_defaults_for_timestamp and the auto-increment step. A
+// time, explicit_defaults_for_timestamp, the auto-increment step and
+// lc_time_names. A
 // MariaDB target (mariadb) also keeps system-versioned history through
 // ALTERs. The time stays set on the session: reset it (SET SESSION
 // DDLSessionReset) before using the session for anything else.
@@ -438,6 +439,9 @@ func DDLSession(st *txn.Statement, mariadb bool) string {
 		set = append(set, fmt.Sprintf("auto_increment_increment=%d, auto_increment_offset=%d",
 			st.AutoIncrementIncrement, st.AutoIncrementOffset))
 	}
+	if st.LCTimeNames != 0 {
+		set = append(set, fmt.Sprintf("lc_time_names=%d", st.LCTimeNames))
+	}
 	if mariadb {
 		// The Query event does not carry it; the replica's SQL thread
 		// applies ALTERs of system-versioned tables, keeping their history.
@@ -446,9 +450,10 @@ func DDLSession(st *txn.Statement, mariadb bool) string {
 	return "SET SESSION " + strings.Join(set, ", ")
 }
 
-// DDLSessionReset gives a session its own time and auto-increment step
-// back after DDLSession.
-const DDLSessionReset = "SET SESSION timestamp=DEFAULT, auto_increment_increment=DEFAULT, auto_increment_offset=DEFAULT"
+// DDLSessionReset gives a session its own time, auto-increment step and
+// locale back after DDLSession.
+const DDLSessionReset = "SET SESSION timestamp=DEFAULT, auto_increment_increment=DEFAULT, auto_increment_offset=DEFAULT, " +
+	"lc_time_names=DEFAULT"
 
 // execDDL runs the DDL statement with its source session state
 // (DDLSession), then gives the session back its own time for the

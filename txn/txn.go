@@ -250,4 +250,7 @@ type Statement struct {
 	// numbers an ALTER gives existing rows when it adds an AUTO_INCREMENT
 	// column.
 	AutoIncrementIncrement, AutoIncrementOffset uint16
+	// LCTimeNames is the session's lc_time_names as the server numbers
+	// locales (0 is en_US): month and day names in DATE_FORMAT.
+	LCTimeNames uint16
 }

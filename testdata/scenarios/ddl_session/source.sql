@@ -2,10 +2,12 @@
 -- MariaDB's replica (and mariadb-binlog's output) restores before running
 -- it: the statement's time (DEFAULT CURRENT_TIMESTAMP filled into the rows
 -- an ALTER adds a column to), explicit_defaults_for_timestamp (what a bare
--- TIMESTAMP column means in CREATE TABLE) and auto_increment_increment /
+-- TIMESTAMP column means in CREATE TABLE), auto_increment_increment and
 -- auto_increment_offset (the numbers an ALTER gives existing rows when it
--- adds an AUTO_INCREMENT column). The source's clock is set far in the
--- past, so the target's own "now" would show.
+-- adds an AUTO_INCREMENT column), check_constraint_checks and
+-- lc_time_names. The source's clock is set far in the past, so the
+-- target's own "now" would show; no later row event overwrites what a DDL
+-- wrote, so a difference stays.
 CREATE DATABASE ds;
 USE ds;
 CREATE TABLE t (id INT PRIMARY KEY, v INT);
@@ -45,3 +47,12 @@ DROP TABLE missing_table;
 ALTER TABLE missing_table ADD COLUMN x INT;
 SET SESSION sql_if_exists = OFF;
 INSERT INTO ck VALUES (3, 3);
+
+-- lc_time_names: the month an ALTER's DEFAULT expression writes into the
+-- existing rows is named in the source session's language.
+CREATE TABLE lt (id INT PRIMARY KEY);
+INSERT INTO lt VALUES (1);
+SET SESSION lc_time_names = 'fr_FR', TIMESTAMP = UNIX_TIMESTAMP('2001-02-03 04:05:06');
+ALTER TABLE lt ADD COLUMN m VARCHAR(30) DEFAULT (DATE_FORMAT(NOW(), '%M'));
+SET SESSION lc_time_names = 'en_US', TIMESTAMP = DEFAULT;
+INSERT INTO lt (id) VALUES (2);
