@@ -26,8 +26,13 @@ import (
 // default max_allowed_packet (16 MiB on MariaDB 10.11, 64 MiB on MySQL 8).
 const maxBatch = 4 << 20
 
-const sessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
-	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4, innodb_lock_wait_timeout=20"
+// RowSession is the session rows are applied in. MariaDB's replica
+// applies rows events without evaluating CHECK constraints (the source
+// evaluated them, or had check_constraint_checks off), so a MariaDB
+// target runs with them off (the /*M! comment is MariaDB's alone).
+const RowSession = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
+	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4, innodb_lock_wait_timeout=20 " +
+	"/*M!100201 , check_constraint_checks=0 */"
 
 // Conn is one pinned target connection, used by one worker at a time. It
 // sends Batches (rendered ahead, see Render) and commits with the position.
@@ -54,7 +59,7 @@ func (t *Target) conn(ctx context.Context) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
 	}
-	if _, err := c.ExecContext(ctx, sessionSQL); err != nil {
+	if _, err := c.ExecContext(ctx, RowSession); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("set session on target: %w", err)
 	}

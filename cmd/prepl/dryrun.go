@@ -27,7 +27,7 @@ func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.T
 		w = &commentWriter{w: w}
 	}
 	if printSQL {
-		fmt.Fprintf(w, "%s;\n", rowSessionSQL)
+		fmt.Fprintf(w, "%s;\n", mysql.RowSession)
 	}
 	var sum dryRunSummary
 	sum.tables = map[string]int{}
@@ -226,7 +226,7 @@ func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target
 			mariadb = tgt.IsMariaDB
 		}
 		fmt.Fprintf(w, "%s;\n", mysql.DDLSession(st, mariadb))
-		defer fmt.Fprintf(w, "%s;\n%s;\n", mysql.DDLSessionReset, rowSessionSQL)
+		defer fmt.Fprintf(w, "%s;\n%s;\n", mysql.DDLSessionReset, mysql.RowSession)
 		// The applier ignores a USE of a database that does not exist yet
 		// (the server logs CREATE DATABASE d with d as its database); a
 		// script cannot, so it has none there.
@@ -298,8 +298,3 @@ func (c *commentWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// rowSessionSQL is the session prepl's workers apply rows in (as
-// target/mysql's sessionSQL).
-const rowSessionSQL = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
-	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4"
