@@ -19,6 +19,7 @@ type Batch struct {
 	hint   int // expected SQL bytes, to size the first chunk once
 	fkOff  bool
 	uqOff  bool
+	lax    bool // sql_mode is laxMode, not strictMode (RowSession)
 	// saved counts the source row changes compaction made unnecessary.
 	saved int
 	// txs are the unit's members; nonTrans the tables they write that are
@@ -150,6 +151,42 @@ func (b *Batch) setFlags(f uint16) {
 	}
 }
 
+// setLax switches the session between strict and lax mode (RowSession)
+// for the statements that follow.
+func (b *Batch) setLax(lax bool) {
+	if lax != b.lax {
+		b.stmt(SQLMode(lax), rowExpect{})
+		b.lax = lax
+	}
+}
+
+// SQLMode sets the session's sql_mode to the strict or the lax one
+// (RowSession).
+func SQLMode(lax bool) string {
+	if lax {
+		return "SET SESSION sql_mode=" + laxMode
+	}
+	return "SET SESSION sql_mode=" + strictMode
+}
+
+// restore gives the session back its defaults (RowSession) at the end
+// of a batch, so that any connection can send the next one.
+func (b *Batch) restore() {
+	b.setFlags(0)
+	b.setLax(false)
+}
+
+// WritesEnumZero: a row writes an ENUM's empty error value, which only a
+// lax session takes (see strictMode).
+func WritesEnumZero(vals []txn.Value) bool {
+	for _, v := range vals {
+		if e, ok := v.(txn.Enum); ok && e == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func boolInt(b bool) string {
 	if b {
 		return "1"
@@ -220,13 +257,13 @@ func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan
 		if err := t.renderXA(ctx, b, txs[0], compaction, keepGTID); err != nil {
 			return nil, err
 		}
-		b.setFlags(0)
+		b.restore()
 		return b, nil
 	}
 	if err := t.renderRuns(ctx, b, *p); err != nil {
 		return nil, err
 	}
-	b.setFlags(0)
+	b.restore()
 	return b, nil
 }
 
@@ -296,6 +333,7 @@ func (t *Target) renderRow(ctx context.Context, b *Batch, tx *txn.Txn, rc *txn.R
 		return fmt.Errorf("apply %s: %w", describe(tx), err)
 	}
 	b.setFlags(rc.Flags)
+	b.setLax(WritesEnumZero(rc.After))
 	err = b.add(rowExpect{check: true, kind: rc.Kind, tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
 		return AppendRowChange(buf, rc, d)
 	})

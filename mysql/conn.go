@@ -26,11 +26,23 @@ import (
 // default max_allowed_packet (16 MiB on MariaDB 10.11, 64 MiB on MySQL 8).
 const maxBatch = 4 << 20
 
+// Rows are applied in strict mode: a value the target's column cannot
+// hold (a narrower column, a missing ENUM member, NULL in NOT NULL) is an
+// error, never cut to fit, where MariaDB's replica refuses any column
+// whose type differs. ALLOW_INVALID_DATES takes the dates a source with it
+// stored. The one value strict mode refuses that a source may have
+// stored, an ENUM's empty error value (index 0, from a non-strict
+// session), goes in laxMode (Batch.setLax).
+const (
+	strictMode = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,STRICT_ALL_TABLES,ALLOW_INVALID_DATES'"
+	laxMode    = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'"
+)
+
 // RowSession is the session rows are applied in. MariaDB's replica
 // applies rows events without evaluating CHECK constraints (the source
 // evaluated them, or had check_constraint_checks off), so a MariaDB
 // target runs with them off (the /*M! comment is MariaDB's alone).
-const RowSession = "SET SESSION sql_mode='NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone='+00:00', " +
+const RowSession = "SET SESSION sql_mode=" + strictMode + ", time_zone='+00:00', " +
 	"foreign_key_checks=1, unique_checks=1, autocommit=1, names utf8mb4, innodb_lock_wait_timeout=20 " +
 	"/*M!100201 , check_constraint_checks=0 */"
 
@@ -243,10 +255,15 @@ func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
 }
 
 // Rollback abandons the open transaction. A marker of its unit stays: its
-// non-transactional writes may have taken effect.
+// non-transactional writes may have taken effect. The session gets its
+// settings back: a batch stopped part-way may have left checks off or
+// the lax sql_mode (Batch.setFlags, Batch.setLax) for the next one.
 func (c *Conn) Rollback(ctx context.Context) error {
 	c.marked, c.keepMarker = false, false
-	_, err := c.c.ExecContext(ctx, "ROLLBACK")
+	if _, err := c.c.ExecContext(ctx, "ROLLBACK"); err != nil {
+		return err
+	}
+	_, err := c.c.ExecContext(ctx, RowSession)
 	return err
 }
 

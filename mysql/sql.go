@@ -75,8 +75,8 @@ func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]b
 	case txn.Set:
 		return strconv.AppendUint(b, uint64(x), 10), nil
 	case []byte:
-		if col.DataType == "binary" {
-			x = txn.PadBinary(x, col.Octets) // a WHERE clause must name all n bytes
+		if n := col.FixedBytes(); n > 0 {
+			x = txn.PadBinary(x, n) // a WHERE clause must name all n bytes too
 		}
 		cs := col.Charset
 		if cs == "" && col.DataType == "json" {

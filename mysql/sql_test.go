@@ -56,6 +56,11 @@ func TestAppendLiteral(t *testing.T) {
 		{[]byte{}, txn.TypeString, fixed, "X'00000000'"},
 		{[]byte("ab"), txn.TypeString, fixed, "X'61620000'"},
 		{[]byte("abcd"), txn.TypeString, fixed, "'abcd'"},
+		// So does a MariaDB UUID's, INET6's or INET4's: the server would
+		// not pad them, and take the value as invalid.
+		{[]byte{0x12, 0x3e}, txn.TypeString, &txn.ColumnDef{Name: "c", DataType: "uuid"}, "X'123e0000000000000000000000000000'"},
+		{[]byte{0x20, 0x01, 0x0d, 0xb8}, txn.TypeString, &txn.ColumnDef{Name: "c", DataType: "inet6"}, "X'20010db8000000000000000000000000'"},
+		{[]byte{10}, txn.TypeString, &txn.ColumnDef{Name: "c", DataType: "inet4"}, "X'0a000000'"},
 		{[]byte(`{"a":1}`), txn.TypeJSON, json, `_utf8mb4 '{"a":1}'`},
 		{[]byte(`it's a \ back`), txn.TypeVarchar, text, `_utf8mb4 'it''s a \\ back'`},
 		{[]byte("tab\there"), txn.TypeVarchar, text, "_utf8mb4 X'7461620968657265'"},

@@ -251,6 +251,6 @@ func (c *Conn) applyStored(ctx context.Context, s *xaStep, format, events []byte
 	if err := t.renderRuns(ctx, b, p); err != nil {
 		return err
 	}
-	b.setFlags(0)
+	b.restore()
 	return c.Send(ctx, b)
 }

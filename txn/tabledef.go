@@ -53,6 +53,24 @@ type ColumnDef struct {
 	Octets int
 }
 
+// FixedBytes is the length of a column the server stores as exactly n
+// bytes and the binlog writes without their trailing zero bytes, which
+// the replica pads back: BINARY(n), and MariaDB's UUID and INET6 (16
+// bytes) and INET4 (4). 0 for other columns. A UUID or INET6 value sent
+// short is not padded by the server: it is refused, or NULL without
+// strict mode.
+func (c *ColumnDef) FixedBytes() int {
+	switch c.DataType {
+	case "binary":
+		return c.Octets
+	case "uuid", "inet6":
+		return 16
+	case "inet4":
+		return 4
+	}
+	return 0
+}
+
 // IndexDef is a primary or unique key (non-unique indexes are not kept).
 type IndexDef struct {
 	Name    string // "PRIMARY" for the primary key

@@ -27,7 +27,7 @@ func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.T
 		w = &commentWriter{w: w}
 	}
 	if printSQL {
-		fmt.Fprintf(w, "%s;\n", mysql.RowSession)
+		fmt.Fprintf(w, "%s;\n", scriptSession(tgt))
 	}
 	var sum dryRunSummary
 	sum.tables = map[string]int{}
@@ -226,7 +226,7 @@ func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target
 			mariadb = tgt.IsMariaDB
 		}
 		fmt.Fprintf(w, "%s;\n", mysql.DDLSession(st, mariadb))
-		defer fmt.Fprintf(w, "%s;\n%s;\n", mysql.DDLSessionReset, mysql.RowSession)
+		defer fmt.Fprintf(w, "%s;\n%s;\n", mysql.DDLSessionReset, scriptSession(tgt))
 		// The applier ignores a USE of a database that does not exist yet
 		// (the server logs CREATE DATABASE d with d as its database); a
 		// script cannot, so it has none there.
@@ -279,8 +279,24 @@ func printRow(ctx context.Context, w io.Writer, t *txn.Txn, c txn.Change, tgt *m
 	if err != nil {
 		return fmt.Errorf("--print-sql %s: %w", mysql.TxnID(t), err)
 	}
+	if tgt != nil && mysql.WritesEnumZero(c.Row.After) {
+		_, err = fmt.Fprintf(w, "%s;\n%s;\n%s;\n", mysql.SQLMode(true), b, mysql.SQLMode(false))
+		return err
+	}
 	_, err = fmt.Fprintf(w, "%s;\n", b)
 	return err
+}
+
+// scriptSession is the session a --print-sql script applies rows in:
+// prepl's (mysql.RowSession, strict), or without a target the lax
+// sql_mode, since the definitions from row metadata do not say which
+// columns are generated: the script gives their values, which the server
+// ignores only in lax mode.
+func scriptSession(tgt *mysql.Target) string {
+	if tgt == nil {
+		return mysql.RowSession + ";\n" + mysql.SQLMode(true)
+	}
+	return mysql.RowSession
 }
 
 // commentWriter prefixes each line with "-- ".
