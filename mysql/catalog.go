@@ -20,11 +20,15 @@ type Catalog struct {
 	db     *sql.DB
 	mu     sync.Mutex
 	tables map[string]*txn.TableDef
+	// typed maps the table maps (the binlog reader reuses one *txn.Table
+	// while a table's map is unchanged) whose types were checked against
+	// the definition they map to (checkTypes).
+	typed map[*txn.Table]*txn.TableDef
 }
 
 // NewCatalog returns an empty catalog over the target db.
 func NewCatalog(db *sql.DB) *Catalog {
-	return &Catalog{db: db, tables: map[string]*txn.TableDef{}}
+	return &Catalog{db: db, tables: map[string]*txn.TableDef{}, typed: map[*txn.Table]*txn.TableDef{}}
 }
 
 // Table implements txn.Catalog.
@@ -39,6 +43,7 @@ func (c *Catalog) Table(schema, name string) (*txn.TableDef, bool) {
 func (c *Catalog) Invalidate() {
 	c.mu.Lock()
 	c.tables = map[string]*txn.TableDef{}
+	clear(c.typed)
 	c.mu.Unlock()
 }
 
@@ -73,7 +78,30 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 				"(a target may have more columns than the source only after the source's); give the target table the source's columns, "+
 				"or leave the table out (--exclude): %w", d.QualifiedName(), len(d.Columns), n, ErrUnsupported)
 		}
+		if err := c.checkTypes(tb, d); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// checkTypes runs checkTypes once for each table map and definition.
+func (c *Catalog) checkTypes(tb *txn.Table, d *txn.TableDef) error {
+	c.mu.Lock()
+	done := c.typed[tb] == d
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := checkTypes(tb, d); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if len(c.typed) > 10000 { // table maps change; keep the map bounded
+		clear(c.typed)
+	}
+	c.typed[tb] = d
+	c.mu.Unlock()
 	return nil
 }
 
@@ -141,7 +169,8 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	d.SystemVersioned = tableType.String == "SYSTEM VERSIONED"
 
 	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
-		COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, ''), EXTRA, COALESCE(CHARACTER_OCTET_LENGTH, 0)
+		COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, ''), EXTRA, COALESCE(CHARACTER_OCTET_LENGTH, 0),
+		COALESCE(NUMERIC_PRECISION, 0), COALESCE(NUMERIC_SCALE, 0), COALESCE(DATETIME_PRECISION, 0)
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
 		ORDER BY ORDINAL_POSITION`, schema, name)
 	if err != nil {
@@ -151,7 +180,8 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	for rows.Next() {
 		var c txn.ColumnDef
 		var colType, nullable, extra string
-		if err := rows.Scan(&c.Name, &c.DataType, &colType, &nullable, &c.Charset, &c.Collation, &extra, &c.Octets); err != nil {
+		if err := rows.Scan(&c.Name, &c.DataType, &colType, &nullable, &c.Charset, &c.Collation, &extra, &c.Octets,
+			&c.Precision, &c.Scale, &c.FSP); err != nil {
 			rows.Close()
 			return nil, err
 		}

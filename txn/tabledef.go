@@ -51,6 +51,9 @@ type ColumnDef struct {
 	// Octets is the most bytes of a string column (information_schema
 	// CHARACTER_OCTET_LENGTH); a BINARY(n) holds exactly n.
 	Octets int
+	// Precision and Scale of a DECIMAL(P,S); FSP, the fractional second
+	// digits of a DATETIME, TIMESTAMP or TIME (0 when unknown or none).
+	Precision, Scale, FSP int
 }
 
 // FixedBytes is the length of a column the server stores as exactly n

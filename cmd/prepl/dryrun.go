@@ -22,12 +22,11 @@ import (
 // nothing; tgt (may be nil) only lends its table definitions.
 func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.Txn) apply.Action, tgt *mysql.Target,
 	printSQL bool, loc *time.Location, w io.Writer) error {
+	script := w // the SQL of --print-sql
 	if printSQL {
 		// The description goes in SQL comments: the output is a script.
 		w = &commentWriter{w: w}
-	}
-	if printSQL {
-		fmt.Fprintf(w, "%s;\n", scriptSession(tgt))
+		fmt.Fprintf(script, "%s;\n", scriptSession(tgt))
 	}
 	var sum dryRunSummary
 	sum.tables = map[string]int{}
@@ -68,11 +67,7 @@ func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.T
 			if err := printTxnSQL(ctx, &b, t, tgt, defs); err != nil {
 				return err
 			}
-			if cw, ok := w.(*commentWriter); ok {
-				cw.w.Write(b.Bytes())
-			} else {
-				w.Write(b.Bytes())
-			}
+			script.Write(b.Bytes())
 		}
 		if a == apply.Last {
 			break

@@ -22,6 +22,7 @@ import (
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 	"github.com/prepl/prepl/verify"
@@ -811,6 +812,27 @@ func TestReplayPrintSQL(t *testing.T) {
 		files := binlogFiles(t, src)
 		script := mustPrepl(t, append([]string{"replay", "--dry-run", "--print-sql"}, files...)...)
 		tgt := targetServer(t)
+		mariadbScript(t, tgt, script)
+		sameRows(t, src, tgt)
+	})
+	// With a target, the script runs in prepl's strict session, and the
+	// one value only a lax session takes, an ENUM's empty error value,
+	// goes in one.
+	t.Run("strict, with an enum's error value", func(t *testing.T) {
+		ddl := []string{"CREATE DATABASE en", "CREATE TABLE en.t (id INT PRIMARY KEY, e ENUM('a','b'), v VARCHAR(3))"}
+		src := source(t, nil)
+		db := sandbox.MustOpen(t, src, "")
+		db.SetMaxOpenConns(1)
+		sandbox.MustExec(t, db, ddl...)
+		sandbox.MustExec(t, db, "FLUSH BINARY LOGS", "SET SESSION sql_mode=''",
+			"INSERT INTO en.t VALUES (1, 'c', 'x'), (2, 'a', 'y')", "UPDATE en.t SET e = 'zz' WHERE id = 2")
+		files := binlogFiles(t, src)
+		tgt := targetServer(t)
+		sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), ddl...)
+		script := mustPrepl(t, "replay", "--dry-run", "--print-sql", "--target", tgt.URL(), files[len(files)-2])
+		if !strings.Contains(script, "\n"+mysql.SQLMode(true)+";\n") || !strings.HasPrefix(script, mysql.RowSession+";\n") {
+			t.Fatalf("the script does not switch to the lax sql_mode for the enum's error value:\n%s", script)
+		}
 		mariadbScript(t, tgt, script)
 		sameRows(t, src, tgt)
 	})

@@ -1,0 +1,1 @@
+ALTER TABLE tr.t MODIFY price DECIMAL(10,2);
