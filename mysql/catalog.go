@@ -190,6 +190,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		c.Nullable = nullable == "YES"
 		x := strings.ToUpper(extra)
 		c.Generated = strings.Contains(x, "VIRTUAL") || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
+		c.OnUpdate = strings.Contains(x, "ON UPDATE")
 		byName[strings.ToLower(c.Name)] = len(d.Columns)
 		d.Columns = append(d.Columns, c)
 	}

@@ -162,6 +162,14 @@ func AppendRowChange(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, erro
 		if n == 0 {
 			return b, fmt.Errorf("update of %s carries no column in its after image", d.QualifiedName())
 		}
+		// An ON UPDATE CURRENT_TIMESTAMP column the row image lacks (one
+		// only the target has) keeps its value, as on a replica: the
+		// source changed it, or not, in the image.
+		for i := range d.Columns {
+			if c := &d.Columns[i]; c.OnUpdate && !c.Generated && rc.AfterCols != nil && i < len(rc.AfterCols) && !rc.AfterCols[i] {
+				b = appendIdent(append(appendIdent(append(b, ','), c.Name), '='), c.Name)
+			}
+		}
 		return appendWhere(b, rc, d)
 	case txn.Delete:
 		b = appendTable(append(b, "DELETE FROM "...), d)

@@ -46,6 +46,7 @@ type ColumnDef struct {
 	Unsigned  bool
 	Nullable  bool
 	Generated bool   // virtual or stored generated column: never written
+	OnUpdate  bool   // ON UPDATE CURRENT_TIMESTAMP: an UPDATE that does not set it sets it
 	Charset   string // character set of a text column ("utf8mb4"); "" for others
 	Collation string // collation of a text column ("utf8mb4_general_ci")
 	// Octets is the most bytes of a string column (information_schema
