@@ -434,10 +434,9 @@ func (t *Target) waitForDDLSession(ctx context.Context, c *sql.Conn, stmt string
 // event: sql_mode, time zone, character sets, checks (of foreign keys,
 // unique keys and, on MariaDB, CHECK constraints), the statement's
 // time, explicit_defaults_for_timestamp, the auto-increment step and
-// lc_time_names. A
-// MariaDB target (mariadb) also keeps system-versioned history through
-// ALTERs. The time stays set on the session: reset it (SET SESSION
-// DDLSessionReset) before using the session for anything else.
+// lc_time_names. A MariaDB target (mariadb) also keeps system-versioned
+// history through ALTERs. The time, step and locale stay set on the
+// session: run DDLSessionReset before using it for anything else.
 func DDLSession(st *txn.Statement, mariadb bool) string {
 	set := []string{"time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'"}
 	if st.HasSQLMode {
