@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/prepl/prepl/compact"
 	"github.com/prepl/prepl/position"
@@ -31,7 +33,11 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	defer t.ids.forget()
 	old := t.Catalog.Defs()
 	next := old.Clone()
-	stmts, err := TranslateDefs(st.SQL, st.Schema, t.Opts, next)
+	o := t.Opts
+	if st.UnixMicro > 0 {
+		o.Now, o.NowZone = time.UnixMicro(st.UnixMicro), sessionZone(st.TimeZone)
+	}
+	stmts, err := TranslateDefs(st.SQL, st.Schema, o, next)
 	if err != nil {
 		return false, fmt.Errorf("%w: %s: %w. Nothing of it is applied and the run stops before it: apply its "+
 			"equivalent on the target by hand if it matters there, then run again with --skip-gtid %s to go past it",
@@ -114,4 +120,21 @@ func (t *Target) committed(ctx context.Context, after position.Checkpoint) (bool
 	}
 	t.Catalog.install(defs)
 	return true, nil
+}
+
+// sessionZone is the source session's time_zone as a location: an offset
+// (+01:00) or a name; SYSTEM, the source host's zone, which the binlog
+// does not say, is taken as UTC, prepl's session zone on PostgreSQL.
+func sessionZone(tz string) *time.Location {
+	if tz == "" || strings.EqualFold(tz, "SYSTEM") {
+		return time.UTC
+	}
+	if t, err := time.Parse("-07:00", tz); err == nil {
+		_, off := t.Zone()
+		return time.FixedZone(tz, off)
+	}
+	if loc, err := time.LoadLocation(tz); err == nil {
+		return loc
+	}
+	return time.UTC
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/ddl.golden")
@@ -49,5 +50,36 @@ func TestTranslateGolden(t *testing.T) {
 	}
 	if out.String() != string(want) {
 		t.Errorf("translation differs from testdata/ddl.golden (go test -update to rewrite, then review):\n%s", out.String())
+	}
+}
+
+// TestAddColumnAtSourceTime: with the source's time of the ALTER (Now),
+// the rows an ADD COLUMN ... DEFAULT CURRENT_TIMESTAMP fills get it, cut
+// to the column's fractional digits (a DATETIME in the session's zone),
+// and the column keeps CURRENT_TIMESTAMP as its default; without, the
+// default is PostgreSQL's clock.
+func TestAddColumnAtSourceTime(t *testing.T) {
+	const alter = "ALTER TABLE t ADD COLUMN a TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), " +
+		"ADD COLUMN b DATETIME DEFAULT CURRENT_TIMESTAMP, ADD COLUMN c INT DEFAULT 1"
+	o := Options{Now: time.Date(2001, 2, 3, 4, 5, 6, 567891000, time.UTC), NowZone: time.FixedZone("+01:00", 3600)}
+	got, err := Translate(alter, "db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(got, ";\n")
+	for _, want := range []string{"DEFAULT '2001-02-03 04:05:06.567891+00'", "DEFAULT '2001-02-03 05:05:06'", "DEFAULT 1"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("with Now: no %q in\n%s", want, all)
+		}
+	}
+	if n := strings.Count(all, "SET DEFAULT CURRENT_TIMESTAMP"); n != 2 {
+		t.Errorf("with Now: %d columns get CURRENT_TIMESTAMP back as their default, want 2:\n%s", n, all)
+	}
+	got, err = Translate(alter, "db", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := strings.Join(got, ";\n"); strings.Count(all, "DEFAULT CURRENT_TIMESTAMP") != 2 || strings.Contains(all, "SET DEFAULT") {
+		t.Errorf("without Now:\n%s", all)
 	}
 }

@@ -70,6 +70,11 @@ func workload(t *testing.T, db *sql.DB, seed int64, n int) {
 // TRIGGER (no translation), then rows again.
 var ddlStream = []string{
 	"ALTER TABLE w.k ADD COLUMN x INT DEFAULT 7 AFTER v",
+	// The rows there get the statement's time, the source's clock set far
+	// back, not the target's.
+	"SET TIMESTAMP = UNIX_TIMESTAMP('2001-02-03 04:05:06.5')",
+	"ALTER TABLE w.k ADD COLUMN added TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), ADD COLUMN added_dt DATETIME NULL DEFAULT CURRENT_TIMESTAMP",
+	"SET TIMESTAMP = DEFAULT",
 	"UPDATE w.k SET x = id * 3 WHERE id % 2 = 0",
 	"INSERT INTO w.k (id, v, x) VALUES (100, 'after alter', 42)",
 	"INSERT INTO w.k (id, v, n, e) SELECT seq, CONCAT('bulk', seq), seq, 'b' FROM w.seq_1000_to_1149", // COPY with compaction

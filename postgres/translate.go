@@ -475,9 +475,19 @@ func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, e
 			if ifNot {
 				ine = "IF NOT EXISTS "
 			}
+			// The rows there get the source's time, not PostgreSQL's
+			// (the target's) for a default of CURRENT_TIMESTAMP; later
+			// inserts get the default itself.
+			now := ""
+			if lit := o.nowDefault(&c.Column); lit != "" && strings.Contains(d, " DEFAULT CURRENT_TIMESTAMP") {
+				d, now = strings.Replace(d, " DEFAULT CURRENT_TIMESTAMP", " DEFAULT "+lit, 1), Ident(c.Name, o)
+			}
 			// FIRST/AFTER: PostgreSQL appends; rows carry every column by
 			// name, and defs keep the source's order of the row images.
 			alter("ADD COLUMN " + ine + d)
+			if now != "" {
+				alter("ALTER COLUMN " + now + " SET DEFAULT CURRENT_TIMESTAMP")
+			}
 			pk := Index{Name: "PRIMARY", Primary: true, Unique: true, Columns: []string{c.Name}, Prefix: []int{0}}
 			uk := Index{Name: c.Name, Unique: true, Columns: []string{c.Name}, Prefix: []int{0}}
 			if c.primary {

@@ -7,8 +7,10 @@ package postgres
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind is how a source column is carried to PostgreSQL.
@@ -62,6 +64,34 @@ type Options struct {
 	ZeroDateNull bool
 	// PostGIS maps spatial columns to geometry; without it they are an error.
 	PostGIS bool
+	// Now is the source's time of the DDL being translated (zero: the
+	// target's clock), in the zone NowZone (nil: UTC) for DATETIME: an
+	// ALTER TABLE ADD COLUMN ... DEFAULT CURRENT_TIMESTAMP fills the
+	// existing rows with it, as MySQL and MariaDB's replica do.
+	Now     time.Time
+	NowZone *time.Location
+}
+
+// nowDefault is the literal that stands for CURRENT_TIMESTAMP in an
+// ADD COLUMN of c (o.Now, cut to c's fractional digits as the server
+// cuts NOW(n)), "" without o.Now or for another kind of column.
+func (o Options) nowDefault(c *Column) string {
+	if o.Now.IsZero() {
+		return ""
+	}
+	fsp := min(max(c.Scale, 0), 6)
+	at := o.Now.Truncate(time.Duration(math.Pow10(9 - fsp)))
+	switch k, _ := KindOf(c); k {
+	case KindTimestamp:
+		return QuoteString(at.UTC().Format("2006-01-02 15:04:05.999999") + "+00")
+	case KindDatetime:
+		zone := o.NowZone
+		if zone == nil {
+			zone = time.UTC
+		}
+		return QuoteString(at.In(zone).Format("2006-01-02 15:04:05.999999"))
+	}
+	return ""
 }
 
 // ErrUnsupported is wrapped by every error for a type, value or
