@@ -176,6 +176,26 @@ func (b *Batch) restore() {
 	b.setLax(false)
 }
 
+// NeedsLax says whether a row change is applied in the lax mode (see
+// strictMode): it writes an ENUM's empty error value, or it inserts a row
+// leaving a column to its default (one only the target has, or one a
+// minimal row image leaves out), which may be a NOT NULL column without
+// one: MariaDB's replica gives it the type's implicit default (0, ''),
+// as a lax session does, where a strict one refuses the row.
+func NeedsLax(rc *txn.RowChange, d *txn.TableDef) bool {
+	if WritesEnumZero(rc.After) {
+		return true
+	}
+	if rc.Kind == txn.Insert && rc.AfterCols != nil {
+		for i := range d.Columns {
+			if i < len(rc.AfterCols) && !rc.AfterCols[i] && !d.Columns[i].Generated {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // WritesEnumZero: a row writes an ENUM's empty error value, which only a
 // lax session takes (see strictMode).
 func WritesEnumZero(vals []txn.Value) bool {
@@ -333,7 +353,7 @@ func (t *Target) renderRow(ctx context.Context, b *Batch, tx *txn.Txn, rc *txn.R
 		return fmt.Errorf("apply %s: %w", describe(tx), err)
 	}
 	b.setFlags(rc.Flags)
-	b.setLax(WritesEnumZero(rc.After))
+	b.setLax(NeedsLax(rc, d))
 	err = b.add(rowExpect{check: true, kind: rc.Kind, tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
 		return AppendRowChange(buf, rc, d)
 	})

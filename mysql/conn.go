@@ -30,9 +30,10 @@ const maxBatch = 4 << 20
 // hold (a narrower column, a missing ENUM member, NULL in NOT NULL) is an
 // error, never cut to fit, where MariaDB's replica refuses any column
 // whose type differs. ALLOW_INVALID_DATES takes the dates a source with it
-// stored. The one value strict mode refuses that a source may have
-// stored, an ENUM's empty error value (index 0, from a non-strict
-// session), goes in laxMode (Batch.setLax).
+// stored. What strict mode refuses that a source or a replica takes goes
+// in laxMode (NeedsLax, Batch.setLax): an ENUM's empty error value (index
+// 0, from a non-strict session), and an insert that leaves a NOT NULL
+// column without a default to the type's implicit one.
 const (
 	strictMode = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,STRICT_ALL_TABLES,ALLOW_INVALID_DATES'"
 	laxMode    = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'"

@@ -274,7 +274,7 @@ func printRow(ctx context.Context, w io.Writer, t *txn.Txn, c txn.Change, tgt *m
 	if err != nil {
 		return fmt.Errorf("--print-sql %s: %w", mysql.TxnID(t), err)
 	}
-	if tgt != nil && mysql.WritesEnumZero(c.Row.After) {
+	if tgt != nil && mysql.NeedsLax(c.Row, d) {
 		_, err = fmt.Fprintf(w, "%s;\n%s;\n%s;\n", mysql.SQLMode(true), b, mysql.SQLMode(false))
 		return err
 	}
