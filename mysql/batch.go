@@ -180,7 +180,8 @@ func (b *Batch) restore() {
 // strictMode): it writes an ENUM's empty error value, or it inserts a row
 // leaving a column to its default (one only the target has, or one a
 // minimal row image leaves out), which may be a NOT NULL column without
-// one: MariaDB's replica gives it the type's implicit default (0, ”),
+// one: MariaDB's replica gives it the type's implicit default (0, an
+// empty string),
 // as a lax session does, where a strict one refuses the row.
 func NeedsLax(rc *txn.RowChange, d *txn.TableDef) bool {
 	if WritesEnumZero(rc.After) {
