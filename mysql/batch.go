@@ -181,8 +181,8 @@ func (b *Batch) restore() {
 // leaving a column to its default (one only the target has, or one a
 // minimal row image leaves out), which may be a NOT NULL column without
 // one: MariaDB's replica gives it the type's implicit default (0, an
-// empty string),
-// as a lax session does, where a strict one refuses the row.
+// empty string), as a lax session does, where a strict one refuses the
+// row.
 func NeedsLax(rc *txn.RowChange, d *txn.TableDef) bool {
 	if WritesEnumZero(rc.After) {
 		return true
