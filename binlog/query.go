@@ -87,7 +87,9 @@ func createsTable(sql string) bool {
 }
 
 // xaArgs returns the text after "XA <verb>" (the xid, with any trailing
-// words such as ONE PHASE), e.g. "X'7831',X”,1" from "XA END X'7831',X”,1".
+// words such as ONE PHASE): X'7831',X'',1 from
+//
+//	XA END X'7831',X'',1
 func xaArgs(sql string) string {
 	s := txn.SkipSpaceAndComments(sql)
 	for _, w := range txn.LeadingWords(s, 2) { // "XA" and the verb
