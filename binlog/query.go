@@ -86,10 +86,11 @@ func createsTable(sql string) bool {
 	return len(w) > 0 && w[0] == "TABLE"
 }
 
-// xaArgs returns the text after "XA <verb>" (the xid, with any trailing
-// words such as ONE PHASE): X'7831',X'',1 from
+// xaArgs returns the text after "XA <verb>": the xid, with any trailing
+// words such as ONE PHASE. From the first line it returns the second:
 //
 //	XA END X'7831',X'',1
+//	X'7831',X'',1
 func xaArgs(sql string) string {
 	s := txn.SkipSpaceAndComments(sql)
 	for _, w := range txn.LeadingWords(s, 2) { // "XA" and the verb
