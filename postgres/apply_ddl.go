@@ -37,6 +37,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	if st.UnixMicro > 0 {
 		o.Now, o.NowZone = time.UnixMicro(st.UnixMicro), sessionZone(st.TimeZone)
 	}
+	o.AutoIncIncrement = int(st.AutoIncrementIncrement)
 	stmts, err := TranslateDefs(st.SQL, st.Schema, o, next)
 	if err != nil {
 		return false, fmt.Errorf("%w: %s: %w. Nothing of it is applied and the run stops before it: apply its "+

@@ -83,3 +83,30 @@ func TestAddColumnAtSourceTime(t *testing.T) {
 		t.Errorf("without Now:\n%s", all)
 	}
 }
+
+// TestAddAutoIncrementColumn: the rows a table already holds are numbered
+// in its primary key's order, as the source numbers them, not in
+// PostgreSQL's physical order (replicated: TestReplicateIntoPostgres);
+// under a larger auto_increment_increment, whose numbers are not
+// reproduced, the ALTER is refused.
+func TestAddAutoIncrementColumn(t *testing.T) {
+	defs := Defs{}
+	if _, err := TranslateDefs("CREATE TABLE t (a INT, b INT, PRIMARY KEY (b, a))", "db", Options{}, defs); err != nil {
+		t.Fatal(err)
+	}
+	const alter = "ALTER TABLE t ADD COLUMN n INT NOT NULL AUTO_INCREMENT UNIQUE"
+	got, err := TranslateDefs(alter, "db", Options{}, defs.Clone())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(got, ";\n")
+	number := strings.Index(all, `row_number() OVER (ORDER BY "b", "a")`)
+	key := strings.Index(all, "CREATE UNIQUE INDEX")
+	if number < 0 || key < number || !strings.Contains(all, `setval(pg_get_serial_sequence('"db"."t"', 'n')`) {
+		t.Errorf("no renumbering in the primary key's order before the unique index, and the sequence past it:\n%s", all)
+	}
+	_, err = TranslateDefs(alter, "db", Options{AutoIncIncrement: 5}, defs.Clone())
+	if !errors.Is(err, ErrNotTranslated) || !strings.Contains(err.Error(), "auto_increment_increment=5") {
+		t.Errorf("under auto_increment_increment=5: %v, want it refused", err)
+	}
+}

@@ -75,6 +75,9 @@ var ddlStream = []string{
 	"SET TIMESTAMP = UNIX_TIMESTAMP('2001-02-03 04:05:06.5')",
 	"ALTER TABLE w.k ADD COLUMN added TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), ADD COLUMN added_dt DATETIME NULL DEFAULT CURRENT_TIMESTAMP",
 	"SET TIMESTAMP = DEFAULT",
+	// The rows there get numbers in w.k's primary key order, which is not
+	// PostgreSQL's physical order after the updates.
+	"ALTER TABLE w.k ADD COLUMN ai INT NOT NULL AUTO_INCREMENT UNIQUE",
 	"UPDATE w.k SET x = id * 3 WHERE id % 2 = 0",
 	"INSERT INTO w.k (id, v, x) VALUES (100, 'after alter', 42)",
 	"INSERT INTO w.k (id, v, n, e) SELECT seq, CONCAT('bulk', seq), seq, 'b' FROM w.seq_1000_to_1149", // COPY with compaction

@@ -70,6 +70,10 @@ type Options struct {
 	// existing rows with it, as MySQL and MariaDB's replica do.
 	Now     time.Time
 	NowZone *time.Location
+	// AutoIncIncrement is the source session's auto_increment_increment
+	// for the DDL being translated (0: 1): an ADD COLUMN ... AUTO_INCREMENT
+	// is translated only under 1 (renumberSQL).
+	AutoIncIncrement int
 }
 
 // nowDefault is the literal that stands for CURRENT_TIMESTAMP in an
