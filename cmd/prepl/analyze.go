@@ -372,7 +372,7 @@ func (f *analyzeFlags) checkInput(files []string) error {
 	case f.source == "" && (f.startGTID != "" || f.duration > 0):
 		return fmt.Errorf("%w: --start-gtid and --duration go with --source", errUsage)
 	}
-	return checkBinlogFiles(files, true)
+	return checkBinlogFiles(files)
 }
 
 // openSource checks the source's binlog settings and starts reading it.

@@ -155,7 +155,7 @@ func TestExampleConfig(t *testing.T) {
 		// example's 1m of retries against a dead address was a minute of
 		// make test.
 		{[]string{"replicate", "--config", example, "--source", dead, "--target", dead, "--reconnect-timeout", "1s", "--source-reconnect-timeout", "1s"}, 1},
-		{[]string{"replay", "--config", example, "--target", dead, "--reconnect-timeout", "1s", "/nonexistent/binlog.000001"}, 1},
+		{[]string{"replay", "--config", example, "--target", dead, "--reconnect-timeout", "1s", fixtureDir + "mysql-bin.checksum-none"}, 1},
 		{[]string{"status", "--config", example, "--target", dead, "--metrics-addr", "127.0.0.1:1"}, statusCritical},
 	} {
 		args := c.args

@@ -25,9 +25,14 @@ func TestUsageGNU(t *testing.T) {
 		t.Errorf("prepl --version: exit %d\n%s", code, out)
 	}
 	// Flags after the file: the target is taken (and is unreachable: 1).
-	if code, out := prepl(t, "replay", "/nonexistent/binlog.000002", "--target", "mysql://root@127.0.0.1:1", "--progress=0", "--reconnect-timeout=1ms"); code != 1 ||
+	if code, out := prepl(t, "replay", fixtureDir+"mysql-bin.checksum-none", "--target", "mysql://root@127.0.0.1:1", "--progress=0", "--reconnect-timeout=1ms"); code != 1 ||
 		strings.Contains(out, "--target is required") {
 		t.Errorf("replay FILE --target URL: exit %d, want 1 from connecting\n%s", code, out)
+	}
+	// A missing file is a usage error (2), named, before any connection.
+	if code, out := prepl(t, "replay", "--target", "mysql://root@127.0.0.1:1", "/nonexistent/binlog.000002"); code != 2 ||
+		!strings.Contains(out, "/nonexistent/binlog.000002") || strings.Contains(out, "127.0.0.1:1") {
+		t.Errorf("replay of a missing file: exit %d, want 2 naming the file, no connection\n%s", code, out)
 	}
 	code, out := prepl(t, "replicate", "--source", "mysql://a@b:1", "--bogus")
 	if code != 2 || !strings.Contains(out, "unknown flag: --bogus") || strings.Count(out, "\n") > 2 {

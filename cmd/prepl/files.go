@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -12,16 +14,17 @@ import (
 // then the apply). A pipe (bash's <(zcat binlog.000042.gz), a FIFO) has
 // no size and gives its bytes once: replay found it empty the second
 // time and stopped with "not a binlog file" about a good binlog, and
-// analyze reported 0 transactions in it. A missing file is an error when
-// mustExist; else it is left to the caller (replay's scan names it).
-func checkBinlogFiles(files []string, mustExist bool) error {
+// analyze reported 0 transactions in it. A missing file is a usage error
+// too, before anything connects: replay used to exit 1 (a restart may
+// help) on it.
+func checkBinlogFiles(files []string) error {
 	for _, f := range files {
 		st, err := os.Stat(f)
 		if err != nil {
-			if mustExist {
-				return fmt.Errorf("%w: binlog file %s: %v", errUsage, f, err)
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%w: binlog file %s does not exist", errUsage, f)
 			}
-			continue
+			return fmt.Errorf("%w: binlog file %s: %v", errUsage, f, err)
 		}
 		var what string
 		switch m := st.Mode(); {

@@ -96,7 +96,7 @@ Flags:
 	if len(files) == 0 {
 		return fmt.Errorf("%w: give at least one binlog FILE", errUsage)
 	}
-	if err := checkBinlogFiles(files, false); err != nil {
+	if err := checkBinlogFiles(files); err != nil {
 		return err
 	}
 	log, cfg, err := af.setup(stderr)

@@ -457,7 +457,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{"status", "--target", "mysql://prepl:WrongPw-5@" + tgt.Addr()},
 		{"replicate", "--source", "mysql://repl:UnreachPw-6@127.0.0.1:1", "--target", tgtURL, "--source-reconnect-timeout", "0", "--stop-at-end"},
 		{"replicate", "--source", "mysql://repl:" + srcPw + "x@" + src.Addr(), "--target", tgtURL, "--stop-at-end"},
-		{"replay", "--target", "mysql://prepl:WrongPw-8@" + tgt.Addr(), "--reconnect-timeout", "0", "/nonexistent/binlog.000001"},
+		{"replay", "--target", "mysql://prepl:WrongPw-8@" + tgt.Addr(), "--reconnect-timeout", "0", fixtureDir + "mysql-bin.checksum-none"},
 	}
 	secrets := append([]string{srcPw, tgtPw, "BadUrlPw-1", "BadUrlPw-2", "BadUrlPw-3", "BadUrl%zzPw-4", "WrongPw-5", "UnreachPw-6", srcPw + "x", "WrongPw-8"}, ddlSecrets...)
 	for _, args := range failing {
