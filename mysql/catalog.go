@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,6 +59,8 @@ func (c *Catalog) Invalidate() {
 // are padded here, once, for the renderers. With column names in the
 // binlog (binlog_row_metadata=FULL) the source's columns must be the
 // target's first ones by name; without, by position, as on a replica.
+// The other way round, a source's columns after the target's last one are
+// cut from the images: a replica ignores their values.
 func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 	for _, ch := range t.Changes {
 		if ch.Row == nil {
@@ -73,9 +76,11 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 		case len(d.Columns) == n || d.SystemVersioned && len(d.Columns)+2 == n: // row_start, row_end
 		case len(d.Columns) > n && !d.SystemVersioned && namesLead(d, tb.Names):
 			padImages(ch.Row, len(d.Columns))
+		case len(d.Columns) < n && !d.SystemVersioned && namesLead(d, tb.Names):
+			cutImages(ch.Row, len(d.Columns))
 		default:
 			return fmt.Errorf("table %s has %d columns on the target but %d in the binlog: the target's schema differs from the source's "+
-				"(a target may have more columns than the source only after the source's); give the target table the source's columns, "+
+				"(either may have more columns than the other only after the other's); give the target table the source's columns, "+
 				"or leave the table out (--exclude): %w", d.QualifiedName(), len(d.Columns), n, ErrUnsupported)
 		}
 		if err := c.checkTypes(tb, d); err != nil {
@@ -106,14 +111,36 @@ func (c *Catalog) checkTypes(tb *txn.Table, d *txn.TableDef) error {
 }
 
 // namesLead reports whether the binlog's column names, if it has them,
-// are the target's first columns.
+// and the target's agree as far as the shorter list goes.
 func namesLead(d *txn.TableDef, names []string) bool {
-	for i, n := range names {
-		if !strings.EqualFold(n, d.Columns[i].Name) {
+	for i := range min(len(names), len(d.Columns)) {
+		if !strings.EqualFold(names[i], d.Columns[i].Name) {
 			return false
 		}
 	}
 	return true
+}
+
+// cutImages drops from rc's images the columns past the target's n: the
+// source has columns after the target's last one, whose values a replica
+// ignores. An update that changed only those leaves an after image with
+// nothing in it, which AppendRowChange refuses; it keeps its full image
+// of the target's columns (the same values), so the row is still found.
+func cutImages(rc *txn.RowChange, n int) {
+	cut := func(vals []txn.Value, present []bool) ([]txn.Value, []bool) {
+		if len(vals) > n {
+			vals = vals[:n:n]
+		}
+		if len(present) > n {
+			present = present[:n:n]
+		}
+		return vals, present
+	}
+	rc.Before, rc.BeforeCols = cut(rc.Before, rc.BeforeCols)
+	rc.After, rc.AfterCols = cut(rc.After, rc.AfterCols)
+	if rc.Kind == txn.Update && rc.AfterCols != nil && !slices.Contains(rc.AfterCols, true) {
+		rc.After, rc.AfterCols = rc.Before, rc.BeforeCols
+	}
 }
 
 // padImages extends rc's images to n columns, the ones past the binlog's

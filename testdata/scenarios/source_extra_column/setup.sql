@@ -1,0 +1,3 @@
+CREATE DATABASE sm;
+CREATE TABLE sm.t (id INT PRIMARY KEY, v INT, extra VARCHAR(10)) ENGINE=InnoDB;
+INSERT INTO sm.t VALUES (1, 1, 'a'), (2, 2, 'b');
