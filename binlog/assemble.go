@@ -421,9 +421,22 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 	return t
 }
 
+// MariaDB's column types of compressed columns in a table map
+// (MYSQL_TYPE_VARCHAR_COMPRESSED, MYSQL_TYPE_BLOB_COMPRESSED).
+const (
+	typeVarcharCompressed = 140
+	typeBlobCompressed    = 141
+)
+
 // tableMap records a table map event, and its raw bytes for the rows
-// events that follow it.
+// events that follow it. A table with compressed columns is refused
+// (ErrCompressedColumn).
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
+	for i, t := range e.ColumnType {
+		if t == typeVarcharCompressed || t == typeBlobCompressed {
+			return fmt.Errorf("table %s.%s column %d: %w", e.Schema, e.Table, i+1, ErrCompressedColumn)
+		}
+	}
 	old := a.tables[e.TableID]
 	if old != nil && old.ev == e { // the guard's repeat of the table map before
 		old.raw = raw
