@@ -429,14 +429,8 @@ const (
 )
 
 // tableMap records a table map event, and its raw bytes for the rows
-// events that follow it. A table with compressed columns is refused
-// (ErrCompressedColumn).
+// events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
-	for i, t := range e.ColumnType {
-		if t == typeVarcharCompressed || t == typeBlobCompressed {
-			return fmt.Errorf("table %s.%s column %d: %w", e.Schema, e.Table, i+1, ErrCompressedColumn)
-		}
-	}
 	old := a.tables[e.TableID]
 	if old != nil && old.ev == e { // the guard's repeat of the table map before
 		old.raw = raw
@@ -495,7 +489,14 @@ func appendTableMapKey(b []byte, e *replication.TableMapEvent) []byte {
 	return b
 }
 
+// newTable is what a table map says of its table. A table with
+// compressed columns is refused (ErrCompressedColumn).
 func newTable(e *replication.TableMapEvent) (*txn.Table, error) {
+	for i, t := range e.ColumnType {
+		if t == typeVarcharCompressed || t == typeBlobCompressed {
+			return nil, fmt.Errorf("table %s.%s column %d: %w", e.Schema, e.Table, i+1, ErrCompressedColumn)
+		}
+	}
 	n := int(e.ColumnCount)
 	t := &txn.Table{
 		ID:       e.TableID,

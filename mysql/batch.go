@@ -184,7 +184,7 @@ func (b *Batch) restore() {
 // empty string), as a lax session does, where a strict one refuses the
 // row.
 func NeedsLax(rc *txn.RowChange, d *txn.TableDef) bool {
-	if WritesEnumZero(rc.After) {
+	if writesEnumZero(rc.After) {
 		return true
 	}
 	if rc.Kind == txn.Insert && rc.AfterCols != nil {
@@ -197,9 +197,9 @@ func NeedsLax(rc *txn.RowChange, d *txn.TableDef) bool {
 	return false
 }
 
-// WritesEnumZero: a row writes an ENUM's empty error value, which only a
+// writesEnumZero: a row writes an ENUM's empty error value, which only a
 // lax session takes (see strictMode).
-func WritesEnumZero(vals []txn.Value) bool {
+func writesEnumZero(vals []txn.Value) bool {
 	for _, v := range vals {
 		if e, ok := v.(txn.Enum); ok && e == 0 {
 			return true

@@ -724,11 +724,10 @@ func renumberSQL(t *TableDef, col, tbl string, o Options) []string {
 		order = strings.Join(cols, ", ")
 	}
 	c := Ident(col, o)
-	pgName := strings.ReplaceAll(strings.Trim(c, `"`), `""`, `"`)
 	return []string{
 		fmt.Sprintf("UPDATE %s SET %s = n.v FROM (SELECT ctid AS r, row_number() OVER (ORDER BY %s) AS v FROM %s) n WHERE %s.ctid = n.r",
 			tbl, c, order, tbl, tbl),
 		fmt.Sprintf("SELECT setval(pg_get_serial_sequence(%s, %s), max(%s)) FROM %s HAVING max(%s) IS NOT NULL",
-			QuoteString(tbl), QuoteString(pgName), c, tbl, c),
+			QuoteString(tbl), QuoteString(identName(col, o)), c, tbl, c),
 	}
 }

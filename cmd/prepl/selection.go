@@ -57,12 +57,13 @@ func (s *selectFlags) register(fs *flag.FlagSet) {
 
 // gtidMatch is a set of GTIDs of either flavor.
 type gtidMatch struct {
+	text    string // as given
 	mysql   position.MySQLSet
 	mariadb map[[2]uint64][][2]uint64 // domain, server -> seq ranges
 }
 
 func parseGTIDMatch(flagName, s string) (*gtidMatch, error) {
-	m := &gtidMatch{mysql: position.MySQLSet{}, mariadb: map[[2]uint64][][2]uint64{}}
+	m := &gtidMatch{text: s, mysql: position.MySQLSet{}, mariadb: map[[2]uint64][][2]uint64{}}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -180,8 +181,6 @@ type selection struct {
 	startOff, stopOff   uint32
 	database            string
 	include, exclude    *gtidMatch
-	includeText         string // --include-gtids and --exclude-gtids as given
-	excludeText         string
 	skipGTID            map[string]bool
 	skipPos             map[txn.Position]bool
 	// startInside is set, and the run stopped before applying anything,
@@ -270,13 +269,11 @@ func (s *selectFlags) parse(files []string) (*selection, error) {
 		if sel.include, err = parseGTIDMatch("--include-gtids", s.includeGTIDs); err != nil {
 			return nil, err
 		}
-		sel.includeText = s.includeGTIDs
 	}
 	if s.excludeGTIDs != "" {
 		if sel.exclude, err = parseGTIDMatch("--exclude-gtids", s.excludeGTIDs); err != nil {
 			return nil, err
 		}
-		sel.excludeText = s.excludeGTIDs
 	}
 	for _, g := range s.skipGTID {
 		// A MySQL UUID (and tag) as the binlog's GTIDs are written: in
@@ -346,12 +343,12 @@ func (sel *selection) checkFiles(sums []binlog.FileSummary, in *inFiles) error {
 	}
 	if sel.include != nil && !in.include {
 		return fmt.Errorf("%w: --include-gtids %s: none of its GTIDs is in the files given, so nothing would be applied; %s",
-			errUsage, sel.includeText, list)
+			errUsage, sel.include.text, list)
 	}
 	if sel.exclude != nil && !in.exclude {
 		return fmt.Errorf("%w: --exclude-gtids %s: none of its GTIDs is in the files given, so it would leave nothing out and "+
 			"what it was meant to leave out would be applied; %s. To start after what the target already holds, "+
-			"give --start-gtid", errUsage, sel.excludeText, list)
+			"give --start-gtid", errUsage, sel.exclude.text, list)
 	}
 	if len(sums) > 0 && sel.startOff > sums[0].End {
 		return fmt.Errorf("%w: --start-position %d is past the end of %s, whose last event ends at %d: nothing of it "+
