@@ -8,12 +8,13 @@ import (
 
 // Rows are applied as SQL in strict mode (RowSession), so a value the
 // target's column cannot hold is an error. Strict mode still rounds
-// without an error where only the fraction is lost: DECIMAL digits past
-// the column's scale, fractional seconds past its precision, a DOUBLE in
-// a FLOAT, a time of day in a DATE. lossy finds those from the table map,
-// before any row is applied. MariaDB's replica refuses every column whose
-// type differs from the source's (error 1677, slave_type_conversions
-// empty); prepl takes the ones that lose nothing.
+// without an error where only precision is lost: DECIMAL digits past the
+// column's scale, fractional seconds past its precision, a DOUBLE in a
+// FLOAT, a BIGINT past 2^53 in a DOUBLE, a time of day in a DATE. lossy
+// finds those from the table map, before any row is applied. MariaDB's
+// replica refuses every column whose type differs from the source's
+// (error 1677, slave_type_conversions empty); prepl takes the ones that
+// lose nothing.
 
 // lossy describes how a column of binlog type typ (metadata meta) loses
 // part of its values in the target column col, "" when it does not.
@@ -42,6 +43,13 @@ func lossy(typ byte, meta uint16, col *txn.ColumnDef) string {
 		switch dst {
 		case "float", "decimal", "tinyint", "smallint", "mediumint", "int", "bigint":
 			return into("double")
+		}
+	case txn.TypeLongLong, txn.TypeLong:
+		// A DOUBLE holds every integer up to 2^53 exactly, a FLOAT up to
+		// 2^24: a BIGINT (or an INT into a FLOAT) is rounded past that.
+		src := map[byte]string{txn.TypeLongLong: "bigint", txn.TypeLong: "int"}[typ]
+		if dst == "float" || dst == "double" && typ == txn.TypeLongLong {
+			return into(src)
 		}
 	case txn.TypeFloat:
 		switch dst {

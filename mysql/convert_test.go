@@ -46,6 +46,13 @@ func TestLossy(t *testing.T) {
 		{txn.TypeTime2, 1, tm("time", 0), "time(1) in the binlog, time on the target"},
 		{txn.TypeDatetime2, 0, plain("varchar"), ""}, // a string holds it (strict mode checks its length)
 		{txn.TypeLong, 0, plain("bigint"), ""},
+		{txn.TypeLong, 0, plain("double"), ""},
+		{txn.TypeLong, 0, plain("float"), "int in the binlog, float on the target"},
+		{txn.TypeLongLong, 0, plain("double"), "bigint in the binlog, double on the target"},
+		{txn.TypeLongLong, 0, plain("float"), "bigint in the binlog, float"},
+		{txn.TypeLongLong, 0, dec(20, 0), ""},
+		{txn.TypeInt24, 0, plain("float"), ""}, // 2^24 - 1 at most: a FLOAT holds it
+		{txn.TypeShort, 0, plain("float"), ""},
 		{txn.TypeVarchar, 80, plain("varchar"), ""},
 	} {
 		if got := lossy(c.typ, c.meta, c.col); c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
