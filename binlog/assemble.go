@@ -62,6 +62,9 @@ type assembler struct {
 	// --max-txn-size is read and dropped, to refuse it at its end: its
 	// limit then, and the error names the whole transaction.
 	tooBig int64
+	// inflated counts the bytes of compressed column values inflated
+	// since takeInflated: memory the events' sizes do not show.
+	inflated int64
 }
 
 type tableEntry struct {
@@ -70,6 +73,9 @@ type tableEntry struct {
 	raw   []byte // the table map event as read
 	ev    *replication.TableMapEvent
 	full  []bool // every column present, shared by full row images
+	// compressed marks MariaDB compressed columns (nil when none): their
+	// values are inflated as they are read (compressed.go).
+	compressed []bool
 }
 
 func newAssembler() *assembler {
@@ -422,12 +428,6 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 }
 
 // MariaDB's column types of compressed columns in a table map
-// (MYSQL_TYPE_VARCHAR_COMPRESSED, MYSQL_TYPE_BLOB_COMPRESSED).
-const (
-	typeVarcharCompressed = 140
-	typeBlobCompressed    = 141
-)
-
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
@@ -449,11 +449,17 @@ func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {
 	if err != nil {
 		return err
 	}
+	var compressed []bool
+	if raw != nil {
+		if compressed, err = compressedColumns(raw, e); err != nil {
+			return err
+		}
+	}
 	full := make([]bool, len(t.Types))
 	for i := range full {
 		full[i] = true
 	}
-	a.tables[e.TableID] = &tableEntry{key: key, table: t, raw: raw, ev: e, full: full}
+	a.tables[e.TableID] = &tableEntry{key: key, table: t, raw: raw, ev: e, full: full, compressed: compressed}
 	return nil
 }
 
@@ -489,14 +495,8 @@ func appendTableMapKey(b []byte, e *replication.TableMapEvent) []byte {
 	return b
 }
 
-// newTable is what a table map says of its table. A table with
-// compressed columns is refused (ErrCompressedColumn).
+// newTable is what a table map says of its table.
 func newTable(e *replication.TableMapEvent) (*txn.Table, error) {
-	for i, t := range e.ColumnType {
-		if t == typeVarcharCompressed || t == typeBlobCompressed {
-			return nil, fmt.Errorf("table %s.%s column %d: %w", e.Schema, e.Table, i+1, ErrCompressedColumn)
-		}
-	}
 	n := int(e.ColumnCount)
 	t := &txn.Table{
 		ID:       e.TableID,
@@ -632,12 +632,47 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 				rc.After, rc.AfterCols, err = image(tbl, e.rows[i+1], cols2, e.normalized)
 			}
 		}
+		if err == nil && ent.compressed != nil {
+			err = a.inflateImages(ent, rc)
+		}
 		if err != nil {
 			return err
 		}
 		a.cur.Changes = append(a.cur.Changes, txn.Change{Row: rc})
 	}
 	return nil
+}
+
+// inflateImages replaces the values of rc's compressed columns by the
+// values they hold.
+func (a *assembler) inflateImages(ent *tableEntry, rc *txn.RowChange) error {
+	tbl := ent.table
+	for _, img := range [][]txn.Value{rc.Before, rc.After} {
+		for c, v := range img {
+			b, ok := v.([]byte)
+			if !ok || c >= len(ent.compressed) || !ent.compressed[c] {
+				continue
+			}
+			// No server writes an event whose values add up to more
+			// than max_allowed_packet's maximum.
+			out, err := inflate(b, compressedMost(tbl.Types[c], tbl.Meta[c], DefaultMaxEventSize-a.inflated))
+			if err != nil {
+				return fmt.Errorf("%s column %d: %w", tbl.QualifiedName(), c+1, err)
+			}
+			img[c] = out
+			a.inflated += int64(len(out))
+			a.cur.Inflated += int64(len(out))
+		}
+	}
+	return nil
+}
+
+// takeInflated returns the bytes inflated since it was last called: by
+// the event just added.
+func (a *assembler) takeInflated() int {
+	n := a.inflated
+	a.inflated = 0
+	return int(n)
 }
 
 // oneRow is the row change of a rows event of one row and the event,

@@ -15,15 +15,6 @@ var ErrIncomplete = errors.New("incomplete transaction: no commit before the end
 // cannot be applied row by row.
 var ErrNotRowBased = errors.New("binlog is not row-based: DML logged as a statement; set binlog_format=ROW on the source (SET GLOBAL binlog_format=ROW and binlog_format=ROW in my.cnf)")
 
-// ErrCompressedColumn is wrapped by the *FormatError returned at the table
-// map of a table with MariaDB compressed columns (VARCHAR or BLOB/TEXT
-// ... COMPRESSED): their values are zlib streams in types the binlog
-// library does not decode, so prepl cannot read the table's rows. It
-// used to call such a binlog corrupted.
-var ErrCompressedColumn = errors.New("MariaDB compressed columns (COMPRESSED) are not supported: prepl cannot read their rows; " +
-	"apply this binlog with MariaDB's replica or mariadb-binlog | mariadb, or remove the COMPRESSED attribute on the source " +
-	"(ALTER TABLE ... MODIFY the column without it) before the rows to replicate are written")
-
 // FormatError reports a binlog that cannot be read past a point: a
 // truncated or corrupted event, a file that is not a binlog, an incomplete
 // transaction, or statement-based DML. Every transaction that ended before

@@ -262,7 +262,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 		if err != nil {
 			return err
 		}
-		if g.countTxn(asm.open(), len(raw)) {
+		if g.countTxn(asm.open(), len(raw)+asm.takeInflated()) {
 			asm.overLimit(g.lim.MaxTxn)
 		}
 		r.noteFlavor(asm.flavor)

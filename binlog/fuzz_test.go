@@ -135,6 +135,8 @@ func FuzzDecodeValue(f *testing.F) {
 		{txn.TypeBit, []byte{5, 0}, []byte{0x15}},
 		{txn.TypeDouble, []byte{8}, []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x3f}},
 		{txn.TypeYear, nil, []byte{124}},
+		{typeVarcharCompressed, []byte{20, 0}, []byte{4, 0, 'a', 'b', 'c'}},
+		{typeBlobCompressed, []byte{2}, []byte{9, 0, 0x8a, 0, 3, 0x4b, 0x4c, 0x4a, 0x06, 0}}, // "abc" raw deflate
 	} {
 		f.Add(c.typ, c.meta, false, c.v)
 		f.Add(c.typ, c.meta, true, c.v)

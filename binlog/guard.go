@@ -210,7 +210,7 @@ func (g *eventGuard) decodeChecked(raw []byte) (*replication.BinlogEvent, error)
 		// follow; the assembler gets the event decoded before.
 		ev, err = g.parseRepeat(raw)
 	} else {
-		ev, err = g.p.Parse(raw)
+		ev, err = g.parse(raw)
 	}
 	if err != nil {
 		var ee *replication.EventError
@@ -241,9 +241,25 @@ func goMySQLCause(s string) string {
 // with go-mysql's parser, without its optional metadata.
 func (g *eventGuard) parseRepeat(raw []byte) (*replication.BinlogEvent, error) {
 	g.p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
-	ev, err := g.p.Parse(raw) // on a panic, decode resets the func
+	ev, err := g.parse(raw) // on a panic, decode resets the func
 	g.p.SetTableMapOptionalMetaDecodeFunc(nil)
 	return ev, err
+}
+
+// parse decodes raw with go-mysql's parser; a table map's compressed
+// columns are given their plain types (plainCompressed), in the event
+// the parser keeps for the rows events that follow.
+func (g *eventGuard) parse(raw []byte) (*replication.BinlogEvent, error) {
+	ev, err := g.p.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := ev.Event.(*replication.TableMapEvent); ok {
+		if err := plainCompressed(e, raw); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
 }
 
 // parsedEvent notes what go-mysql's parser decoded: the table maps it

@@ -504,7 +504,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			continue
 		}
 		t, err := s.asm.add(ev)
-		if err == nil && s.guard.countTxn(s.asm.open(), len(raw)) {
+		if err == nil && s.guard.countTxn(s.asm.open(), len(raw)+s.asm.takeInflated()) {
 			s.asm.overLimit(s.guard.lim.MaxTxn)
 		}
 		if err != nil {

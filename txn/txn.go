@@ -60,6 +60,9 @@ type Txn struct {
 	Start     Position  // position of the transaction's first event (its GTID event)
 	End       Position  // position just past its commit event
 	Size      int       // bytes of all events of the transaction
+	// Inflated is the bytes of MariaDB compressed column values inflated
+	// from its events: held in memory besides them (Footprint).
+	Inflated int64
 
 	// Changes in source order: row changes and statements interleaved as
 	// they were written. A DDL transaction has exactly one Statement change.
@@ -106,11 +109,11 @@ func (t *Txn) Rows() int {
 
 // Footprint estimates the bytes the transaction holds in memory once
 // decoded: its events, which it keeps (RowsEvent; string values are
-// slices of them), and per row change the structures of its images, two
+// slices of them) and the values inflated from them, and per row change the structures of its images, two
 // words and a boxed value per column. It bounds read-ahead queues by
 // bytes; it walks the changes, not the values.
 func (t *Txn) Footprint() int64 {
-	n := int64(t.Size) + 256
+	n := int64(t.Size) + t.Inflated + 256
 	for _, c := range t.Changes {
 		n += 16
 		if r := c.Row; r != nil {
