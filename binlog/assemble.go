@@ -65,6 +65,16 @@ type assembler struct {
 	// inflated counts the bytes of compressed column values inflated
 	// since takeInflated: memory the events' sizes do not show.
 	inflated int64
+
+	// Relay logs (startRelay): relay is set while one is read; relayHead
+	// until its first transaction starts, when no transaction went on
+	// into it; carrying while an open transaction goes on into the next
+	// file, whose bytes in the files before are spanBytes; resends counts
+	// transactions read twice, cut short and sent again.
+	relay, relayHead, carrying bool
+	spanBytes                  int
+	resends                    int
+	relayNext                  string // the next relay file, named by the replica's rotate that ends this one
 }
 
 type tableEntry struct {
@@ -85,14 +95,79 @@ func newAssembler() *assembler {
 // open reports whether a transaction has started and not yet ended.
 func (a *assembler) open() bool { return a.cur != nil }
 
-// setFile starts a new binlog file; an open transaction is discarded by
-// the caller before (transactions never span files).
 // setFile starts reading the binlog file called name (file mode): from
 // then on positions are in that file, whatever a rotate event inside it
-// says (the next file is set by its own setFile).
+// says (the next file is set by its own setFile). An open transaction is
+// dropped, unless a relay log carries it on (carryRelay).
 func (a *assembler) setFile(name string) {
-	a.file, a.fromFiles = name, true
-	a.cur, a.inTxn, a.xid, a.dropping = nil, false, "", false
+	if a.carrying {
+		a.carrying, a.file, a.relayNext = false, name, ""
+		return
+	}
+	a.file, a.fromFiles, a.relay, a.relayHead, a.relayNext = name, true, false, false, ""
+	a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes = nil, false, "", false, 0
+}
+
+// errRelayFragment: an event, in a relay log given first, of a
+// transaction begun in the relay file before it.
+var errRelayFragment = errors.New("this relay log begins inside a transaction that started in the relay log file before it, " +
+	"which is not given: give that file too (the replica's Relay_Log_File names the file its SQL thread is in)")
+
+// Relay logs (a replica's copy of its source's binlog, relay.go) are
+// read like binlogs, with three differences: the source's rotate events
+// in them say nothing of the relay file; a transaction, and even a
+// statement, may go on in the next relay file; and a transaction cut
+// short when the replica's I/O thread reconnected is followed by the
+// whole of it again.
+
+// startRelay says that the file being read is a relay log; head: no
+// transaction goes on into it from the file before, so its events up to
+// the first transaction's start are the end of one that began in a file
+// not given.
+func (a *assembler) startRelay(head bool) {
+	a.relay, a.relayHead = true, head && a.cur == nil
+}
+
+// carryRelay says that the relay log being read ended inside a
+// transaction, at offset end, and that next, the next file given, goes
+// on with it: the file the replica's rotate at its end names.
+func (a *assembler) carryRelay(end uint32, next string) error {
+	if a.relayNext == "" || next != a.relayNext {
+		want := "ends without the rotate to the next relay file"
+		if a.relayNext != "" {
+			want = "goes on in " + a.relayNext
+		}
+		return &FormatError{File: a.cur.Start.File, Offset: a.cur.Start.Offset, GTID: a.cur.GTID, Err: fmt.Errorf(
+			"%w: this relay log transaction %s, but the next file given is %q; give the relay files in order, none left out",
+			ErrIncomplete, want, next)}
+	}
+	from := uint32(4)
+	if a.spanBytes == 0 {
+		from = a.cur.Start.Offset
+	}
+	a.spanBytes += int(end - min(from, end))
+	a.carrying = true
+	return nil
+}
+
+// resent reports whether a transaction starting with gtid, in a relay
+// log, is the source's copy of the open one, sent again after the
+// replica's I/O thread reconnected: the open one is dropped. Another
+// transaction starting while one is open is an error (begin).
+func (a *assembler) resent(gtid string) bool {
+	if !a.relay || a.cur == nil || a.cur.GTID == "" || a.cur.GTID != gtid {
+		return false
+	}
+	a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes = nil, false, "", false, 0
+	a.resends++
+	return true
+}
+
+// relayFragment is the error of an event, in a relay log given first,
+// that belongs to a transaction begun in the relay file before it.
+func (a *assembler) relayFragment(h *replication.EventHeader) error {
+	return a.formatErr(eventStart(h), errors.New("this relay log begins inside a transaction that started in the relay log "+
+		"file before it, which is not given: give that file too (the replica's Relay_Log_File names where its SQL thread is)"))
 }
 
 func eventStart(h *replication.EventHeader) uint32 {
@@ -161,6 +236,12 @@ func (a *assembler) refuseTooBig(t *txn.Txn, limit int64) error {
 
 func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 	h := ev.Header
+	if a.relayHead && a.cur == nil {
+		switch ev.Event.(type) {
+		case *replication.TableMapEvent, *replication.RowsEvent, *rowsEvent, *replication.XIDEvent:
+			return nil, a.formatErr(eventStart(h), errRelayFragment)
+		}
+	}
 	switch e := ev.Event.(type) {
 	case *replication.FormatDescriptionEvent:
 		if a.flavor == "" {
@@ -169,6 +250,12 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		a.format = newFormat(ev.RawData, flavorOfVersion(e.ServerVersion), e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32)
 		return nil, nil
 	case *replication.RotateEvent:
+		if a.relay {
+			if h.LogPos != 0 { // the replica's own, not the source's (artificial, position 0)
+				a.relayNext = string(e.NextLogName)
+			}
+			return nil, nil // positions are the relay file's: setFile says
+		}
 		if a.cur != nil {
 			return nil, a.formatErr(a.cur.Start.Offset, errors.New("binlog rotated inside a transaction"))
 		}
@@ -179,11 +266,13 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return nil, nil
 	case *replication.MariadbGTIDEvent:
 		a.flavor = txn.MariaDB
+		g := e.GTID
+		gtid := mariaGTID(g.DomainID, g.ServerID, g.SequenceNumber)
+		a.resent(gtid)
 		if err := a.begin(h); err != nil {
 			return nil, err
 		}
-		g := e.GTID
-		a.cur.GTID = mariaGTID(g.DomainID, g.ServerID, g.SequenceNumber)
+		a.cur.GTID = gtid
 		a.dropIfSkipped()
 		a.cur.Domain, a.cur.SeqNo = g.DomainID, g.SequenceNumber
 		a.cur.CommitID, a.cur.Flags = e.CommitID, e.Flags
@@ -260,6 +349,7 @@ func mariaGTID(domain, server uint32, seq uint64) string {
 
 // begin opens a transaction at a GTID event.
 func (a *assembler) begin(h *replication.EventHeader) error {
+	a.relayHead = false
 	if a.cur != nil {
 		return a.formatErr(a.cur.Start.Offset, errors.New("transaction has no commit before the next GTID event"))
 	}
@@ -287,15 +377,20 @@ func (a *assembler) unappliable(err error) error {
 // mysqlGTID opens a transaction at a MySQL GTID event, anonymous, plain
 // or tagged (the GTID is then "uuid:tag:gno", as MySQL prints it).
 func (a *assembler) mysqlGTID(h *replication.EventHeader, e *replication.GTIDEvent) error {
+	gtid := ""
+	if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
+		if tag := e.Tag.String(); tag != "" {
+			gtid = fmt.Sprintf("%s:%s:%d", u, tag, e.GNO)
+		} else {
+			gtid = fmt.Sprintf("%s:%d", u, e.GNO)
+		}
+	}
+	a.resent(gtid)
 	if err := a.begin(h); err != nil {
 		return err
 	}
-	if u, err := uuid.FromBytes(e.SID); err == nil && u != uuid.Nil {
-		if tag := e.Tag.String(); tag != "" {
-			a.cur.GTID = fmt.Sprintf("%s:%s:%d", u, tag, e.GNO)
-		} else {
-			a.cur.GTID = fmt.Sprintf("%s:%d", u, e.GNO)
-		}
+	if gtid != "" {
+		a.cur.GTID = gtid
 		a.cur.SeqNo = uint64(e.GNO)
 	}
 	a.cur.LastCommitted, a.cur.SequenceNumber = e.LastCommitted, e.SequenceNumber
@@ -317,6 +412,9 @@ func (a *assembler) dropIfSkipped() {
 // did (a binlog without GTIDs).
 func (a *assembler) implicitBegin(h *replication.EventHeader) {
 	if a.cur == nil {
+		if a.relayHead {
+			return // handle refuses the event (errRelayFragment)
+		}
 		a.cur = a.newTxn(h)
 		a.stmt = 0
 	}
@@ -415,7 +513,10 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 		end = a.lastEnd + h.EventSize
 	}
 	t.End = txn.Position{File: a.file, Offset: end}
-	if t.End.File == t.Start.File && end >= t.Start.Offset {
+	switch {
+	case a.spanBytes > 0: // a relay log's transaction, begun in an earlier file
+		t.Size, a.spanBytes = a.spanBytes+int(end)-4, 0
+	case t.End.File == t.Start.File && end >= t.Start.Offset:
 		t.Size = int(end - t.Start.Offset)
 	}
 	t.Timestamp = time.Unix(int64(h.Timestamp), 0).UTC()
@@ -427,7 +528,6 @@ func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {
 	return t
 }
 
-// MariaDB's column types of compressed columns in a table map
 // tableMap records a table map event, and its raw bytes for the rows
 // events that follow it.
 func (a *assembler) tableMap(e *replication.TableMapEvent, raw []byte) error {

@@ -59,16 +59,6 @@ var errStopped = errors.New("binlog reader closed")
 
 var errNotBinlog = errors.New("not a binlog file (no binlog magic number and format description event)")
 
-// errRelayLog: a format description event past the first, at a position
-// that is not its own, is a source's, copied into a replica's relay log
-// with the source's positions. prepl replay reads binlogs: a relay log's
-// positions, its transactions cut short when the replica's I/O thread
-// reconnected, and its files that do not line up with the source's are
-// not handled, so it is refused as what it is rather than as damage.
-var errRelayLog = errors.New("a second format description event, with another server's positions: this looks like a relay log " +
-	"(a replica's copy of its source's binlog), which prepl replay does not read; replay the source's own binlog files, " +
-	"or apply relay logs with mariadb-binlog FILE... | mariadb")
-
 // OpenFiles starts reading paths. Errors about the files themselves come
 // from Next, after every transaction that precedes them.
 func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
@@ -126,16 +116,24 @@ func (r *FileReader) Close() error {
 func (r *FileReader) parseFiles(ctx context.Context, paths []string, offset uint32, emit func(*txn.Txn) bool) error {
 	asm := newAssembler()
 	asm.skip = r.skip
+	var g *eventGuard
 	for i, path := range paths {
 		start := uint32(4)
 		if i == 0 && offset > 4 {
 			start = offset
 		}
-		err := r.parseFile(ctx, asm, path, start, emit)
+		if !asm.carrying {
+			g = newGuard(r.lim) // a relay log's transaction going on keeps the table maps go-mysql holds
+		}
+		err := r.parseFile(ctx, asm, g, path, start, emit)
 		if errors.Is(err, errStopped) {
 			return err
 		}
-		if err = endOfFile(err, asm, i == len(paths)-1); err != nil {
+		next := ""
+		if i+1 < len(paths) {
+			next = filepath.Base(paths[i+1])
+		}
+		if err = endOfFile(err, asm, next); err != nil {
 			return err
 		}
 	}
@@ -145,15 +143,20 @@ func (r *FileReader) parseFiles(ctx context.Context, paths []string, offset uint
 // errTruncated is wrapped when a file ends inside an event.
 var errTruncated = errors.New("truncated event")
 
-// endOfFile judges how a file ended: err from parseEvents. A transaction
-// left open, or an event cut short, at the end of the last file is what a
-// binlog still being written looks like (ErrIncomplete); anywhere else it
-// is damage.
-func endOfFile(err error, asm *assembler, last bool) error {
+// endOfFile judges how a file ended: err from parseEvents; next is the
+// next file's name, "" after the last. A transaction left open, or an
+// event cut short, at the end of the last file is what a binlog still
+// being written looks like (ErrIncomplete); anywhere else it is damage,
+// but for a relay log's transaction that goes on in the next file.
+func endOfFile(err error, asm *assembler, next string) error {
+	last := next == ""
 	var fe *FormatError
 	truncated := errors.Is(err, errTruncated) && errors.As(err, &fe)
 	if err != nil && !(truncated && last) {
 		return err
+	}
+	if err == nil && asm.open() && asm.relay && !last {
+		return asm.carryRelay(asm.lastEnd, next) // relay logs rotate inside transactions
 	}
 	if !asm.open() {
 		if truncated { // cut inside an event between transactions
@@ -172,7 +175,7 @@ func endOfFile(err error, asm *assembler, last bool) error {
 }
 
 // parseFile feeds one file's events to asm and sends its transactions.
-func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string, start uint32, send func(*txn.Txn) bool) error {
+func (r *FileReader) parseFile(ctx context.Context, asm *assembler, g *eventGuard, path string, start uint32, send func(*txn.Txn) bool) error {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
 	if err != nil {
@@ -183,17 +186,18 @@ func (r *FileReader) parseFile(ctx context.Context, asm *assembler, path string,
 	if err != nil {
 		return &FormatError{File: name, Err: err}
 	}
-	return r.parseEvents(ctx, asm, name, f, st.Size(), start, send)
+	return r.parseEvents(ctx, asm, g, name, f, st.Size(), start, send)
 }
 
 // parseEvents reads the binlog file rs of size bytes, called name, from
 // offset start: the format description event first, wherever start is.
-// Every event is checked by an eventGuard before go-mysql decodes it; the
-// first bad one ends the file with a *FormatError at its offset.
-func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name string, rs io.ReadSeeker, size int64, start uint32,
+// Every event is checked by g before go-mysql decodes it; the first bad
+// one ends the file with a *FormatError at its offset. A relay log is
+// read with its source's events at their relay log offsets (relay.go).
+func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGuard, name string, rs io.ReadSeeker, size int64, start uint32,
 	send func(*txn.Txn) bool) error {
+	carried := asm.carrying
 	asm.setFile(name)
-	g := newGuard(r.lim)
 	er := &eventReader{r: bufio.NewReaderSize(rs, int(min(max(size, 4096), 1<<20))), size: size, max: g.lim.MaxEvent}
 	fail := func(off int64, err error) error {
 		fe := &FormatError{File: name, Offset: uint32(off), Err: err}
@@ -225,13 +229,25 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 		return err
 	}
 	r.noteFlavor(asm.flavor)
-	switch fdeEnd := er.off; {
+	// The event after the format description says whether this is a
+	// relay log, which is read from its start whatever start is: the
+	// source's format description comes after the replica's.
+	fdeEnd := er.off
+	next, nextErr := er.next()
+	relay := nextErr == nil && relayHead(next)
+	switch {
+	case relay:
+		asm.startRelay(!carried)
+		g.relay = true
+	case nextErr == io.EOF:
+		return nil
 	case int64(start) > fdeEnd:
 		if _, err := rs.Seek(int64(start), io.SeekStart); err != nil {
 			return fail(int64(start), err)
 		}
 		er.r.Reset(rs)
 		er.off = int64(start)
+		next, nextErr = nil, nil
 	case start != 4 && int64(start) != fdeEnd:
 		return fail(int64(start), fmt.Errorf("start offset %d is inside the format description event", start))
 	}
@@ -239,20 +255,37 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, name strin
 		if ctx.Err() != nil {
 			return errStopped
 		}
+		var raw []byte
+		var err error
 		off := er.off
-		raw, err := er.next()
+		if next != nil || nextErr != nil {
+			off, raw, err, next, nextErr = fdeEnd, next, nextErr, nil, nil
+		} else {
+			raw, err = er.next()
+		}
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return fail(off, err)
 		}
-		if lp := binary.LittleEndian.Uint32(raw[13:]); lp != 0 && int64(lp) != off+int64(len(raw)) {
-			if replication.EventType(raw[4]) == replication.FORMAT_DESCRIPTION_EVENT {
-				return fail(off, errRelayLog)
+		typ := replication.EventType(raw[4])
+		if relay {
+			if off < int64(start) && typ != replication.FORMAT_DESCRIPTION_EVENT {
+				continue // before --start-position: only the formats matter
+			}
+			if asm.relayHead && inTransaction(typ) {
+				return fail(off, errRelayFragment) // before go-mysql misses its table map
+			}
+			if err := g.relocate(raw, off); err != nil {
+				return fail(off, err)
+			}
+		} else if lp := binary.LittleEndian.Uint32(raw[13:]); lp != 0 && int64(lp) != off+int64(len(raw)) {
+			if typ == replication.FORMAT_DESCRIPTION_EVENT {
+				return fail(off, errRelayUnknown)
 			}
 			return fail(off, fmt.Errorf("corrupted %v event: its end position says %d, its length %d bytes from offset %d",
-				replication.EventType(raw[4]), lp, len(raw), off))
+				typ, lp, len(raw), off))
 		}
 		ev, err := g.decode(raw)
 		if err != nil {

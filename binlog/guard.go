@@ -69,6 +69,7 @@ type eventGuard struct {
 	fde      bool   // a format description has been seen
 	fdeRaw   []byte // the last one, to start a new parser with
 	crc      bool   // events end with a CRC32
+	relay    bool   // reading relay logs: table maps outlive format descriptions
 	postHdr  []byte // post-header length of each event type (type-1)
 	tables   map[uint64]*tableMap
 	txnBytes int64 // bytes of the open transaction's events so far
@@ -477,8 +478,10 @@ func (g *eventGuard) checkFDE(raw []byte) (err error) {
 	}
 	g.fde = true
 	g.postHdr = bytes.Clone(fde.EventTypeHeaderLengths)
-	clear(g.tables)
-	clear(g.maps)
+	if !g.relay { // a relay log's statement goes on past the formats of the next file (relay.go)
+		clear(g.tables)
+		clear(g.maps)
+	}
 	return nil
 }
 

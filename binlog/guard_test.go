@@ -110,8 +110,8 @@ func decodeBytes(name string, b []byte, lim Limits) ([]*txn.Txn, error) {
 	asm := newAssembler()
 	var txns []*txn.Txn
 	send := func(t *txn.Txn) bool { txns = append(txns, t); return true }
-	err := r.parseEvents(context.Background(), asm, name, bytes.NewReader(b), int64(len(b)), 4, send)
-	return txns, endOfFile(err, asm, false)
+	err := r.parseEvents(context.Background(), asm, newGuard(r.lim), name, bytes.NewReader(b), int64(len(b)), 4, send)
+	return txns, endOfFile(err, asm, "next")
 }
 
 // allocated returns the bytes f allocated.
@@ -397,9 +397,9 @@ func TestGuardLimits(t *testing.T) {
 	asm := newAssembler()
 	asm.skip = r.skip
 	var all []*txn.Txn
-	err = r.parseEvents(context.Background(), asm, "crc32.000001", bytes.NewReader(clean), int64(len(clean)), 4,
+	err = r.parseEvents(context.Background(), asm, newGuard(r.lim), "crc32.000001", bytes.NewReader(clean), int64(len(clean)), 4,
 		func(t *txn.Txn) bool { all = append(all, t); return true })
-	if err = endOfFile(err, asm, false); err != nil || len(all) != len(good) {
+	if err = endOfFile(err, asm, "next"); err != nil || len(all) != len(good) {
 		t.Fatalf("skipping: %d transactions, %v; want %d", len(all), err, len(good))
 	}
 	for i, x := range all {

@@ -73,7 +73,8 @@ func (sc *scanner) run(br *bufio.Reader) error {
 	}
 	sc.off = 4
 	hdr := make([]byte, replication.EventHeaderSize)
-	for first := true; ; first = false {
+	for i := 0; ; i++ {
+		first := i == 0
 		if _, err := io.ReadFull(br, hdr); err == io.EOF {
 			return nil
 		} else if err != nil {
@@ -86,6 +87,9 @@ func (sc *scanner) run(br *bufio.Reader) error {
 		}
 		if size < replication.EventHeaderSize {
 			return sc.damaged(fmt.Errorf("event size %d is smaller than its header", size))
+		}
+		if i == 1 && relayHead(hdr) {
+			sc.sum.Relay = true
 		}
 		body := int(size) - replication.EventHeaderSize
 		if !scanned(typ) {
@@ -136,7 +140,7 @@ func (sc *scanner) event() error {
 	case *replication.FormatDescriptionEvent:
 		s.Flavor = flavorOfVersion(e.ServerVersion)
 	case *replication.MariadbGTIDListEvent:
-		if s.MariaDBStart != nil {
+		if s.MariaDBStart != nil || s.Relay {
 			return nil // only the one that opens the file is its start
 		}
 		s.Flavor, s.HasGTIDList = txn.MariaDB, true
@@ -161,7 +165,7 @@ func (sc *scanner) event() error {
 			s.MariaDBFirst[g.Domain] = g
 		}
 	case *replication.PreviousGTIDsEvent:
-		if s.HasGTIDList {
+		if s.HasGTIDList || s.Relay {
 			return nil
 		}
 		set, err := position.ParseMySQLSet(e.GTIDSets)

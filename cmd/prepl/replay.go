@@ -74,6 +74,13 @@ anything of it, named by GTID and file:offset; --skip-gtid or
 --skip-position leaves it out. --dry-run lists what would be applied and
 touches nothing (no target needed); --print-sql adds the SQL.
 
+A replica's relay logs are read too, their offsets their own (as
+mariadb-binlog prints them), a transaction going on from one relay file
+into the next. A lagging replica is caught up from its own relay logs:
+STOP SLAVE SQL_THREAD, replay from its Relay_Log_File and Relay_Log_Pos
+(--start-position) into it, then SET GLOBAL gtid_slave_pos to the GTID
+position printed and START SLAVE (docs/pitr.md).
+
 On a terminal a progress bar shows the bytes read of all files, the rate
 and the time left. SIGINT or SIGTERM stops after what is in flight, with the
 position stored: the same command resumes.

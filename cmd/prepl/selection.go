@@ -395,11 +395,11 @@ func (sel *selection) decide(t *txn.Txn) apply.Action {
 	if !sel.stopAt.IsZero() && !t.Timestamp.Before(sel.stopAt) {
 		return apply.Stop
 	}
-	if sel.stopOff > 0 && t.Start.File == sel.lastFile && t.End.Offset > sel.stopOff {
+	if sel.stopOff > 0 && t.End.File == sel.lastFile && t.End.Offset > sel.stopOff {
 		return apply.Stop
 	}
 	if sel.startOff > 0 && t.Start.File == sel.firstFile && t.Start.Offset < sel.startOff {
-		if t.End.Offset > sel.startOff {
+		if t.End.File != t.Start.File || t.End.Offset > sel.startOff { // a relay log's transaction may go on into the next file
 			// An offset inside a transaction (the "# at N" of its table
 			// map, say) is a mistake either way it is read: mysqlbinlog
 			// applies the rest of the transaction without its start, and
@@ -409,9 +409,15 @@ func (sel *selection) decide(t *txn.Txn) apply.Action {
 			if t.GTID != "" {
 				name = "transaction " + t.GTID
 			}
-			sel.startInside = fmt.Errorf("%w: --start-position %d is inside %s, which runs from %s:%d to %d: "+
-				"give --start-position %d to apply it, or %d to start after it", errUsage, sel.startOff, name,
-				t.Start.File, t.Start.Offset, t.End.Offset, t.Start.Offset, t.End.Offset)
+			after := fmt.Sprintf("%d to start after it", t.End.Offset)
+			end := fmt.Sprint(t.End.Offset)
+			if t.End.File != t.Start.File {
+				after = fmt.Sprintf("give %s first with --start-position %d to start after it", t.End.File, t.End.Offset)
+				end = t.End.String()
+			}
+			sel.startInside = fmt.Errorf("%w: --start-position %d is inside %s, which runs from %s:%d to %s: "+
+				"give --start-position %d to apply it, or %s", errUsage, sel.startOff, name,
+				t.Start.File, t.Start.Offset, end, t.Start.Offset, after)
 			return apply.Stop
 		}
 		return apply.Skip

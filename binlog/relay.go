@@ -1,0 +1,93 @@
+package binlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// A relay log is a replica's copy of its source's binlog: the replica's
+// own format description, then the source's rotate (artificial, end
+// position 0) and format description, then the source's events as the
+// source wrote them, their end positions those of the source's binlog.
+// MariaDB rotates relay logs inside transactions, even inside statements
+// (a rows event whose table map is in the file before), and when the
+// replica's I/O thread reconnects, the transaction it was reading is
+// sent again whole after the part it had.
+//
+// prepl replay reads relay logs given in order like binlogs: each of the
+// source's events is given its end position in the relay log (and its
+// checksum again), so that positions, --start-position and
+// --stop-position are the relay log's own offsets, as mariadb-binlog
+// prints them ("# at"); a transaction goes on into the next file given
+// (assembler.carryRelay); and a transaction sent again replaces its cut
+// part (assembler.resent).
+
+// errRelayUnknown: a format description of another server past the
+// first, where a relay log's head was not recognised (MariaDB's are: the
+// source's rotate or format description right after the replica's own;
+// MySQL's put the replica's Previous_gtids between them and are not
+// tested).
+var errRelayUnknown = errors.New("a second format description event, with another server's positions, in a file that does not " +
+	"begin as a MariaDB relay log: a relay log prepl does not read; replay the source's own binlog files, " +
+	"or apply it with mysqlbinlog FILE... | mysql")
+
+// relayHead reports whether raw, the event after a file's format
+// description, says the file is a relay log: a binlog goes on with its
+// GTID list, a relay log with the source's rotate or format description.
+func relayHead(raw []byte) bool {
+	switch replication.EventType(raw[4]) {
+	case replication.FORMAT_DESCRIPTION_EVENT:
+		return true
+	case replication.ROTATE_EVENT:
+		return binary.LittleEndian.Uint32(raw[13:]) == 0
+	}
+	return false
+}
+
+// relocate checks raw, read from a relay log at offset off, and gives it
+// the end position it has there, its checksum computed again. A format
+// description keeps its own, without the in-use flag the source's binlog
+// had while it was copied; a rotate is the source's or the replica's and
+// names no position of the relay log either way.
+func (g *eventGuard) relocate(raw []byte, off int64) error {
+	switch replication.EventType(raw[4]) {
+	case replication.FORMAT_DESCRIPTION_EVENT:
+		raw[17] &^= logEventBinlogInUse
+		return nil
+	case replication.ROTATE_EVENT:
+		return nil
+	}
+	end := uint32(off) + uint32(len(raw))
+	if binary.LittleEndian.Uint32(raw[13:]) == end {
+		return nil
+	}
+	// The checksum is verified before it is computed again (decode
+	// checks the rest; check itself notes table maps, so it runs once).
+	if g.crc {
+		if len(raw) < replication.EventHeaderSize+replication.BinlogChecksumLength {
+			return damaged(replication.EventType(raw[4]), "%d bytes, too short for its checksum", len(raw))
+		}
+		if crc32.ChecksumIEEE(raw[:len(raw)-4]) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
+			return damaged(replication.EventType(raw[4]), "checksum mismatch")
+		}
+	}
+	binary.LittleEndian.PutUint32(raw[13:], end)
+	if g.crc {
+		binary.LittleEndian.PutUint32(raw[len(raw)-4:], crc32.ChecksumIEEE(raw[:len(raw)-4]))
+	}
+	return nil
+}
+
+// inTransaction reports whether an event of type typ is part of a
+// transaction after its start: at a relay log's head, the end of one
+// begun in the file before.
+func inTransaction(typ replication.EventType) bool {
+	switch typ {
+	case replication.TABLE_MAP_EVENT, replication.XID_EVENT, replication.QUERY_EVENT:
+		return true
+	}
+	return isRows(typ)
+}

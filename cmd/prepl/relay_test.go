@@ -1,0 +1,130 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prepl/prepl/sandbox"
+)
+
+// slaveStatus returns the named columns of SHOW SLAVE STATUS.
+func slaveStatus(t *testing.T, db *sql.DB, names ...string) map[string]string {
+	t.Helper()
+	rows, err := db.Query("SHOW SLAVE STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cols {
+			for _, n := range names {
+				if c == n {
+					out[n] = vals[i].String
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestReplayRelayLogsCatchesUpReplica: a lagging MariaDB replica (its SQL
+// thread stopped, its I/O thread fetching, relay logs rotated every 4 KiB
+// so that transactions go on from one file into the next) is caught up
+// by prepl replay applying its own relay logs from where its SQL thread
+// stands (Relay_Log_File, Relay_Log_Pos), in commit units and with
+// --keep-gtid; then its replication is pointed past them and started
+// again, and it equals the source, before and after the source writes
+// more (docs/pitr.md).
+func TestReplayRelayLogsCatchesUpReplica(t *testing.T) {
+	for _, args := range [][]string{{"--workers", "4"}, {"--workers", "4", "--keep-gtid"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) { catchUpFromRelayLogs(t, args) })
+	}
+}
+
+func catchUpFromRelayLogs(t *testing.T, args []string) {
+	src := source(t, nil)
+	o := sandbox.Defaults()
+	o.ServerID = 2
+	o.Flags = append(o.Flags, "--max-relay-log-size=4096", "--relay-log=relay-bin")
+	rep := sandbox.MustStart(t, o)
+	sdb, rdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, rep, "")
+	sandbox.MustExec(t, sdb, "CREATE DATABASE lag", "CREATE TABLE lag.t (id INT PRIMARY KEY, v VARCHAR(300), n INT)",
+		"INSERT INTO lag.t VALUES (1, 'one', 1), (2, 'two', 2)")
+	pos := func() string {
+		var p string
+		if err := sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sandbox.MustExec(t, rdb, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %d, MASTER_USER = 'root', "+
+		"MASTER_USE_GTID = slave_pos", src.Port), "START SLAVE")
+	var done int
+	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos()).Scan(&done); err != nil || done != 0 {
+		t.Fatalf("replica did not catch up: %d %v", done, err)
+	}
+	sandbox.MustExec(t, rdb, "STOP SLAVE SQL_THREAD") // the replica lags from here
+	sandbox.MustExec(t, sdb,
+		"INSERT INTO lag.t SELECT seq, REPEAT(CHAR(65 + seq % 26), 200), seq FROM mysql.seq_10_to_500", // one statement over many relay files
+		"UPDATE lag.t SET n = n * 2 WHERE id % 3 = 0",
+		"ALTER TABLE lag.t ADD COLUMN w INT NOT NULL DEFAULT 5",
+		"DELETE FROM lag.t WHERE id BETWEEN 100 AND 150",
+		"CREATE TABLE lag.u (id INT PRIMARY KEY, t TEXT)")
+	for i := 0; i < 40; i++ {
+		sandbox.MustExec(t, sdb, fmt.Sprintf("INSERT INTO lag.u VALUES (%d, REPEAT('u', %d))", i, 50*i),
+			fmt.Sprintf("UPDATE lag.t SET v = 'changed %d', w = w + %d WHERE id = %d", i, i, 10+i))
+	}
+	end := pos()
+	for deadline := time.Now().Add(30 * time.Second); slaveStatus(t, rdb, "Gtid_IO_Pos")["Gtid_IO_Pos"] != end; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica's I/O thread did not fetch %s", end)
+		}
+	}
+	sandbox.MustExec(t, rdb, "STOP SLAVE IO_THREAD")
+	st := slaveStatus(t, rdb, "Relay_Log_File", "Relay_Log_Pos")
+	relays, err := filepath.Glob(filepath.Join(rep.DataDir(), "relay-bin.0*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var from []string // the SQL thread's file and the ones after it
+	for _, p := range relays {
+		if filepath.Base(p) >= st["Relay_Log_File"] {
+			from = append(from, p)
+		}
+	}
+	if len(from) < 10 {
+		t.Fatalf("relay logs from %s: %v; want many", st["Relay_Log_File"], from)
+	}
+	var slavePos string
+	if err := rdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&slavePos); err != nil {
+		t.Fatal(err)
+	}
+	out := mustPrepl(t, append(append([]string{"replay", "--target", rep.URL(), "--progress", "0",
+		"--start-position", st["Relay_Log_Pos"]}, args...), from...)...)
+	if !strings.Contains(out, "applied 85 transactions") {
+		t.Fatalf("prepl replay of the relay logs:\n%s", out)
+	}
+	sameRows(t, src, rep)
+
+	// Replication goes on past what prepl applied.
+	sandbox.MustExec(t, rdb, "SET GLOBAL gtid_slave_pos = '"+end+"'", "START SLAVE")
+	sandbox.MustExec(t, sdb, "INSERT INTO lag.u VALUES (1000, 'after')", "UPDATE lag.t SET n = -1 WHERE id = 1")
+	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos()).Scan(&done); err != nil || done != 0 {
+		t.Fatalf("replica did not go on after prepl: %d %v (%v)", done, err, slaveStatus(t, rdb, "Last_SQL_Error", "Last_IO_Error"))
+	}
+	sameRows(t, src, rep)
+}
