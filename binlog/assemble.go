@@ -74,7 +74,7 @@ type assembler struct {
 	relay, relayHead, carrying bool
 	spanBytes                  int
 	resends                    int
-	relayNext                  string // the next relay file, named by the replica's rotate that ends this one
+	relayNext                  string // the next relay file, named by the replica's rotate that ends this one (FileReader)
 }
 
 type tableEntry struct {
@@ -251,9 +251,6 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return nil, nil
 	case *replication.RotateEvent:
 		if a.relay {
-			if h.LogPos != 0 { // the replica's own, not the source's (artificial, position 0)
-				a.relayNext = string(e.NextLogName)
-			}
 			return nil, nil // positions are the relay file's: setFile says
 		}
 		if a.cur != nil {

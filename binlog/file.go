@@ -234,7 +234,8 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGu
 	// source's format description comes after the replica's.
 	fdeEnd := er.off
 	next, nextErr := er.next()
-	relay := nextErr == nil && relayHead(next)
+	own := serverID(raw) // the first format description's: the replica's in a relay log
+	relay := nextErr == nil && relayHead(next, own)
 	switch {
 	case relay:
 		asm.startRelay(!carried)
@@ -270,7 +271,9 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGu
 			return fail(off, err)
 		}
 		typ := replication.EventType(raw[4])
+		toNext := false // in a relay log, the replica's rotate to the next relay file
 		if relay {
+			toNext = typ == replication.ROTATE_EVENT && serverID(raw) == own
 			if off < int64(start) && typ != replication.FORMAT_DESCRIPTION_EVENT {
 				continue // before --start-position: only the formats matter
 			}
@@ -294,6 +297,9 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGu
 		t, err := asm.add(ev)
 		if err != nil {
 			return err
+		}
+		if e, ok := ev.Event.(*replication.RotateEvent); ok && toNext {
+			asm.relayNext = string(e.NextLogName)
 		}
 		if g.countTxn(asm.open(), len(raw)+asm.takeInflated()) {
 			asm.overLimit(g.lim.MaxTxn)

@@ -34,18 +34,22 @@ var errRelayUnknown = errors.New("a second format description event, with anothe
 	"begin as a MariaDB relay log: a relay log prepl does not read; replay the source's own binlog files, " +
 	"or apply it with mysqlbinlog FILE... | mysql")
 
-// relayHead reports whether raw, the event after a file's format
-// description, says the file is a relay log: a binlog goes on with its
-// GTID list, a relay log with the source's rotate or format description.
-func relayHead(raw []byte) bool {
+// relayHead reports whether raw (at least its header), the event after
+// a file's format description, written by server id own, says the file
+// is a relay log: a binlog goes on with its GTID list, a relay log with
+// the source's rotate (artificial, or the source's own, which MariaDB's
+// I/O thread writes first in a relay file it opens when the source's
+// binlog rotates) or format description, of the source's server id.
+func relayHead(raw []byte, own uint32) bool {
 	switch replication.EventType(raw[4]) {
-	case replication.FORMAT_DESCRIPTION_EVENT:
-		return true
-	case replication.ROTATE_EVENT:
-		return binary.LittleEndian.Uint32(raw[13:]) == 0
+	case replication.FORMAT_DESCRIPTION_EVENT, replication.ROTATE_EVENT:
+		return serverID(raw) != own
 	}
 	return false
 }
+
+// serverID is the server id in an event's header.
+func serverID(raw []byte) uint32 { return binary.LittleEndian.Uint32(raw[5:]) }
 
 // relocate checks raw, read from a relay log at offset off, and gives it
 // the end position it has there, its checksum computed again. A format

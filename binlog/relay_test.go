@@ -28,10 +28,7 @@ import (
 func relayLogs(t *testing.T) (want []*txn.Txn, relays []string) {
 	t.Helper()
 	src := startSource(t, nil)
-	o := sandbox.Defaults()
-	o.ServerID = 2
-	o.Flags = append(o.Flags, "--max-relay-log-size=4096", "--relay-log=relay-bin")
-	rep := sandbox.MustStart(t, o)
+	rep := sandbox.MustStart(t, sandbox.RelayReplica())
 	sdb, rdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, rep, "")
 	sandbox.MustExec(t, sdb, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY, v VARCHAR(400), n INT)",
 		"INSERT INTO r.t VALUES (1, 'one', 1), (2, 'two', 2)",
@@ -72,34 +69,11 @@ func relayLogs(t *testing.T) (want []*txn.Txn, relays []string) {
 // waitIOPos waits until the replica's I/O thread has fetched pos.
 func waitIOPos(t *testing.T, db *sql.DB, pos string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		rows, err := db.Query("SHOW SLAVE STATUS")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		got := ""
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range cols {
-				if c == "Gtid_IO_Pos" {
-					got = string(vals[i])
-				}
-			}
-		}
-		rows.Close()
-		if got == pos {
-			return
+	for deadline := time.Now().Add(30 * time.Second); sandbox.MustSlaveStatus(t, db)["Gtid_IO_Pos"] != pos; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica's I/O thread did not fetch %s", pos)
 		}
 	}
-	t.Fatalf("the replica's I/O thread did not fetch %s", pos)
 }
 
 // sameTxns fails unless got and want hold the same transactions: GTIDs,
@@ -239,7 +213,7 @@ func TestRelayLogs(t *testing.T) {
 	}
 	var reconnect [][]byte // the source's rotate and format description, as the I/O thread writes them when it connects
 	for _, p := range relays {
-		if h := events(t, mustRead(t, p)); len(h) > 2 && relayHead(h[1]) && replication.EventType(h[2][4]) == replication.FORMAT_DESCRIPTION_EVENT {
+		if h := events(t, mustRead(t, p)); len(h) > 2 && relayHead(h[1], serverID(h[0])) && replication.EventType(h[2][4]) == replication.FORMAT_DESCRIPTION_EVENT {
 			reconnect = [][]byte{h[1], h[2]}
 			break
 		}

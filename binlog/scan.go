@@ -59,6 +59,7 @@ type scanner struct {
 	gtid func(string) // called with each GTID, when not nil
 	g    *eventGuard  // checks each event before go-mysql decodes it
 	off  uint32       // where the next event starts
+	own  uint32       // server id of the first format description
 	buf  []byte
 }
 
@@ -88,7 +89,10 @@ func (sc *scanner) run(br *bufio.Reader) error {
 		if size < replication.EventHeaderSize {
 			return sc.damaged(fmt.Errorf("event size %d is smaller than its header", size))
 		}
-		if i == 1 && relayHead(hdr) {
+		if i == 0 {
+			sc.own = serverID(hdr)
+		}
+		if i == 1 && relayHead(hdr, sc.own) {
 			sc.sum.Relay = true
 		}
 		body := int(size) - replication.EventHeaderSize

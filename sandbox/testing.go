@@ -37,3 +37,43 @@ func MustExec(tb testing.TB, db *sql.DB, stmts ...string) {
 		}
 	}
 }
+
+// MustSlaveStatus returns SHOW SLAVE STATUS of db by column name (empty
+// when the server is no replica).
+func MustSlaveStatus(tb testing.TB, db *sql.DB) map[string]string {
+	tb.Helper()
+	rows, err := db.Query("SHOW SLAVE STATUS")
+	if err != nil {
+		tb.Fatalf("SHOW SLAVE STATUS: %v", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			tb.Fatalf("SHOW SLAVE STATUS: %v", err)
+		}
+		for i, c := range cols {
+			out[c] = vals[i].String
+		}
+	}
+	return out
+}
+
+// RelayReplica is the options of a replica of server id 2 whose relay
+// logs are called relay-bin.NNNNNN in its data directory and rotated
+// every 4 KiB (so that transactions go on from one into the next).
+func RelayReplica() Options {
+	o := Defaults()
+	o.ServerID = 2
+	o.Flags = append(o.Flags, "--max-relay-log-size=4096", "--relay-log=relay-bin")
+	return o
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,8 +107,9 @@ func newHarness(t *testing.T) *harness {
 	src := sandbox.Defaults()
 	src.Binlog = true
 	src.SyncBinlog, src.FlushLogAtTrxCommit = 0, 2
-	rep := sandbox.Defaults()
-	rep.ServerID, rep.FlushLogAtTrxCommit = 2, 2
+	rep := sandbox.RelayReplica() // its relay logs, rotated inside transactions, are replayed too
+	rep.Flags = append(rep.Flags, "--relay-log-purge=OFF")
+	rep.FlushLogAtTrxCommit = 2
 	tgt := sandbox.Defaults()
 	tgt.ServerID, tgt.FlushLogAtTrxCommit = 3, 2
 	wg.Add(3)
@@ -159,6 +161,7 @@ type scenarioRun struct {
 	h          *harness
 	sc         Scenario
 	files      []string
+	relays     []string // the relay logs of MariaDB's replica: the same transactions
 	gtidPos    string   // the source's gtid_binlog_pos at the end
 	reference  []string // the dump every prepl target must equal (but see prefixes)
 	prefixes   map[string][]string
@@ -225,6 +228,8 @@ func (r *scenarioRun) runAll(t *testing.T) {
 			r.prepl(t, name, append(args, r.files...))
 		}
 	}
+	r.prepl(t, "replay/relay-logs", append([]string{"replay", "--target", h.target.URL(), "--progress", "0",
+		"--workers", "4"}, r.relays...))
 	for _, mode := range replicateModes {
 		args := append([]string{"replicate", "--source", h.source.URL(), "--target", h.target.URL(),
 			"--stop-at-end", "--progress", "0"}, modeArgs(mode)...)
@@ -298,7 +303,19 @@ func (r *scenarioRun) runReplica(t *testing.T) []string {
 		}
 	}
 	stopped := waitReplica(ctx, conn, r.gtidPos)
+	// The relay logs hold every transaction, also where the SQL thread
+	// stopped (reference-fails).
+	for deadline := time.Now().Add(time.Minute); !sameGTIDs(sandbox.MustSlaveStatus(t, h.repDB)["Gtid_IO_Pos"], r.gtidPos); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("replica: the I/O thread did not fetch %s", r.gtidPos)
+		}
+	}
 	conn.ExecContext(ctx, "STOP SLAVE")
+	relays, err := filepath.Glob(filepath.Join(h.replica.DataDir(), "relay-bin.0*"))
+	if err != nil || len(relays) == 0 {
+		t.Fatalf("replica: relay logs: %v %v", relays, err)
+	}
+	r.relays = relays
 	switch why := r.sc.Expect.ReferenceFails; {
 	case why == "" && stopped != nil:
 		t.Fatalf("MariaDB's replica cannot apply this scenario (say so with reference-fails): %v", stopped)
@@ -312,6 +329,14 @@ func (r *scenarioRun) runReplica(t *testing.T) []string {
 		t.Fatalf("dump replica: %v", err)
 	}
 	return dump
+}
+
+// sameGTIDs compares two MariaDB GTID positions, domains in any order.
+func sameGTIDs(a, b string) bool {
+	x, y := strings.Split(a, ","), strings.Split(b, ",")
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }
 
 // waitReplica waits until the replica has applied pos, or returns why its

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,36 +9,6 @@ import (
 
 	"github.com/prepl/prepl/sandbox"
 )
-
-// slaveStatus returns the named columns of SHOW SLAVE STATUS.
-func slaveStatus(t *testing.T, db *sql.DB, names ...string) map[string]string {
-	t.Helper()
-	rows, err := db.Query("SHOW SLAVE STATUS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	out := map[string]string{}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		for i, c := range cols {
-			for _, n := range names {
-				if c == n {
-					out[n] = vals[i].String
-				}
-			}
-		}
-	}
-	return out
-}
 
 // TestReplayRelayLogsCatchesUpReplica: a lagging MariaDB replica (its SQL
 // thread stopped, its I/O thread fetching, relay logs rotated every 4 KiB
@@ -57,10 +26,7 @@ func TestReplayRelayLogsCatchesUpReplica(t *testing.T) {
 
 func catchUpFromRelayLogs(t *testing.T, args []string) {
 	src := source(t, nil)
-	o := sandbox.Defaults()
-	o.ServerID = 2
-	o.Flags = append(o.Flags, "--max-relay-log-size=4096", "--relay-log=relay-bin")
-	rep := sandbox.MustStart(t, o)
+	rep := sandbox.MustStart(t, sandbox.RelayReplica())
 	sdb, rdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, rep, "")
 	sandbox.MustExec(t, sdb, "CREATE DATABASE lag", "CREATE TABLE lag.t (id INT PRIMARY KEY, v VARCHAR(300), n INT)",
 		"INSERT INTO lag.t VALUES (1, 'one', 1), (2, 'two', 2)")
@@ -89,13 +55,13 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 			fmt.Sprintf("UPDATE lag.t SET v = 'changed %d', w = w + %d WHERE id = %d", i, i, 10+i))
 	}
 	end := pos()
-	for deadline := time.Now().Add(30 * time.Second); slaveStatus(t, rdb, "Gtid_IO_Pos")["Gtid_IO_Pos"] != end; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); sandbox.MustSlaveStatus(t, rdb)["Gtid_IO_Pos"] != end; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the replica's I/O thread did not fetch %s", end)
 		}
 	}
 	sandbox.MustExec(t, rdb, "STOP SLAVE IO_THREAD")
-	st := slaveStatus(t, rdb, "Relay_Log_File", "Relay_Log_Pos")
+	st := sandbox.MustSlaveStatus(t, rdb)
 	relays, err := filepath.Glob(filepath.Join(rep.DataDir(), "relay-bin.0*"))
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +90,7 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 	sandbox.MustExec(t, rdb, "SET GLOBAL gtid_slave_pos = '"+end+"'", "START SLAVE")
 	sandbox.MustExec(t, sdb, "INSERT INTO lag.u VALUES (1000, 'after')", "UPDATE lag.t SET n = -1 WHERE id = 1")
 	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos()).Scan(&done); err != nil || done != 0 {
-		t.Fatalf("replica did not go on after prepl: %d %v (%v)", done, err, slaveStatus(t, rdb, "Last_SQL_Error", "Last_IO_Error"))
+		t.Fatalf("replica did not go on after prepl: %d %v (%v)", done, err, sandbox.MustSlaveStatus(t, rdb)["Last_SQL_Error"])
 	}
 	sameRows(t, src, rep)
 }

@@ -122,29 +122,8 @@ func mariaDBReplica(t *testing.T, src *sandbox.Server) *sandbox.Server {
 		if r.Valid && r.Int64 == 0 {
 			break
 		}
-		var ioErr, sqlErr string
-		rows, err := db.Query("SHOW SLAVE STATUS")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			rows.Scan(ptrs...)
-		}
-		rows.Close()
-		for i, c := range cols {
-			switch c {
-			case "Last_IO_Error":
-				ioErr = vals[i].String
-			case "Last_SQL_Error":
-				sqlErr = vals[i].String
-			}
-		}
+		st := sandbox.MustSlaveStatus(t, db)
+		ioErr, sqlErr := st["Last_IO_Error"], st["Last_SQL_Error"]
 		if ioErr != "" || sqlErr != "" {
 			t.Fatalf("MariaDB's replica stopped: IO %q, SQL %q", ioErr, sqlErr)
 		}
