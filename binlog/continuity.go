@@ -489,6 +489,9 @@ func orNone(s position.MySQLSet) string {
 // the position are fine: what is already applied is skipped.
 func CheckResume(what, pos, file string, first FileSummary) *Problem {
 	pos = strings.TrimSpace(pos)
+	if pos != "" && first.Relay && first.Flavor == txn.MariaDB && !strings.Contains(pos, ":") {
+		return resumeRelay(what, pos, first)
+	}
 	if pos != "" && first.HasGTIDList {
 		if strings.Contains(pos, ":") {
 			if first.Flavor == txn.MariaDB {
@@ -529,6 +532,36 @@ func resumeMariaDB(what, pos string, first FileSummary) *Problem {
 		}
 		gaps = append(gaps, fmt.Sprintf("%s ends at %s but %s starts %s: %s missing",
 			what, at, first.Name, startsAt(&first, d), mariaRange(applied, d, start)))
+	}
+	if len(gaps) == 0 {
+		return nil
+	}
+	return &Problem{Gap, strings.Join(gaps, "; ")}
+}
+
+// resumeRelay: a relay log has no GTID list of its own, so the first GTID
+// in it must follow the position directly (a transaction begun in the
+// file before it, not given, is missing too).
+func resumeRelay(what, pos string, first FileSummary) *Problem {
+	applied, err := ParseMariaDBState(pos)
+	if err != nil {
+		return nil
+	}
+	domains := make([]uint32, 0, len(applied.last))
+	for d := range applied.last {
+		domains = append(domains, d)
+	}
+	sort.Slice(domains, func(i, j int) bool { return domains[i] < domains[j] })
+	var gaps []string
+	for _, d := range domains {
+		at := applied.last[d]
+		g, ok := first.MariaDBFirst[d]
+		if !ok || g.Seq <= at.Seq+1 {
+			continue
+		}
+		missing := position.MariaGTID{Domain: d, Server: g.Server, Seq: g.Seq - 1}
+		gaps = append(gaps, fmt.Sprintf("%s ends at %s but the first transaction of relay log %s is %s: %s missing",
+			what, at, first.Name, g, mariaRange(applied, d, missing)))
 	}
 	if len(gaps) == 0 {
 		return nil

@@ -39,6 +39,12 @@ func maria(t *testing.T, name, start string, runs ...string) FileSummary {
 	return f
 }
 
+// relay makes f a relay log's summary: no GTID list of its own.
+func relay(f FileSummary) FileSummary {
+	f.Relay, f.HasGTIDList = true, false
+	return f
+}
+
 const u1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 
 func mysqlFile(t *testing.T, name, start, held string) FileSummary {
@@ -166,6 +172,10 @@ func TestCheckResume(t *testing.T) {
 		{"mariadb other domain only", "1-1-57", "binlog.000001", maria(t, "binlog.000004", "0-1-199", "0-1-200..210"), ""},
 		{"mysql first run stored only what it applied", u1 + ":101-150", "", mysqlFile(t, "b.000002", u1+":1-150", u1+":151-160"), ""},
 		{"mysql gap", u1 + ":101-150", "", mysqlFile(t, "b.000003", u1+":1-199", u1+":200-210"), u1 + ":151-199 missing"},
+		{"relay log follows the position", "0-1-57", "", relay(maria(t, "relay-bin.000007", "", "0-1-58..80")), ""},
+		{"relay log begins before the position", "0-1-57", "", relay(maria(t, "relay-bin.000007", "", "0-1-40..80")), ""},
+		{"relay log gap", "0-1-57", "", relay(maria(t, "relay-bin.000007", "", "0-1-61..80")),
+			"the first transaction of relay log relay-bin.000007 is 0-1-61: 0-1-58..0-1-60 are missing"},
 		{"no gtids, next file", "", "mysql-bin.000003", plain("mysql-bin.000004", ""), ""},
 		{"no gtids, same file", "", "mysql-bin.000003", plain("mysql-bin.000003", ""), ""},
 		{"no gtids, gap", "", "mysql-bin.000003", plain("mysql-bin.000005", ""), "mysql-bin.000004 is missing"},
