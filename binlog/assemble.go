@@ -69,12 +69,12 @@ type assembler struct {
 	// Relay logs (startRelay): relay is set while one is read; relayHead
 	// until its first transaction starts, when no transaction went on
 	// into it; carrying while an open transaction goes on into the next
-	// file, whose bytes in the files before are spanBytes; resends counts
-	// transactions read twice, cut short and sent again.
+	// file, whose bytes in the files before are spanBytes; relayNext is
+	// the next relay file, named by the replica's rotate that ends the
+	// one being read (set by the FileReader).
 	relay, relayHead, carrying bool
 	spanBytes                  int
-	resends                    int
-	relayNext                  string // the next relay file, named by the replica's rotate that ends this one (FileReader)
+	relayNext                  string
 }
 
 type tableEntry struct {
@@ -150,24 +150,14 @@ func (a *assembler) carryRelay(end uint32, next string) error {
 	return nil
 }
 
-// resent reports whether a transaction starting with gtid, in a relay
-// log, is the source's copy of the open one, sent again after the
-// replica's I/O thread reconnected: the open one is dropped. Another
-// transaction starting while one is open is an error (begin).
-func (a *assembler) resent(gtid string) bool {
-	if !a.relay || a.cur == nil || a.cur.GTID == "" || a.cur.GTID != gtid {
-		return false
+// resent drops the open transaction when one starting with gtid, in a
+// relay log, is the source's copy of it, sent again after the replica's
+// I/O thread reconnected. Another transaction starting while one is open
+// is an error (begin).
+func (a *assembler) resent(gtid string) {
+	if a.relay && a.cur != nil && a.cur.GTID != "" && a.cur.GTID == gtid {
+		a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes = nil, false, "", false, 0
 	}
-	a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes = nil, false, "", false, 0
-	a.resends++
-	return true
-}
-
-// relayFragment is the error of an event, in a relay log given first,
-// that belongs to a transaction begun in the relay file before it.
-func (a *assembler) relayFragment(h *replication.EventHeader) error {
-	return a.formatErr(eventStart(h), errors.New("this relay log begins inside a transaction that started in the relay log "+
-		"file before it, which is not given: give that file too (the replica's Relay_Log_File names where its SQL thread is)"))
 }
 
 func eventStart(h *replication.EventHeader) uint32 {
@@ -409,9 +399,6 @@ func (a *assembler) dropIfSkipped() {
 // did (a binlog without GTIDs).
 func (a *assembler) implicitBegin(h *replication.EventHeader) {
 	if a.cur == nil {
-		if a.relayHead {
-			return // handle refuses the event (errRelayFragment)
-		}
 		a.cur = a.newTxn(h)
 		a.stmt = 0
 	}

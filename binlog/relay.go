@@ -9,9 +9,10 @@ import (
 )
 
 // A relay log is a replica's copy of its source's binlog: the replica's
-// own format description, then the source's rotate (artificial, end
-// position 0) and format description, then the source's events as the
-// source wrote them, their end positions those of the source's binlog.
+// own format description, then the source's rotate (artificial, or the
+// source's own when its binlog rotated) and format description, then the
+// source's events as the source wrote them, their end positions those of
+// the source's binlog.
 // MariaDB rotates relay logs inside transactions, even inside statements
 // (a rows event whose table map is in the file before), and when the
 // replica's I/O thread reconnects, the transaction it was reading is
