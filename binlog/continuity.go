@@ -490,7 +490,7 @@ func orNone(s position.MySQLSet) string {
 func CheckResume(what, pos, file string, first FileSummary) *Problem {
 	pos = strings.TrimSpace(pos)
 	if pos != "" && first.Relay && first.Flavor == txn.MariaDB && !strings.Contains(pos, ":") {
-		return resumeRelay(what, pos, first)
+		return resumeMariaDB(what, pos, first)
 	}
 	if pos != "" && first.HasGTIDList {
 		if strings.Contains(pos, ":") {
@@ -515,7 +515,7 @@ func CheckResume(what, pos, file string, first FileSummary) *Problem {
 
 func resumeMariaDB(what, pos string, first FileSummary) *Problem {
 	applied, err := ParseMariaDBState(pos)
-	if err != nil || first.MariaDBStart == nil {
+	if err != nil || first.MariaDBStart == nil && !first.Relay {
 		return nil
 	}
 	domains := make([]uint32, 0, len(applied.last))
@@ -526,12 +526,15 @@ func resumeMariaDB(what, pos string, first FileSummary) *Problem {
 	var gaps []string
 	for _, d := range domains {
 		at := applied.last[d]
-		start, ok := first.MariaDBStart.last[d]
-		if !ok || start.Seq <= at.Seq {
+		before, ok := first.lastBefore(d)
+		if !ok || before.Seq <= at.Seq {
 			continue
 		}
-		gaps = append(gaps, fmt.Sprintf("%s ends at %s but %s starts %s: %s missing",
-			what, at, first.Name, startsAt(&first, d), mariaRange(applied, d, start)))
+		starts := first.Name + " starts " + startsAt(&first, d)
+		if first.Relay {
+			starts = "the first transaction of relay log " + first.Name + " is " + first.MariaDBFirst[d].String()
+		}
+		gaps = append(gaps, fmt.Sprintf("%s ends at %s but %s: %s missing", what, at, starts, mariaRange(applied, d, before)))
 	}
 	if len(gaps) == 0 {
 		return nil
@@ -539,34 +542,18 @@ func resumeMariaDB(what, pos string, first FileSummary) *Problem {
 	return &Problem{Gap, strings.Join(gaps, "; ")}
 }
 
-// resumeRelay: a relay log has no GTID list of its own, so the first GTID
-// in it must follow the position directly (a transaction begun in the
-// file before it, not given, is missing too).
-func resumeRelay(what, pos string, first FileSummary) *Problem {
-	applied, err := ParseMariaDBState(pos)
-	if err != nil {
-		return nil
+// lastBefore is the last GTID of domain d before the file: from its GTID
+// list, or, for a relay log, which has none of its own, the one before
+// its first (a transaction begun in the relay file before it, not given,
+// counts as missing too).
+func (f *FileSummary) lastBefore(d uint32) (position.MariaGTID, bool) {
+	if f.Relay {
+		g, ok := f.MariaDBFirst[d]
+		g.Seq--
+		return g, ok
 	}
-	domains := make([]uint32, 0, len(applied.last))
-	for d := range applied.last {
-		domains = append(domains, d)
-	}
-	sort.Slice(domains, func(i, j int) bool { return domains[i] < domains[j] })
-	var gaps []string
-	for _, d := range domains {
-		at := applied.last[d]
-		g, ok := first.MariaDBFirst[d]
-		if !ok || g.Seq <= at.Seq+1 {
-			continue
-		}
-		missing := position.MariaGTID{Domain: d, Server: g.Server, Seq: g.Seq - 1}
-		gaps = append(gaps, fmt.Sprintf("%s ends at %s but the first transaction of relay log %s is %s: %s missing",
-			what, at, first.Name, g, mariaRange(applied, d, missing)))
-	}
-	if len(gaps) == 0 {
-		return nil
-	}
-	return &Problem{Gap, strings.Join(gaps, "; ")}
+	g, ok := f.MariaDBStart.last[d]
+	return g, ok
 }
 
 func resumeMySQL(what, pos string, first FileSummary) *Problem {
