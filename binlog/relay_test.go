@@ -2,7 +2,6 @@ package binlog
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -57,23 +56,13 @@ func relayLogs(t *testing.T) (want []*txn.Txn, relays []string) {
 	}
 	sandbox.MustExec(t, rdb, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %d, MASTER_USER = 'root', "+
 		"MASTER_USE_GTID = slave_pos", src.Port), "START SLAVE IO_THREAD")
-	waitIOPos(t, rdb, pos)
+	sandbox.MustWaitFetched(t, rdb, pos, 30*time.Second)
 	sandbox.MustExec(t, rdb, "STOP SLAVE IO_THREAD")
 	relays, err = filepath.Glob(filepath.Join(rep.DataDir(), "relay-bin.0*"))
 	if err != nil || len(relays) < 10 {
 		t.Fatalf("relay logs: %v %v; want many", relays, err)
 	}
 	return readFiles(t, src, FileOptions{}), relays
-}
-
-// waitIOPos waits until the replica's I/O thread has fetched pos.
-func waitIOPos(t *testing.T, db *sql.DB, pos string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); sandbox.MustSlaveStatus(t, db)["Gtid_IO_Pos"] != pos; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica's I/O thread did not fetch %s", pos)
-		}
-	}
 }
 
 // sameTxns fails unless got and want hold the same transactions: GTIDs,

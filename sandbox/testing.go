@@ -3,7 +3,10 @@ package sandbox
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // MustStart starts an instance for a test and closes it when the test ends.
@@ -76,4 +79,23 @@ func RelayReplica() Options {
 	o.ServerID = 2
 	o.Flags = append(o.Flags, "--max-relay-log-size=4096", "--relay-log=relay-bin")
 	return o
+}
+
+// MustWaitFetched waits, at most within, until the I/O thread of replica
+// db has fetched the MariaDB GTID position pos (domains in any order).
+func MustWaitFetched(tb testing.TB, db *sql.DB, pos string, within time.Duration) {
+	tb.Helper()
+	for deadline := time.Now().Add(within); !SameGTIDs(MustSlaveStatus(tb, db)["Gtid_IO_Pos"], pos); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("the replica's I/O thread did not fetch %s in %s", pos, within)
+		}
+	}
+}
+
+// SameGTIDs compares two MariaDB GTID positions, domains in any order.
+func SameGTIDs(a, b string) bool {
+	x, y := strings.Split(a, ","), strings.Split(b, ",")
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -305,11 +304,7 @@ func (r *scenarioRun) runReplica(t *testing.T) []string {
 	stopped := waitReplica(ctx, conn, r.gtidPos)
 	// The relay logs hold every transaction, also where the SQL thread
 	// stopped (reference-fails).
-	for deadline := time.Now().Add(time.Minute); !sameGTIDs(sandbox.MustSlaveStatus(t, h.repDB)["Gtid_IO_Pos"], r.gtidPos); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("replica: the I/O thread did not fetch %s", r.gtidPos)
-		}
-	}
+	sandbox.MustWaitFetched(t, h.repDB, r.gtidPos, time.Minute)
 	conn.ExecContext(ctx, "STOP SLAVE")
 	relays, err := filepath.Glob(filepath.Join(h.replica.DataDir(), "relay-bin.0*"))
 	if err != nil || len(relays) == 0 {
@@ -329,14 +324,6 @@ func (r *scenarioRun) runReplica(t *testing.T) []string {
 		t.Fatalf("dump replica: %v", err)
 	}
 	return dump
-}
-
-// sameGTIDs compares two MariaDB GTID positions, domains in any order.
-func sameGTIDs(a, b string) bool {
-	x, y := strings.Split(a, ","), strings.Split(b, ",")
-	slices.Sort(x)
-	slices.Sort(y)
-	return slices.Equal(x, y)
 }
 
 // waitReplica waits until the replica has applied pos, or returns why its

@@ -55,11 +55,7 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 			fmt.Sprintf("UPDATE lag.t SET v = 'changed %d', w = w + %d WHERE id = %d", i, i, 10+i))
 	}
 	end := pos()
-	for deadline := time.Now().Add(30 * time.Second); sandbox.MustSlaveStatus(t, rdb)["Gtid_IO_Pos"] != end; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica's I/O thread did not fetch %s", end)
-		}
-	}
+	sandbox.MustWaitFetched(t, rdb, end, 30*time.Second)
 	sandbox.MustExec(t, rdb, "STOP SLAVE IO_THREAD")
 	st := sandbox.MustSlaveStatus(t, rdb)
 	relays, err := filepath.Glob(filepath.Join(rep.DataDir(), "relay-bin.0*"))
