@@ -30,17 +30,10 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 	sdb, rdb := sandbox.MustOpen(t, src, ""), sandbox.MustOpen(t, rep, "")
 	sandbox.MustExec(t, sdb, "CREATE DATABASE lag", "CREATE TABLE lag.t (id INT PRIMARY KEY, v VARCHAR(300), n INT)",
 		"INSERT INTO lag.t VALUES (1, 'one', 1), (2, 'two', 2)")
-	pos := func() string {
-		var p string
-		if err := sdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	sandbox.MustExec(t, rdb, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %d, MASTER_USER = 'root', "+
 		"MASTER_USE_GTID = slave_pos", src.Port), "START SLAVE")
 	var done int
-	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos()).Scan(&done); err != nil || done != 0 {
+	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", gtidPos(t, sdb)).Scan(&done); err != nil || done != 0 {
 		t.Fatalf("replica did not catch up: %d %v", done, err)
 	}
 	sandbox.MustExec(t, rdb, "STOP SLAVE SQL_THREAD") // the replica lags from here
@@ -54,7 +47,7 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 		sandbox.MustExec(t, sdb, fmt.Sprintf("INSERT INTO lag.u VALUES (%d, REPEAT('u', %d))", i, 50*i),
 			fmt.Sprintf("UPDATE lag.t SET v = 'changed %d', w = w + %d WHERE id = %d", i, i, 10+i))
 	}
-	end := pos()
+	end := gtidPos(t, sdb)
 	sandbox.MustWaitFetched(t, rdb, end, 30*time.Second)
 	sandbox.MustExec(t, rdb, "STOP SLAVE IO_THREAD")
 	st := sandbox.MustSlaveStatus(t, rdb)
@@ -95,7 +88,7 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 	// Replication goes on past what prepl applied.
 	sandbox.MustExec(t, rdb, "SET GLOBAL gtid_slave_pos = '"+end+"'", "START SLAVE")
 	sandbox.MustExec(t, sdb, "INSERT INTO lag.u VALUES (1000, 'after')", "UPDATE lag.t SET n = -1 WHERE id = 1")
-	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos()).Scan(&done); err != nil || done != 0 {
+	if err := rdb.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", gtidPos(t, sdb)).Scan(&done); err != nil || done != 0 {
 		t.Fatalf("replica did not go on after prepl: %d %v (%v)", done, err, sandbox.MustSlaveStatus(t, rdb)["Last_SQL_Error"])
 	}
 	sameRows(t, src, rep)
