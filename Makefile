@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build man deps deps-server test fuzz soak demo analyze-accuracy bench bench-io bench-keepgtid bench-full bench-scale bench-pg bench-docs clean
+.PHONY: all build man deps deps-server test fuzz soak demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-full bench-scale bench-pg bench-docs clean
 
 all: build
 
@@ -90,8 +90,8 @@ demo: deps build
 		--repeats 1 --out demo-out
 	@echo; sed -n '/^#### /,/^CPU per/p' demo-out/results.md
 
-# bench is the quick catch-up benchmark (about 45 minutes on a quiet 2-core
-# machine), in three runs, each into its own directory:
+# bench is the quick catch-up benchmark (about 70 minutes on a quiet 2-core
+# machine), in four runs, each into its own directory:
 # - bench-out/quick: all three workloads on configs A, B and C, 7 repeats
 #   (medians of 7 for the comparisons of 5% that "workers never hurt" asks
 #   for; single runs on 2 shared cores scatter by 20-40% either way),
@@ -102,7 +102,11 @@ demo: deps build
 #   on update-index over 4 tables of 300,000 rows (about 8.6x the pool),
 #   uniform keys, 5,000 transactions;
 # - bench-out/keepgtid: prepl --keep-gtid beside MariaDB's replica on
-#   update-index, configs A, B and C, 5,000 transactions, threads 0 and 16.
+#   update-index, configs A, B and C, 5,000 transactions, threads 0 and 16;
+# - bench-out/workers: "workers never hurt" on its own, prepl only, the
+#   quick part's workloads, configs and thread counts on binlogs five times
+#   longer (100,000 transactions): a run of 20,000 lasts under a second
+#   here, and such runs scatter by 20-40%, too much to tell 1.05 from 1.0.
 # bench-full is the whole matrix of tracker issue 4 (hours).
 BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 20000 \
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate,prepl-replay \
@@ -114,17 +118,25 @@ BENCH_KEEPGTID := --workloads update-index --rows 100000 --events 5000 \
 	--threads 0,16 --configs A,B,C --systems mariadb,prepl-keep-gtid \
 	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3 --limit-args ""
 
+BENCH_WORKERS := --workloads oltp,update-index,update-index-serial --rows 100000 --events 100000 \
+	--threads 0,4,16 --configs A,B,C --systems prepl-replicate,prepl-replay \
+	--prepl-modes writeset --repeats 5 --limit-args ""
 bench: deps build
 	$(BIN) bench $(BENCH_QUICK) --out bench-out/quick $(BENCH_ARGS)
 	$(BIN) bench $(BENCH_IO) --out bench-out/io $(BENCH_ARGS)
 	$(BIN) bench $(BENCH_KEEPGTID) --out bench-out/keepgtid $(BENCH_ARGS)
+	$(BIN) bench $(BENCH_WORKERS) --out bench-out/workers $(BENCH_ARGS)
 
-# bench-io and bench-keepgtid are the second and third parts of bench alone.
+# bench-io, bench-keepgtid and bench-workers are the second, third and
+# fourth parts of bench alone.
 bench-io: deps build
 	$(BIN) bench $(BENCH_IO) --out bench-out/io $(BENCH_ARGS)
 
 bench-keepgtid: deps build
 	$(BIN) bench $(BENCH_KEEPGTID) --out bench-out/keepgtid $(BENCH_ARGS)
+
+bench-workers: deps build
+	$(BIN) bench $(BENCH_WORKERS) --out bench-out/workers $(BENCH_ARGS)
 
 bench-full: deps build
 	$(BIN) bench --out bench-out/full $(BENCH_ARGS)
@@ -168,10 +180,10 @@ bench-pg-identity: deps
 # bench-docs puts the last `make bench` into docs/benchmarks.md: each
 # part's results.md between its markers, its charts in docs/img/. Review
 # the prose around them: it discusses the numbers of the run it was
-# written for. A part not run (no results.md) is left as it is. The io and
-# keepgtid charts are copied as io-NAME.png and keepgtid-NAME.png.
+# written for. A part not run (no results.md) is left as it is. The io,
+# keepgtid and workers charts are copied as PART-NAME.png.
 bench-docs:
-	@for part in quick io keepgtid scale; do \
+	@for part in quick io keepgtid workers scale; do \
 		f=bench-out/$$part/results.md; test -f $$f || { echo "bench-docs: no $$f, $$part left as it is"; continue; }; \
 		prefix=$$part-; case $$part in quick|scale) prefix=;; esac; \
 		for png in bench-out/$$part/*.png; do test -f $$png && cp $$png docs/img/$$prefix$$(basename $$png); done; \

@@ -61,7 +61,7 @@ func TestTableWithOnlySerial(t *testing.T) {
 }
 
 func TestMarkdownNamesFailures(t *testing.T) {
-	r := &Report{Command: "prepl bench", Threads: []int{0}, Systems: []System{PreplReplicate},
+	r := &Report{Command: "prepl bench", Threads: []int{0}, Systems: []System{MariaDB, PreplReplicate},
 		Workloads: []Workload{{Name: "oltp", Script: "oltp_read_write"}}, Configs: Configs[:1],
 		Results: []Result{{Cell: Cell{"oltp", "A", PreplReplicate, SerialMode, 0}, Repeat: 2, Seconds: 0.1, Txns: 5}}}
 	var b strings.Builder
@@ -71,6 +71,29 @@ func TestMarkdownNamesFailures(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("results.md lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// A run of prepl alone has no MariaDB targets to report, only whether
+// workers hurt.
+func TestMarkdownPreplOnly(t *testing.T) {
+	r := &Report{Command: "prepl bench", Threads: []int{0, 4}, Systems: []System{PreplReplay},
+		Modes:     map[System][]string{PreplReplay: {"writeset"}},
+		Workloads: []Workload{{Name: "oltp", Script: "oltp_read_write"}}, Configs: Configs[:1],
+		Results: []Result{
+			{Cell: Cell{"oltp", "A", PreplReplay, SerialMode, 0}, Repeat: 1, Seconds: 2, Txns: 5, Verified: true},
+			{Cell: Cell{"oltp", "A", PreplReplay, "writeset", 4}, Repeat: 1, Seconds: 2.2, Txns: 5, Verified: true},
+		}}
+	if got := r.Targets(); got != nil {
+		t.Errorf("targets without a MariaDB run: %+v", got)
+	}
+	var b strings.Builder
+	r.Markdown(&b)
+	if strings.Contains(b.String(), "### Targets") {
+		t.Errorf("results.md has a targets table without a MariaDB run:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "**0 of 1 met**") || !strings.Contains(b.String(), "| 1.10 | 1.10 | NOT met: slower in every repeat |") {
+		t.Errorf("results.md lacks the workers check:\n%s", b.String())
 	}
 }
 

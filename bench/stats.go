@@ -17,6 +17,10 @@ type Summary struct {
 	PreplCPU, ServerCPU float64
 	// Counters are the medians of each target status counter.
 	Counters Counters
+	// ByRepeat is the seconds of each run that counts, by its repeat: the
+	// runs of one repeat of every cell are adjacent in time (the plan runs
+	// the repeats outermost), so two cells' runs of one repeat are a pair.
+	ByRepeat map[int]float64
 }
 
 // OK reports whether the cell has a time and no failed run: a cell with a
@@ -60,6 +64,10 @@ func summarize(results []Result) map[Cell]Summary {
 			pcpu[r.Cell] = append(pcpu[r.Cell], r.PreplCPU)
 			scpu[r.Cell] = append(scpu[r.Cell], r.ServerCPU)
 			ctrs[r.Cell] = append(ctrs[r.Cell], r.Counters)
+			if s.ByRepeat == nil {
+				s.ByRepeat = map[int]float64{}
+			}
+			s.ByRepeat[r.Repeat] = r.Seconds
 			s.Runs++
 		} else {
 			s.Failed++

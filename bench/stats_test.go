@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -33,22 +34,24 @@ func TestMedian(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	a := Cell{Workload: "oltp", Config: "A", System: MariaDB, Mode: "optimistic", Threads: 4}
 	b := Cell{Workload: "oltp", Config: "A", System: PreplReplicate, Mode: "writeset", Threads: 4}
-	ok := func(c Cell, s float64) Result { return Result{Cell: c, Seconds: s, Txns: 100, Verified: true} }
+	ok := func(c Cell, s float64, rep int) Result {
+		return Result{Cell: c, Repeat: rep, Seconds: s, Txns: 100, Verified: true}
+	}
 	got := summarize([]Result{
-		ok(a, 3), ok(a, 1), ok(a, 2),
-		ok(b, 5), {Cell: b, Seconds: 0.5, Txns: 100, Verified: false}, {Cell: b, Txns: 100, Err: "exit 1"},
+		ok(a, 3, 1), ok(a, 1, 2), ok(a, 2, 3),
+		ok(b, 5, 1), {Cell: b, Repeat: 2, Seconds: 0.5, Txns: 100, Verified: false}, {Cell: b, Repeat: 3, Txns: 100, Err: "exit 1"},
 	})
 	cases := []struct {
 		cell Cell
 		want Summary
 		ok   bool
 	}{
-		{a, Summary{Median: 2, Min: 1, Max: 3, Runs: 3, Txns: 100}, true},
+		{a, Summary{Median: 2, Min: 1, Max: 3, Runs: 3, Txns: 100, ByRepeat: map[int]float64{1: 3, 2: 1, 3: 2}}, true},
 		// A fast run whose target differs is a failure, never a time.
-		{b, Summary{Median: 5, Min: 5, Max: 5, Runs: 1, Failed: 2, Txns: 100}, false},
+		{b, Summary{Median: 5, Min: 5, Max: 5, Runs: 1, Failed: 2, Txns: 100, ByRepeat: map[int]float64{1: 5}}, false},
 	}
 	for _, c := range cases {
-		if got[c.cell] != c.want {
+		if !reflect.DeepEqual(got[c.cell], c.want) {
 			t.Errorf("%s: got %+v, want %+v", c.cell, got[c.cell], c.want)
 		}
 		if got[c.cell].OK() != c.ok {

@@ -104,26 +104,79 @@ func checkTargets(sum map[Cell]Summary, workloads []Workload, configs []ReplicaC
 const WorkersLimit = 1.05
 
 // WorkersCheck is "workers never hurt" for one prepl cell with workers:
-// its median against the best median of the same system with fewer
-// workers, in the same mode or serial (threads 0).
+// its runs against those of the cell with the best median of the same
+// system with fewer workers, in the same mode or serial (threads 0).
 type WorkersCheck struct {
 	Cell  Cell
 	Fewer Best
 	// Runs and FewerRuns are the two cells' summaries: medians and spreads.
 	Runs, FewerRuns Summary
+	// Paired are the ratios of the cell's run to the fewer cell's run of
+	// the same repeat, in the order of the repeats: the two runs were
+	// made minutes apart or less, so what the machine did between repeats
+	// (the load of a shared machine drifts by 20-40%) cancels out.
+	Paired []float64
 }
 
 // Ratio is the cell's median time over the best with fewer workers.
 func (c WorkersCheck) Ratio() float64 { return c.Runs.Median / c.Fewer.Seconds }
 
-// Met reports whether the cell is within WorkersLimit.
-func (c WorkersCheck) Met() bool { return c.Ratio() <= WorkersLimit }
+// PairedRatio is the median of the paired ratios; the ratio of the
+// medians when no repeat has a run of both cells.
+func (c WorkersCheck) PairedRatio() float64 {
+	if len(c.Paired) == 0 {
+		return c.Ratio()
+	}
+	return Median(c.Paired)
+}
 
-// Loss reports whether every run with the workers took more than
-// WorkersLimit times every run with fewer: a miss the spreads cannot
-// explain. A miss that is not a Loss has runs on both sides of the limit,
-// so the repeats cannot tell it from none.
-func (c WorkersCheck) Loss() bool { return c.Runs.Min > WorkersLimit*c.FewerRuns.Max }
+// Met reports whether the cell is within WorkersLimit, judged by the
+// paired ratio.
+func (c WorkersCheck) Met() bool { return c.PairedRatio() <= WorkersLimit }
+
+// Loss reports whether the workers cost more than WorkersLimit in every
+// repeat (every paired ratio over it; without pairs, every run with the
+// workers over WorkersLimit times every run with fewer): a miss the
+// scatter cannot explain. A miss that is not a Loss has repeats on both
+// sides of the limit, so the repeats cannot tell it from none.
+func (c WorkersCheck) Loss() bool {
+	if len(c.Paired) == 0 {
+		return c.Runs.Min > WorkersLimit*c.FewerRuns.Max
+	}
+	return slices.Min(c.Paired) > WorkersLimit
+}
+
+// pairRuns are the ratios of a's runs to b's, repeat by repeat, for the
+// repeats both have.
+func pairRuns(a, b Summary) []float64 {
+	var reps []int
+	for r := range a.ByRepeat {
+		if _, ok := b.ByRepeat[r]; ok {
+			reps = append(reps, r)
+		}
+	}
+	slices.Sort(reps)
+	var out []float64
+	for _, r := range reps {
+		if b.ByRepeat[r] > 0 {
+			out = append(out, a.ByRepeat[r]/b.ByRepeat[r])
+		}
+	}
+	return out
+}
+
+// TallyWorkers counts the checks met, and of the misses those that are a
+// loss in every run.
+func TallyWorkers(checks []WorkersCheck) (met, losses int) {
+	for _, c := range checks {
+		if c.Met() {
+			met++
+		} else if c.Loss() {
+			losses++
+		}
+	}
+	return met, losses
+}
 
 // checkWorkers evaluates "workers never hurt" for every verified prepl
 // cell with workers that has a verified cell with fewer, in the order of
@@ -151,7 +204,8 @@ func checkWorkers(sum map[Cell]Summary, workloads []Workload, configs []ReplicaC
 			return x.System == cell.System && x.Threads < cell.Threads && (x.Threads == 0 || x.Mode == cell.Mode)
 		})
 		if fewer.Found && fewer.Seconds > 0 {
-			out = append(out, WorkersCheck{Cell: cell, Fewer: fewer, Runs: sum[cell], FewerRuns: sum[fewer.Cell]})
+			out = append(out, WorkersCheck{Cell: cell, Fewer: fewer, Runs: sum[cell], FewerRuns: sum[fewer.Cell],
+				Paired: pairRuns(sum[cell], sum[fewer.Cell])})
 		}
 	}
 	return out

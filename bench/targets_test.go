@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestCheckTargets(t *testing.T) {
 	mk := func(w, c string, s System, mode string, threads int, median float64, failed int) (Cell, Summary) {
@@ -115,6 +118,64 @@ func TestCheckWorkers(t *testing.T) {
 			g.Ratio()-w.ratio > 1e-9 || w.ratio-g.Ratio() > 1e-9 || g.Met() != w.met || g.Loss() != w.loss {
 			t.Errorf("check %d: got %s %s %d against %d threads, ratio %.3f met %v loss %v; want %+v",
 				i, g.Cell.Config, g.Cell.Mode, g.Cell.Threads, g.Fewer.Cell.Threads, g.Ratio(), g.Met(), g.Loss(), w)
+		}
+	}
+}
+
+// TestCheckWorkersPaired: with runs known by repeat, a cell is judged by
+// the median of its runs over the same repeat's run with fewer workers,
+// so a machine that slows down between repeats moves both sides of a pair.
+func TestCheckWorkersPaired(t *testing.T) {
+	runs := func(w string, mode string, threads int, secs ...float64) []Result {
+		var out []Result
+		for i, s := range secs {
+			out = append(out, Result{Cell: Cell{w, "C", PreplReplay, mode, threads}, Repeat: i + 1, Seconds: s, Txns: 1, Verified: true})
+		}
+		return out
+	}
+	var results []Result
+	// drift: the repeats ran at three speeds; 4 workers is 2% over serial
+	// in each, though its median is 1.25 of serial's.
+	results = append(results, runs("drift", SerialMode, 0, 1.0, 1.6, 2.0)...)
+	results = append(results, runs("drift", "writeset", 4, 1.02, 2.0, 2.04)...)
+	// slower: 16 workers 8-10% over serial in every repeat, inside the
+	// spreads of the two cells.
+	results = append(results, runs("slower", SerialMode, 0, 1.0, 1.2, 1.4)...)
+	results = append(results, runs("slower", "writeset", 16, 1.08, 1.32, 1.53)...)
+	// mixed: 6% over in one repeat, under in the other two.
+	results = append(results, runs("mixed", SerialMode, 0, 1.0, 1.0, 1.0)...)
+	results = append(results, runs("mixed", "writeset", 4, 1.06, 0.97, 0.99)...)
+	// missing: serial has no run of repeat 2 (an interrupted benchmark);
+	// only repeats 1 and 3 pair.
+	serial := runs("missing", SerialMode, 0, 1.0, 0.5, 1.0)
+	results = append(results, serial[0], serial[2])
+	results = append(results, runs("missing", "writeset", 4, 1.2, 1.0, 1.1)...)
+	cfgC, _ := ParseConfig("C")
+	got := checkWorkers(summarize(results), []Workload{{Name: "drift"}, {Name: "slower"}, {Name: "mixed"}, {Name: "missing"}},
+		[]ReplicaConfig{cfgC})
+	want := []struct {
+		workload  string
+		paired    []float64
+		ratio     float64 // of the medians
+		met, loss bool
+	}{
+		{"drift", []float64{1.02, 1.25, 1.02}, 2.0 / 1.6, true, false},
+		{"slower", []float64{1.08, 1.10, 1.093}, 1.32 / 1.2, false, true},
+		{"mixed", []float64{1.06, 0.97, 0.99}, 0.99, true, false},
+		{"missing", []float64{1.2, 1.1}, 1.1, false, true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d checks, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		same := len(g.Paired) == len(w.paired)
+		for j := 0; same && j < len(w.paired); j++ {
+			same = math.Abs(g.Paired[j]-w.paired[j]) < 0.001
+		}
+		if g.Cell.Workload != w.workload || !same || math.Abs(g.Ratio()-w.ratio) > 1e-9 || g.Met() != w.met || g.Loss() != w.loss {
+			t.Errorf("check %d: got %s paired %.3f (median %.3f) ratio %.3f met %v loss %v; want %+v",
+				i, g.Cell.Workload, g.Paired, g.PairedRatio(), g.Ratio(), g.Met(), g.Loss(), w)
 		}
 	}
 }
