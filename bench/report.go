@@ -195,7 +195,7 @@ func (r *Report) writeTargets(w io.Writer) {
 // writeWorkers is the "workers never hurt" table: each prepl cell with
 // workers against its best with fewer.
 func (r *Report) writeWorkers(w io.Writer, sum map[Cell]Summary) {
-	checks := r.Workers()
+	checks := checkWorkers(sum, r.Workloads, r.Configs)
 	if len(checks) == 0 {
 		return
 	}

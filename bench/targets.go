@@ -166,7 +166,7 @@ func pairRuns(a, b Summary) []float64 {
 }
 
 // TallyWorkers counts the checks met, and of the misses those that are a
-// loss in every run.
+// loss in every repeat.
 func TallyWorkers(checks []WorkersCheck) (met, losses int) {
 	for _, c := range checks {
 		if c.Met() {
