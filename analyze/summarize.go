@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -281,4 +282,49 @@ func engineGap(m ModeReport, serial Serial, o Options, tot totals) string {
 		why = append(why, "units wait for the units their transactions depend on, a whole unit at a time")
 	}
 	return strings.Join(why, "; ")
+}
+
+// FillFiles gives a line of no transactions to each file of files (the
+// paths given, in the order read) that lies between two files of fs but
+// started no transaction: a relay log rotates inside transactions, so a
+// file can hold nothing but the middle of one. Files before the first
+// transaction analyzed or after the last are left out (a start or stop
+// position skipped them).
+func FillFiles(fs []FileSummary, files []string) []FileSummary {
+	at := map[string]int{}
+	for i, f := range fs {
+		at[f.File] = i
+	}
+	first, last := -1, -1
+	for i, p := range files {
+		if _, ok := at[filepath.Base(p)]; ok {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return fs
+	}
+	out := make([]FileSummary, 0, len(fs))
+	seen := map[string]bool{}
+	for _, p := range files[first : last+1] {
+		name := filepath.Base(p)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if i, ok := at[name]; ok {
+			out = append(out, fs[i])
+		} else {
+			out = append(out, FileSummary{File: name})
+		}
+	}
+	for _, f := range fs { // any not among files keeps its line
+		if !seen[f.File] {
+			out = append(out, f)
+		}
+	}
+	return out
 }

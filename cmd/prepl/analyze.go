@@ -206,6 +206,7 @@ Flags:
 	readErr := analyzeStream(ctx, readCtx, rd, a, srvCat, prog, &warnings)
 	prog.done()
 	rep := a.Finish()
+	rep.Files = analyze.FillFiles(rep.Files, files)
 	if rep.Flavor == "" {
 		rep.Flavor = string(rd.Flavor())
 	}

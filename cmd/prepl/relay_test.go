@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,7 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	analyzeListsEveryRelayFile(t, relays)
 	var from []string // the SQL thread's file and the ones after it
 	for _, p := range relays {
 		if filepath.Base(p) >= st["Relay_Log_File"] {
@@ -92,4 +94,29 @@ func catchUpFromRelayLogs(t *testing.T, args []string) {
 		t.Fatalf("replica did not go on after prepl: %d %v (%v)", done, err, sandbox.MustSlaveStatus(t, rdb)["Last_SQL_Error"])
 	}
 	sameRows(t, src, rep)
+}
+
+// analyzeListsEveryRelayFile: prepl analyze of relay logs gives a line to
+// every file from the first transaction to the last, those that hold only
+// the middle of a transaction (the INSERT of 491 rows spans several) with
+// no transactions.
+func analyzeListsEveryRelayFile(t *testing.T, relays []string) {
+	t.Helper()
+	rep := analyzeJSON(t, relays...)
+	var names, all []string
+	starts := 0
+	for _, f := range rep.Files {
+		names = append(names, f.File)
+		if f.Transactions > 0 {
+			starts++
+		}
+	}
+	for _, p := range relays {
+		all = append(all, filepath.Base(p))
+	}
+	i := slices.Index(all, names[0])
+	if i < 0 || i+len(names) > len(all) || !slices.Equal(all[i:i+len(names)], names) || starts == len(names) {
+		t.Fatalf("prepl analyze lists %v (%d with transactions starting), want a run of the relay files %v with some that start none",
+			names, starts, all)
+	}
 }
