@@ -65,6 +65,9 @@ type assembler struct {
 	// inflated counts the bytes of compressed column values inflated
 	// since takeInflated: memory the events' sizes do not show.
 	inflated int64
+	// maxEventSize bounds one event's inflated values (Limits.MaxEvent;
+	// 0: DefaultMaxEventSize).
+	maxEventSize int64
 
 	// Relay logs (startRelay): relay is set while one is read; relayHead
 	// until its first transaction starts, when no transaction went on
@@ -738,8 +741,9 @@ func (a *assembler) inflateImages(ent *tableEntry, rc *txn.RowChange) error {
 				continue
 			}
 			// No server writes an event whose values add up to more
-			// than max_allowed_packet's maximum.
-			out, err := inflate(b, compressedMost(tbl.Types[c], tbl.Meta[c], DefaultMaxEventSize-a.inflated))
+			// than max_allowed_packet's maximum; --max-event-size
+			// lowers that bound, for the inflated values too.
+			out, err := inflate(b, compressedMost(tbl.Types[c], tbl.Meta[c], a.maxEvent()-a.inflated))
 			if err != nil {
 				return fmt.Errorf("%s column %d: %w", tbl.QualifiedName(), c+1, err)
 			}
@@ -749,6 +753,15 @@ func (a *assembler) inflateImages(ent *tableEntry, rc *txn.RowChange) error {
 		}
 	}
 	return nil
+}
+
+// maxEvent is the most one event's values may hold once inflated: the
+// reader's --max-event-size.
+func (a *assembler) maxEvent() int64 {
+	if a.maxEventSize <= 0 {
+		return DefaultMaxEventSize
+	}
+	return a.maxEventSize
 }
 
 // takeInflated returns the bytes inflated since it was last called: by

@@ -173,7 +173,8 @@ func inflate(b []byte, most int64) ([]byte, error) {
 		size = size<<8 | int64(c)
 	}
 	if size > most {
-		return nil, fmt.Errorf("compressed column value says it inflates to %d bytes, more than its column or one event holds (%d)", size, most)
+		return nil, fmt.Errorf("compressed column value says it inflates to %d bytes, more than its column or one event holds "+
+			"(%d; an event's values are bounded by --max-event-size)", size, most)
 	}
 	var r io.ReadCloser
 	if h&0x08 != 0 {
@@ -199,8 +200,8 @@ func inflate(b []byte, most int64) ([]byte, error) {
 }
 
 // compressedMost is the longest value a compressed column of plain type
-// typ (metadata meta) holds, and at most limit (--max-event-size: no
-// statement could send a longer one).
+// typ (metadata meta) holds, and at most limit (what is left of
+// --max-event-size: no statement could send a longer one).
 func compressedMost(typ byte, meta uint16, limit int64) int64 {
 	most := int64(1)<<32 - 1
 	switch {

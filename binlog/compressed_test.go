@@ -59,21 +59,26 @@ func TestCompressedColumns(t *testing.T) {
 		v       []byte
 		want    []byte
 		wantErr string
+		lim     Limits
 	}{
-		{"varchar stored as it is", typeVarcharCompressed, []byte{0x20, 3}, varchar([]byte("\x00abc")), []byte("abc"), ""},
-		{"varchar raw deflate", typeVarcharCompressed, []byte{0x20, 3}, varchar(compressedValue(t, long, false)), long, ""},
-		{"varchar zlib", typeVarcharCompressed, []byte{0x20, 3}, varchar(compressedValue(t, long, true)), long, ""},
-		{"varchar empty", typeVarcharCompressed, []byte{0x20, 3}, varchar(nil), []byte{}, ""},
-		{"blob raw deflate", typeBlobCompressed, []byte{2}, blob(compressedValue(t, long, false)), long, ""},
-		{"blob stored", typeBlobCompressed, []byte{2}, blob([]byte{0, 0xde, 0xad}), []byte{0xde, 0xad}, ""},
-		{"length one more than the stream", typeBlobCompressed, []byte{2}, blob(bad), nil, "its header says"},
-		{"longer than the column", typeVarcharCompressed, []byte{20, 0}, short([]byte{0x81, 200, 0}), nil, "more than its column"},
-		{"unknown header", typeBlobCompressed, []byte{2}, blob([]byte{0x10, 1, 2}), nil, "header byte"},
-		{"no length bytes", typeBlobCompressed, []byte{2}, blob([]byte{0x80}), nil, "bytes of length"},
-		{"truncated stream", typeBlobCompressed, []byte{2}, blob(compressedValue(t, long, true)[:12]), nil, "does not inflate"},
+		{"varchar stored as it is", typeVarcharCompressed, []byte{0x20, 3}, varchar([]byte("\x00abc")), []byte("abc"), "", Limits{}},
+		{"varchar raw deflate", typeVarcharCompressed, []byte{0x20, 3}, varchar(compressedValue(t, long, false)), long, "", Limits{}},
+		{"varchar zlib", typeVarcharCompressed, []byte{0x20, 3}, varchar(compressedValue(t, long, true)), long, "", Limits{}},
+		{"varchar empty", typeVarcharCompressed, []byte{0x20, 3}, varchar(nil), []byte{}, "", Limits{}},
+		{"blob raw deflate", typeBlobCompressed, []byte{2}, blob(compressedValue(t, long, false)), long, "", Limits{}},
+		{"blob stored", typeBlobCompressed, []byte{2}, blob([]byte{0, 0xde, 0xad}), []byte{0xde, 0xad}, "", Limits{}},
+		{"length one more than the stream", typeBlobCompressed, []byte{2}, blob(bad), nil, "its header says", Limits{}},
+		{"longer than the column", typeVarcharCompressed, []byte{20, 0}, short([]byte{0x81, 200, 0}), nil, "more than its column", Limits{}},
+		{"unknown header", typeBlobCompressed, []byte{2}, blob([]byte{0x10, 1, 2}), nil, "header byte", Limits{}},
+		{"no length bytes", typeBlobCompressed, []byte{2}, blob([]byte{0x80}), nil, "bytes of length", Limits{}},
+		{"truncated stream", typeBlobCompressed, []byte{2}, blob(compressedValue(t, long, true)[:12]), nil, "does not inflate", Limits{}},
+		// Every event, and what its rows decode to, is under
+		// --max-event-size 2000, but the value inflates to 60,000 bytes.
+		{"inflates past --max-event-size", typeBlobCompressed, []byte{2}, blob(compressedValue(t, bytes.Repeat([]byte{'a'}, 60000), false)), nil,
+			"(2000; an event's values are bounded by --max-event-size)", Limits{MaxEvent: 2000}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			txns, err := decodeBytes("c.000001", valueEvents(fde, c.typ, c.meta, false, c.v), Limits{})
+			txns, err := decodeBytes("c.000001", valueEvents(fde, c.typ, c.meta, false, c.v), c.lim)
 			if c.wantErr != "" {
 				var fe *FormatError
 				if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "d.t column 1") {

@@ -111,11 +111,17 @@ func (r *FileReader) Close() error {
 	return nil
 }
 
+// newAssembler is an assembler with the reader's filter and limits.
+func (r *FileReader) newAssembler() *assembler {
+	asm := newAssembler()
+	asm.skip, asm.maxEventSize = r.skip, r.lim.MaxEvent
+	return asm
+}
+
 // parseFiles decodes paths, from offset in the first, and emits their
 // transactions; nil at the end of the last file.
 func (r *FileReader) parseFiles(ctx context.Context, paths []string, offset uint32, emit func(*txn.Txn) bool) error {
-	asm := newAssembler()
-	asm.skip = r.skip
+	asm := r.newAssembler()
 	var g *eventGuard
 	for i, path := range paths {
 		start := uint32(4)

@@ -107,7 +107,7 @@ func hasCRCSafe(b []byte) bool {
 // clean end).
 func decodeBytes(name string, b []byte, lim Limits) ([]*txn.Txn, error) {
 	r := &FileReader{lim: lim.withDefaults()}
-	asm := newAssembler()
+	asm := r.newAssembler()
 	var txns []*txn.Txn
 	send := func(t *txn.Txn) bool { txns = append(txns, t); return true }
 	err := r.parseEvents(context.Background(), asm, newGuard(r.lim), name, bytes.NewReader(b), int64(len(b)), 4, send)
@@ -394,8 +394,7 @@ func TestGuardLimits(t *testing.T) {
 		overByGTID[x.GTID] = over(x)
 	}
 	r := &FileReader{lim: Limits{MaxTxn: 300}.withDefaults(), skip: func(g string, _ txn.Position) bool { return overByGTID[g] }}
-	asm := newAssembler()
-	asm.skip = r.skip
+	asm := r.newAssembler()
 	var all []*txn.Txn
 	err = r.parseEvents(context.Background(), asm, newGuard(r.lim), "crc32.000001", bytes.NewReader(clean), int64(len(clean)), 4,
 		func(t *txn.Txn) bool { all = append(all, t); return true })

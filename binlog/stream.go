@@ -159,7 +159,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &StreamReader{cfg: cfg, asm: newAssembler(), seen: map[uint32]uint64{}}
-	s.asm.skip = cfg.Skip
+	s.asm.skip, s.asm.maxEventSize = cfg.Skip, cfg.Limits.MaxEvent
 	s.hear()
 	if err := s.inspect(ctx); err != nil {
 		return nil, err

@@ -97,8 +97,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
-	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB);\n"+
-		"a bigger one is taken for a damaged length and stops the run")
+	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB),\n"+
+		"and the most one event's MariaDB compressed column values may inflate to; a bigger one is taken for\n"+
+		"damage and stops the run")
 	fs.StringVar(&f.maxTxn, "max-txn-size", "256MiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory\n"+
 		"(about 5 times its binlog size), so a bigger one is refused before anything of it is applied, with an error that\n"+
 		"names it and says how to go on (raise this when the host has the memory, or apply it outside prepl and leave it out)")
