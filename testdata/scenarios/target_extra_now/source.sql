@@ -4,6 +4,9 @@
 -- evaluate them: it writes zeros ('0000-00-00 00:00:00') and NULL; prepl's
 -- INSERT gets the target's clock and 2 * v. Left open: matching the
 -- replica means writing a zero date into a column a DBA added to see
--- when rows arrive.
+-- when rows arrive. MariaDB fixed the same gap for extra generated
+-- columns as a bug (MDEV-11636, commit 2f5670d: extra persistent columns
+-- on a replica are now computed from the replicated row), which argues
+-- for prepl's behaviour here.
 USE tn2;
 INSERT INTO t VALUES (1, 1), (2, 2);
