@@ -120,33 +120,17 @@ func waitGTID(ctx context.Context, conn *sql.Conn, pos string) error {
 	}
 }
 
-// SlaveStatus returns SHOW SLAVE STATUS as column → value.
+// SlaveStatus returns SHOW SLAVE STATUS as column → value; an error when
+// the replica has none.
 func SlaveStatus(ctx context.Context, conn *sql.Conn) (map[string]string, error) {
-	rows, err := conn.QueryContext(ctx, "SHOW SLAVE STATUS")
+	st, err := sandbox.SlaveStatus(ctx, conn)
 	if err != nil {
 		return nil, fmt.Errorf("replica: SHOW SLAVE STATUS: %w", err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	if !rows.Next() {
+	if len(st) == 0 {
 		return nil, fmt.Errorf("replica: SHOW SLAVE STATUS is empty: CHANGE MASTER did not take")
 	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(cols))
-	for i, c := range cols {
-		out[c] = vals[i].String
-	}
-	return out, rows.Err()
+	return st, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

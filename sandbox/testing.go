@@ -45,14 +45,26 @@ func MustExec(tb testing.TB, db *sql.DB, stmts ...string) {
 // when the server is no replica).
 func MustSlaveStatus(tb testing.TB, db *sql.DB) map[string]string {
 	tb.Helper()
-	rows, err := db.Query("SHOW SLAVE STATUS")
+	st, err := SlaveStatus(context.Background(), db)
 	if err != nil {
 		tb.Fatalf("SHOW SLAVE STATUS: %v", err)
+	}
+	return st
+}
+
+// SlaveStatus returns SHOW SLAVE STATUS of q (a *sql.DB or a *sql.Conn)
+// by column name, empty when the server is no replica.
+func SlaveStatus(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (map[string]string, error) {
+	rows, err := q.QueryContext(ctx, "SHOW SLAVE STATUS")
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
@@ -62,13 +74,13 @@ func MustSlaveStatus(tb testing.TB, db *sql.DB) map[string]string {
 	out := map[string]string{}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			tb.Fatalf("SHOW SLAVE STATUS: %v", err)
+			return nil, err
 		}
 		for i, c := range cols {
 			out[c] = vals[i].String
 		}
 	}
-	return out
+	return out, rows.Err()
 }
 
 // RelayReplica is the options of a replica of server id 2 whose relay
