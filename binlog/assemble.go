@@ -108,6 +108,11 @@ func (a *assembler) setFile(name string) {
 		return
 	}
 	a.file, a.fromFiles, a.relay, a.relayHead, a.relayNext = name, true, false, false, ""
+	a.dropOpen()
+}
+
+// dropOpen forgets the open transaction, if any, and what was read of it.
+func (a *assembler) dropOpen() {
 	a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes = nil, false, "", false, 0
 }
 
@@ -159,7 +164,7 @@ func (a *assembler) carryRelay(end uint32, next string) error {
 // is an error (begin).
 func (a *assembler) resent(gtid string) {
 	if a.relay && a.cur != nil && a.cur.GTID != "" && a.cur.GTID == gtid {
-		a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes = nil, false, "", false, 0
+		a.dropOpen()
 	}
 }
 
@@ -451,7 +456,7 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 	case qkCommit:
 		return a.finish(h), nil
 	case qkRollback:
-		a.cur, a.inTxn, a.xid, a.dropping = nil, false, "", false
+		a.dropOpen()
 		return nil, nil
 	case qkSavepoint:
 		a.addStmt(stmt(false))

@@ -226,6 +226,43 @@ func TestAssemblerMySQLAndRollback(t *testing.T) {
 	}
 }
 
+// TestAssemblerRelayRollback: a relay log's transaction that goes on
+// into the next relay file and is rolled back there leaves nothing to the
+// transaction after it, whose size is its own bytes.
+func TestAssemblerRelayRollback(t *testing.T) {
+	sid := []byte{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}
+	add := func(a *assembler, s *evs) *txn.Txn {
+		t.Helper()
+		var last *txn.Txn
+		for _, ev := range s.out {
+			tx, err := a.add(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tx != nil {
+				last = tx
+			}
+		}
+		return last
+	}
+	a := newAssembler()
+	a.setFile("relay-bin.000001")
+	a.startRelay(true)
+	add(a, (&evs{pos: 4}).add(replication.GTID_EVENT, 65, &replication.GTIDEvent{SID: sid, GNO: 1}).query("BEGIN"))
+	a.relayNext = "relay-bin.000002"
+	if err := a.carryRelay(a.lastEnd, "relay-bin.000002"); err != nil {
+		t.Fatal(err)
+	}
+	a.setFile("relay-bin.000002")
+	a.startRelay(false)
+	s := (&evs{pos: 4}).query("ROLLBACK")
+	s.add(replication.GTID_EVENT, 65, &replication.GTIDEvent{SID: sid, GNO: 2}).query("BEGIN").query("COMMIT")
+	got := add(a, s)
+	if got == nil || got.GTID != "3e11fa47-71ca-11e1-9e33-c80aa9429562:2" || got.Size != 65+60+60 {
+		t.Fatalf("the transaction after the rolled back one: %s", describe(got))
+	}
+}
+
 func TestAssemblerStatementDML(t *testing.T) {
 	s := &evs{pos: 4}
 	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{Flags: txn.FlagTransactional}).
