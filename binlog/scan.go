@@ -89,7 +89,7 @@ func (sc *scanner) run(br *bufio.Reader) error {
 		if size < replication.EventHeaderSize {
 			return sc.damaged(fmt.Errorf("event size %d is smaller than its header", size))
 		}
-		if i == 0 {
+		if first {
 			sc.own = serverID(hdr)
 		}
 		if i == 1 && relayHead(hdr, sc.own) {
