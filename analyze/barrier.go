@@ -62,7 +62,7 @@ func barrierIn(mode depend.Mode, tx *txn.Txn, cat txn.Catalog) depend.Reason {
 }
 
 // flaggedTable reports whether tx changes a table that is unknown, a
-// foreign key parent, not transactional, or has triggers.
+// parent of a cascading foreign key, not transactional, or has triggers.
 func flaggedTable(tx *txn.Txn, cat txn.Catalog) bool {
 	var last *txn.Table
 	for _, ch := range tx.Changes {
@@ -74,7 +74,7 @@ func flaggedTable(tx *txn.Txn, cat txn.Catalog) bool {
 			return true
 		}
 		def, ok := cat.Table(last.Schema, last.Name)
-		if !ok || def == nil || def.Referenced || !def.Transactional || def.HasTriggers {
+		if !ok || def == nil || len(def.Cascades) > 0 || !def.Transactional || def.HasTriggers {
 			return true
 		}
 	}

@@ -66,7 +66,7 @@ func attribute(tx *txn.Txn, cat layeredCatalog) []attribution {
 		switch {
 		case !ok || def == nil:
 			out = append(out, attribution{catUnknownTable, depend.ReasonUnknownTable, name})
-		case def.Referenced:
+		case len(def.Cascades) > 0:
 			out = append(out, attribution{catFKParent, depend.ReasonForeignKey, name})
 		case !def.Transactional:
 			out = append(out, attribution{catNonTransactional, depend.ReasonNonTransactional, name})

@@ -13,17 +13,21 @@
 // to its rows:
 //   - it has exactly one unique index (the primary key, or one unique key
 //     over NOT NULL columns): an overwrite can then only meet its own row;
-//   - no foreign key on it or to it, no triggers;
+//   - no triggers;
 //   - every change carries full images and no relaxed-check flags.
 //
-// Other tables keep their changes in source order. The two groups never
-// interact: a compacted table is neither parent nor child of another.
+// Other tables keep their changes in source order. Foreign keys do not
+// stop compaction: the unit's end state is a source state, which the
+// source checked, so a target applies a compacted unit with its foreign
+// key checks off (the order of the statements inside it no longer being
+// the source's). What they cannot do then is act: a unit holding a change
+// that can set off a cascading foreign key (txn.TableDef.CanCascade),
+// whose effects are not in the binlog, is not compacted at all, and goes
+// in source order with the checks the source had.
 package compact
 
 import (
-	"bytes"
 	"fmt"
-	"reflect"
 	"strconv"
 
 	"github.com/prepl/prepl/txn"
@@ -57,6 +61,11 @@ type Plan struct {
 	Nets    []*Net
 	// Dropped counts row changes that compaction made unnecessary.
 	Dropped int
+	// ForeignKeys: a table of the plan has a foreign key, or a foreign
+	// key references it. A target applies such a plan with its foreign
+	// key checks off: its statements are no longer in source order (see
+	// the package comment).
+	ForeignKeys bool
 }
 
 // Lookup returns a table's definition.
@@ -81,7 +90,8 @@ type table struct {
 }
 
 // Unit reduces txs (a unit's members, in order). ok is false when the unit
-// holds statements, which only run in source order.
+// holds statements, or changes that can cascade, which only run in source
+// order.
 func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 	ts, ok, err := histories(txs, lookup, false, &p)
 	if !ok || err != nil {
@@ -164,9 +174,17 @@ func histories(txs []*txn.Txn, lookup Lookup, anyEngine bool, p *Plan) (ts table
 			if err != nil {
 				return ts, false, err
 			}
+			if t.net.Def.CanCascade(rc) {
+				return ts, false, nil
+			}
 			if t.ok && !fullImages(rc, t.net.Def) {
 				t.ok = false
 			}
+		}
+	}
+	for _, t := range ts.order {
+		if d := t.net.Def; len(d.ForeignKeys) > 0 || d.Referenced {
+			p.ForeignKeys = true
 		}
 	}
 	// Second pass: ordered steps, and row histories of compactable tables.
@@ -229,12 +247,16 @@ func (ts *tables) of(m *txn.Table, lookup Lookup) (*table, error) {
 }
 
 // compactable reports whether d qualifies, and its row key. A unit's
-// writes to a non-transactional table are compacted only with anyEngine:
-// a unit that fails half-way leaves them done, and a net effect cannot
-// say which of them were.
+// writes to a non-transactional table are compacted only with anyEngine
+// (Idempotent): a unit that fails half-way leaves them done, and a net
+// effect cannot say which of them were. Idempotent, which writes over
+// whatever part of a unit took effect, keeps off foreign keys altogether.
 func compactable(d *txn.TableDef, anyEngine bool) (bool, []int) {
 	k := d.RowKey()
-	if k == nil || len(d.Indexes) != 1 || len(d.ForeignKeys) > 0 || d.Referenced || d.HasTriggers || (!d.Transactional && !anyEngine) {
+	if k == nil || len(d.Indexes) != 1 || d.HasTriggers || (!d.Transactional && !anyEngine) {
+		return false, nil
+	}
+	if anyEngine && (len(d.ForeignKeys) > 0 || d.Referenced) {
 		return false, nil
 	}
 	return true, k.Columns
@@ -354,26 +376,14 @@ func appendValueKey(b []byte, v txn.Value) []byte {
 	return fmt.Appendf(b, "%T:%v", v, v)
 }
 
-// equalImages is reflect.DeepEqual of two row images, without reflection
-// for the values the binlog reader makes most.
+// equalImages reports whether two row images are the same values.
 func equalImages(a, b []txn.Value) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		switch x := a[i].(type) {
-		case int64:
-			if y, ok := b[i].(int64); !ok || x != y {
-				return false
-			}
-		case []byte:
-			if y, ok := b[i].([]byte); !ok || !bytes.Equal(x, y) || (x == nil) != (y == nil) {
-				return false
-			}
-		default:
-			if !reflect.DeepEqual(a[i], b[i]) {
-				return false
-			}
+		if !txn.SameValue(a[i], b[i]) {
+			return false
 		}
 	}
 	return true

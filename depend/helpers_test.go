@@ -54,9 +54,19 @@ func testCatalog() catalog {
 	p := def("s.parent", []txn.ColumnDef{intCol("id"), intCol("v")}, pk(0))
 	c.add(p)
 	p.Referenced = true
+	p.Cascades = []txn.CascadeRef{{Child: "s.child", Name: "fk", Columns: []int{0}, OnDelete: true, OnUpdate: true}}
 	ch := def("s.child", []txn.ColumnDef{intCol("id"), intCol("pid")}, pk(0))
-	ch.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s", RefTable: "parent", RefColumns: []string{"id"}}}
+	ch.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s", RefTable: "parent", RefColumns: []string{"id"},
+		OnDelete: "CASCADE", OnUpdate: "CASCADE"}}
 	c.add(ch)
+	// s.rparent and s.rchild: a foreign key without a cascading action.
+	rp := def("s.rparent", []txn.ColumnDef{intCol("id"), intCol("v")}, pk(0))
+	rp.Referenced = true
+	c.add(rp)
+	rc := def("s.rchild", []txn.ColumnDef{intCol("id"), intCol("pid")}, pk(0))
+	rc.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s", RefTable: "rparent", RefColumns: []string{"id"},
+		OnDelete: "RESTRICT", OnUpdate: "NO ACTION"}}
+	c.add(rc)
 	c.add(def("s.trig", []txn.ColumnDef{intCol("id")}, pk(0)))
 	c["s.trig"].HasTriggers = true
 	c.add(def("s.myisam", []txn.ColumnDef{intCol("id")}, pk(0)))

@@ -32,9 +32,13 @@ type Lock struct {
 }
 
 // Keys returns the writeset of tx, or the reason it is a barrier (then locks
-// is nil): it is DDL, XA, non-transactional, holds a statement, or touches a
-// table that is unknown to cat, is a foreign key parent, is not
-// transactional or has triggers on the target.
+// is nil): it is DDL, XA, non-transactional, holds a statement, touches a
+// table that is unknown to cat, is not transactional or has triggers on
+// the target, or makes a change that can set off a cascading foreign key
+// (its effects are not in the binlog: the target's foreign keys redo
+// them, on rows no key names). A foreign key parent is otherwise a table
+// like any other: RESTRICT and NO ACTION only check what the source
+// checked, and a child row's reference keys the parent row (reference).
 func Keys(tx *txn.Txn, cat txn.Catalog) (locks []Lock, barrier Reason) {
 	if r := txBarrier(tx); r != ReasonNone {
 		return nil, r
@@ -55,6 +59,9 @@ func Keys(tx *txn.Txn, cat txn.Catalog) (locks []Lock, barrier Reason) {
 			}
 			last = rc.Table
 		}
+		if def.CanCascade(rc) {
+			return nil, ReasonForeignKey
+		}
 		ks.row(cat, def, rc)
 	}
 	return ks.locks, ReasonNone
@@ -70,8 +77,6 @@ func lookup(cat txn.Catalog, t *txn.Table) (*txn.TableDef, Reason) {
 	switch {
 	case !ok || def == nil:
 		return nil, ReasonUnknownTable
-	case def.Referenced:
-		return nil, ReasonForeignKey // ON DELETE/UPDATE may cascade into children
 	case !def.Transactional:
 		return nil, ReasonNonTransactional
 	case def.HasTriggers:

@@ -85,7 +85,7 @@ const (
 	ReasonNonTransactional Reason = "non-transactional" // flagged so by the source, or a table the target says is not transactional: barrier
 	ReasonStatement        Reason = "statement"         // a non-DDL statement inside a transaction: it may touch anything: barrier
 	ReasonUnknownTable     Reason = "unknown-table"     // a table the catalog does not know: barrier
-	ReasonForeignKey       Reason = "foreign-key"       // a change to a parent table (barrier), or a shared parent row
+	ReasonForeignKey       Reason = "foreign-key"       // a change that can cascade into child rows (barrier), or a shared parent row
 	ReasonTrigger          Reason = "trigger"           // a table with triggers on the target: they may write anywhere: barrier
 	ReasonKeyConflict      Reason = "key-conflict"      // a shared primary or unique key value
 	ReasonNoKey            Reason = "no-key"            // a table-wide key: no primary/unique key, or a key column missing from the image

@@ -29,6 +29,7 @@ func modelCatalog() catalog {
 	p := def("s3.p", []txn.ColumnDef{intCol("id"), intCol("v")}, pk(0))
 	c.add(p)
 	p.Referenced = true
+	p.Cascades = []txn.CascadeRef{{Child: "s3.c", Name: "fk", Columns: []int{0}, OnDelete: true, OnUpdate: true}}
 	ch := def("s3.c", []txn.ColumnDef{intCol("id"), intCol("pid")}, pk(0))
 	ch.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s3", RefTable: "p", RefColumns: []string{"id"}}}
 	c.add(ch)

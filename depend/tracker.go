@@ -396,8 +396,8 @@ func (t *Tracker) addWriteset(s *scope, u *entry, tx *txn.Txn) {
 }
 
 // addOptimistic: no keys; barriers are what cannot be rolled back or retried
-// (DDL, XA, non-transactional changes, statements), and changes to a
-// foreign key parent: the cascades they set off run on the target with no
+// (DDL, XA, non-transactional changes, statements), and changes that can
+// set off a cascading foreign key: the cascades run on the target with no
 // lock that would make them wait for an earlier unit's uncommitted child
 // rows on every target (PostgreSQL's do not wait: a parent DELETE running
 // ahead missed a child an earlier unit was inserting, and nothing failed).
@@ -418,7 +418,8 @@ func (t *Tracker) addOptimistic(u *entry, tx *txn.Txn, prev uint64) {
 }
 
 // OptimisticBarrier says why tx cannot run ahead in the optimistic modes: it
-// changes a non-transactional table or a foreign key parent.
+// changes a non-transactional table, or makes a change that can set off a
+// cascading foreign key.
 func OptimisticBarrier(tx *txn.Txn, cat txn.Catalog) Reason {
 	for _, c := range tx.Changes {
 		if c.Row == nil || c.Row.Table == nil {
@@ -429,7 +430,7 @@ func OptimisticBarrier(tx *txn.Txn, cat txn.Catalog) Reason {
 		case !ok || def == nil:
 		case !def.Transactional:
 			return ReasonNonTransactional
-		case def.Referenced:
+		case def.CanCascade(c.Row):
 			return ReasonForeignKey
 		}
 	}

@@ -129,7 +129,7 @@ func TestWritesetPairs(t *testing.T) {
 
 func TestForeignKeyReferenceIsParentRowKey(t *testing.T) {
 	cat := testCatalog()
-	cat["s.parent"].Referenced = false // otherwise a parent change is a barrier with no keys
+	cat["s.parent"].Cascades = nil // otherwise a parent delete is a barrier with no keys
 	parent, _ := Keys(mk(ins("s.parent", 5, 0)), cat)
 	child, _ := Keys(mk(ins("s.child", 1, 5)), cat)
 	var ref *Lock
@@ -505,4 +505,45 @@ func TestInvariantPanics(t *testing.T) {
 	mustPanic("unknown mode", "unknown mode", func() { New("fast", nil) })
 	mustPanic("whole out of order", "strictly increasing", func() { tr.AddWhole(&txn.Txn{Seq: 5}) })
 	mustPanic("whole in another mode", "only mode writeset", func() { New(CommitOrder, nil).AddWhole(&txn.Txn{Seq: 1}) })
+}
+
+// TestForeignKeyCascadeBarriers: only a change that can set off a
+// cascading foreign key is a barrier (writeset and optimistic alike); a
+// parent whose foreign keys have no cascading action is a table like any
+// other, ordered against its children by the parent row key.
+func TestForeignKeyCascadeBarriers(t *testing.T) {
+	cat := testCatalog()
+	cases := []struct {
+		name string
+		tx   *txn.Txn
+		want Reason
+	}{
+		{"insert into a cascading parent", mk(ins("s.parent", 5, 0)), ReasonNone},
+		{"delete from a cascading parent", mk(del("s.parent", 5, 0)), ReasonForeignKey},
+		{"update of a cascading parent's other column", mk(upd("s.parent", row(5, 0), row(5, 1))), ReasonNone},
+		{"update of a cascading parent's referenced column", mk(upd("s.parent", row(5, 0), row(6, 0))), ReasonForeignKey},
+		{"update whose image lacks the referenced column", mk(minimal(upd("s.parent", row(5, 0), row(5, 1)), 0)), ReasonForeignKey},
+		{"delete from a NO ACTION parent", mk(del("s.rparent", 5, 0)), ReasonNone},
+		{"update of a NO ACTION parent's key", mk(upd("s.rparent", row(5, 0), row(6, 0))), ReasonNone},
+		{"insert into a child", mk(ins("s.child", 1, 5)), ReasonNone},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, got := Keys(c.tx, cat); got != c.want {
+				t.Errorf("Keys: barrier %q, want %q", got, c.want)
+			}
+			if got := OptimisticBarrier(c.tx, cat); got != c.want {
+				t.Errorf("OptimisticBarrier: %q, want %q", got, c.want)
+			}
+		})
+	}
+	// The NO ACTION parent's delete and a later child insert that
+	// references the same row conflict; another parent row does not.
+	d := newDriver(t, Writeset, cat)
+	d.add(mk(del("s.rparent", 5, 0)), mk(ins("s.rchild", 1, 5)), mk(ins("s.rchild", 2, 6)))
+	d.ready(1, 3)
+	d.done(1)
+	if r := d.ready(2); r[0] != ReasonForeignKey {
+		t.Fatalf("child after its parent's delete: reason %q, want %q", r[0], ReasonForeignKey)
+	}
 }

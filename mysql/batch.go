@@ -19,7 +19,10 @@ type Batch struct {
 	hint   int // expected SQL bytes, to size the first chunk once
 	fkOff  bool
 	uqOff  bool
-	lax    bool // sql_mode is laxMode, not strictMode (RowSession)
+	// noFK keeps foreign_key_checks off whatever the rows' flags say:
+	// a compacted run with foreign keys (compact.Plan.ForeignKeys).
+	noFK bool
+	lax  bool // sql_mode is laxMode, not strictMode (RowSession)
 	// saved counts the source row changes compaction made unnecessary.
 	saved int
 	// txs are the unit's members; nonTrans the tables they write that are
@@ -139,7 +142,7 @@ func (b *Batch) NonTransactional() []string { return b.nonTrans }
 func (b *Batch) Saved() int { return b.saved }
 
 func (b *Batch) setFlags(f uint16) {
-	fkOff := f&txn.RowsFlagNoForeignKeyChecks != 0
+	fkOff := f&txn.RowsFlagNoForeignKeyChecks != 0 || b.noFK
 	uqOff := f&txn.RowsFlagRelaxedUniqueCheck != 0
 	if fkOff != b.fkOff {
 		b.stmt("SET SESSION foreign_key_checks="+boolInt(!fkOff), rowExpect{})

@@ -257,22 +257,41 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	}
 	rows.Close()
 
-	rows, err = db.QueryContext(ctx, `SELECT CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA,
-		REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
-		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND REFERENCED_TABLE_NAME IS NOT NULL
-		ORDER BY CONSTRAINT_NAME, ORDINAL_POSITION`, schema, name)
+	if err := loadForeignKeys(ctx, db, d, byName); err != nil {
+		return nil, err
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.TRIGGERS
+		WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?`, schema, name).Scan(&n); err != nil {
+		return nil, err
+	}
+	d.HasTriggers = n > 0
+	return d, nil
+}
+
+// loadForeignKeys reads d's foreign keys with their actions, and the
+// foreign keys of other tables that reference d: Referenced, and Cascades
+// for those with a cascading action.
+func loadForeignKeys(ctx context.Context, db *sql.DB, d *txn.TableDef, byName map[string]int) error {
+	schema, name := d.Schema, d.Name
+	rows, err := db.QueryContext(ctx, `SELECT k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_SCHEMA,
+		k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, r.DELETE_RULE, r.UPDATE_RULE
+		FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r
+		ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME
+		WHERE k.TABLE_SCHEMA = ? AND k.TABLE_NAME = ? AND k.REFERENCED_TABLE_NAME IS NOT NULL
+		ORDER BY k.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, name)
 	if err != nil {
-		return nil, fmt.Errorf("load foreign keys of %s.%s: %w", schema, name, err)
+		return fmt.Errorf("load foreign keys of %s.%s: %w", schema, name, err)
 	}
 	for rows.Next() {
-		var cn, col, rs, rt, rc string
-		if err := rows.Scan(&cn, &col, &rs, &rt, &rc); err != nil {
+		var cn, col, rs, rt, rc, del, upd string
+		if err := rows.Scan(&cn, &col, &rs, &rt, &rc, &del, &upd); err != nil {
 			rows.Close()
-			return nil, err
+			return err
 		}
 		n := len(d.ForeignKeys)
 		if n == 0 || d.ForeignKeys[n-1].Name != cn {
-			d.ForeignKeys = append(d.ForeignKeys, txn.ForeignKeyDef{Name: cn, RefSchema: rs, RefTable: rt})
+			d.ForeignKeys = append(d.ForeignKeys, txn.ForeignKeyDef{Name: cn, RefSchema: rs, RefTable: rt, OnDelete: del, OnUpdate: upd})
 			n++
 		}
 		fk := &d.ForeignKeys[n-1]
@@ -280,20 +299,45 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		fk.RefColumns = append(fk.RefColumns, rc)
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
 
-	var n int
 	// The children's schemas are the user's: without that filter the
 	// server opens every table of every schema, the system ones included
 	// (40-80 ms on a fresh server, before the first unit can start).
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.KEY_COLUMN_USAGE
-		WHERE REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME = ? AND TABLE_SCHEMA `+userSchemas, schema, name).Scan(&n); err != nil {
-		return nil, err
+	rows, err = db.QueryContext(ctx, `SELECT k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.REFERENCED_COLUMN_NAME,
+		r.DELETE_RULE, r.UPDATE_RULE
+		FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r
+		ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME
+		WHERE k.REFERENCED_TABLE_SCHEMA = ? AND k.REFERENCED_TABLE_NAME = ? AND k.TABLE_SCHEMA `+userSchemas+`
+		ORDER BY k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, name)
+	if err != nil {
+		return fmt.Errorf("load the foreign keys that reference %s.%s: %w", schema, name, err)
 	}
-	d.Referenced = n > 0
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.TRIGGERS
-		WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?`, schema, name).Scan(&n); err != nil {
-		return nil, err
+	defer rows.Close()
+	for rows.Next() {
+		var cs, ct, cn, rc, del, upd string
+		if err := rows.Scan(&cs, &ct, &cn, &rc, &del, &upd); err != nil {
+			return err
+		}
+		d.Referenced = true
+		onDel, onUpd := txn.CascadingAction(del), txn.CascadingAction(upd)
+		if !onDel && !onUpd {
+			continue
+		}
+		child := cs + "." + ct
+		n := len(d.Cascades)
+		if n == 0 || d.Cascades[n-1].Child != child || d.Cascades[n-1].Name != cn {
+			d.Cascades = append(d.Cascades, txn.CascadeRef{Child: child, Name: cn, OnDelete: onDel, OnUpdate: onUpd})
+			n++
+		}
+		c := &d.Cascades[n-1]
+		i, ok := byName[strings.ToLower(rc)]
+		if !ok {
+			i = -1 // CanCascade takes an unknown column as changed
+		}
+		c.Columns = append(c.Columns, i)
 	}
-	d.HasTriggers = n > 0
-	return d, nil
+	return rows.Err()
 }

@@ -13,8 +13,12 @@ import (
 const netRows = 1000
 
 // renderNet writes a planned run: its ordered steps, then the net effect
-// per compacted table as multi-row statements.
+// per compacted table as multi-row statements. A run with foreign keys
+// goes with the checks off: its statements are not in source order, and
+// its end state is one the source checked (package compact).
 func (t *Target) renderNet(ctx context.Context, b *Batch, txs []*txn.Txn, plan *compact.Plan) error {
+	b.noFK = plan.ForeignKeys
+	defer func() { b.noFK = false }()
 	for _, s := range plan.Ordered {
 		if err := t.renderRow(ctx, b, s.Tx, s.Row); err != nil {
 			return err

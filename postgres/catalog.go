@@ -70,13 +70,33 @@ func (c *Catalog) install(defs Defs) {
 }
 
 // rebuild derives the tracker's definitions; a table is Referenced when
-// a foreign key of any table names it.
+// a foreign key of any table names it, and its Cascades are those with a
+// referential action (the triggers cascadeSQL enables).
 func (c *Catalog) rebuild() {
-	refs := map[string]bool{}
+	refs := map[string]*txn.TableDef{}
 	for _, d := range []Defs{c.defs, c.meta} {
 		for _, t := range d {
 			for _, fk := range t.ForeignKeys {
-				refs[defKey(fk.RefSchema, fk.RefTable)] = true
+				k := defKey(fk.RefSchema, fk.RefTable)
+				if refs[k] == nil {
+					refs[k] = &txn.TableDef{Referenced: true}
+				}
+				if !action(fk.OnDelete) && !action(fk.OnUpdate) {
+					continue
+				}
+				ref := txn.CascadeRef{Child: t.Schema + "." + t.Name, Name: fk.Name, OnDelete: action(fk.OnDelete), OnUpdate: action(fk.OnUpdate)}
+				pt := c.defs[k]
+				if pt == nil {
+					pt = c.meta[k]
+				}
+				for _, rc := range fk.RefColumns {
+					i := -1 // CanCascade takes an unknown column as changed
+					if pt != nil {
+						i = pt.columnIndex(rc)
+					}
+					ref.Columns = append(ref.Columns, i)
+				}
+				refs[k].Cascades = append(refs[k].Cascades, ref)
 			}
 		}
 	}
@@ -198,8 +218,11 @@ func (c *Catalog) LoadTxn(tx *txn.Txn) error {
 // target has no triggers that fire for prepl's rows (its sessions are
 // replicas) and writes generated columns as plain ones, so neither
 // counts; every table is transactional.
-func trackerDef(t *TableDef, referenced bool) *txn.TableDef {
-	d := &txn.TableDef{Schema: t.Schema, Name: t.Name, Transactional: true, Referenced: referenced}
+func trackerDef(t *TableDef, refs *txn.TableDef) *txn.TableDef {
+	d := &txn.TableDef{Schema: t.Schema, Name: t.Name, Transactional: true}
+	if refs != nil {
+		d.Referenced, d.Cascades = refs.Referenced, refs.Cascades
+	}
 	for _, c := range t.Columns {
 		d.Columns = append(d.Columns, txn.ColumnDef{Name: c.Name, DataType: c.Type, Unsigned: c.Unsigned, Nullable: c.Nullable,
 			Charset: c.Charset, Collation: c.Collation})
@@ -239,7 +262,7 @@ func trackerDef(t *TableDef, referenced bool) *txn.TableDef {
 			continue
 		}
 		d.ForeignKeys = append(d.ForeignKeys, txn.ForeignKeyDef{Name: fk.Name, Columns: c, RefSchema: fk.RefSchema,
-			RefTable: fk.RefTable, RefColumns: fk.RefColumns})
+			RefTable: fk.RefTable, RefColumns: fk.RefColumns, OnDelete: pgAction(fk.OnDelete), OnUpdate: pgAction(fk.OnUpdate)})
 	}
 	return d
 }
@@ -345,4 +368,13 @@ func storeChanged(ctx context.Context, tx pgx.Tx, old, next Defs, sourceSQL stri
 		}
 	}
 	return nil
+}
+
+// pgAction is a parsed referential action as information_schema spells
+// it: none given is MySQL's default, NO ACTION.
+func pgAction(a string) string {
+	if a == "" {
+		return "NO ACTION"
+	}
+	return strings.ToUpper(a)
 }

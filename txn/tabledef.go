@@ -1,5 +1,11 @@
 package txn
 
+import (
+	"bytes"
+	"reflect"
+	"strings"
+)
+
 // TableDef is a table's definition as the target (or the source) declares
 // it: what the binlog does not carry, or carries only with full row
 // metadata. The applier loads it from the target's information_schema;
@@ -16,8 +22,14 @@ type TableDef struct {
 	// ForeignKeys this table declares (it is the child).
 	ForeignKeys []ForeignKeyDef
 	// Referenced is true when some foreign key references this table (it
-	// is a parent: changes to it may cascade).
-	Referenced    bool
+	// is a parent).
+	Referenced bool
+	// Cascades are the foreign keys of other tables (or of this one) that
+	// reference this table with a cascading action: the changes to this
+	// table that can set them off (CanCascade) change rows the binlog does
+	// not carry. Foreign keys without one (RESTRICT, NO ACTION) are not
+	// here: they only check what the source already checked.
+	Cascades      []CascadeRef
 	Transactional bool // engine supports transactions (InnoDB)
 	HasTriggers   bool
 	// SystemVersioned: MariaDB's WITH SYSTEM VERSIONING. Its hidden
@@ -93,6 +105,70 @@ type ForeignKeyDef struct {
 	RefSchema  string
 	RefTable   string
 	RefColumns []string // parent column names, same order as Columns
+	// OnDelete and OnUpdate are the referential actions as
+	// information_schema spells them ("RESTRICT", "NO ACTION", "CASCADE",
+	// "SET NULL", "SET DEFAULT"); "" when unknown.
+	OnDelete, OnUpdate string
+}
+
+// CascadingAction reports whether a referential action changes child rows
+// (CASCADE, SET NULL, SET DEFAULT). An unknown action ("") counts as one:
+// a false cascade costs order, a missed one the target's rows.
+func CascadingAction(a string) bool {
+	switch strings.ToUpper(a) {
+	case "RESTRICT", "NO ACTION":
+		return false
+	}
+	return true
+}
+
+// CascadeRef is a foreign key that references a table with a cascading
+// action, seen from the parent.
+type CascadeRef struct {
+	Child string // schema.table of the child, for messages
+	Name  string // the foreign key's name
+	// Columns are the parent's referenced columns (indexes into the
+	// parent's Columns).
+	Columns  []int
+	OnDelete bool // ON DELETE acts (CASCADE, SET NULL, SET DEFAULT)
+	OnUpdate bool // ON UPDATE acts
+}
+
+// CanCascade reports whether rc, a change to d, can set off one of d's
+// cascading foreign keys (Cascades): a delete where one acts ON DELETE,
+// an update that changes (byte for byte, or cannot be seen not to) the
+// referenced columns of one that acts ON UPDATE. An insert never does.
+func (d *TableDef) CanCascade(rc *RowChange) bool {
+	for i := range d.Cascades {
+		c := &d.Cascades[i]
+		switch rc.Kind {
+		case Delete:
+			if c.OnDelete {
+				return true
+			}
+		case Update:
+			if c.OnUpdate && changesColumns(rc, c.Columns) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// changesColumns: an update's images differ in one of cols, or do not
+// both carry it.
+func changesColumns(rc *RowChange, cols []int) bool {
+	for _, c := range cols {
+		if c < 0 || c >= len(rc.Before) || c >= len(rc.After) ||
+			(rc.BeforeCols != nil && (c >= len(rc.BeforeCols) || !rc.BeforeCols[c])) ||
+			(rc.AfterCols != nil && (c >= len(rc.AfterCols) || !rc.AfterCols[c])) {
+			return true
+		}
+		if !SameValue(rc.Before[c], rc.After[c]) {
+			return true
+		}
+	}
+	return false
 }
 
 // QualifiedName is schema.table.
@@ -201,4 +277,19 @@ func CharsetOfCollation(id uint64) string {
 		return "ascii"
 	}
 	return ""
+}
+
+// SameValue reports whether two row image values are the same bytes and
+// type (not whether the server's collation takes them as equal), without
+// reflection for the values the binlog reader makes most.
+func SameValue(a, b Value) bool {
+	switch x := a.(type) {
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y) && (x == nil) == (y == nil)
+	}
+	return reflect.DeepEqual(a, b)
 }
