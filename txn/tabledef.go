@@ -24,6 +24,11 @@ type TableDef struct {
 	// row_start and row_end columns are in the binlog's row images, after
 	// the visible ones.
 	SystemVersioned bool
+	// ComputedOnWrite: the server computes a generated column on every
+	// INSERT or UPDATE of a row (a stored one, or a virtual one in an
+	// index), which a strict session may refuse where the source only
+	// warned.
+	ComputedOnWrite bool
 }
 
 // NeedsServerApply says why the rows of this table must be applied by the
