@@ -12,7 +12,8 @@
 // row key alone decides which row a change touches and nothing else reacts
 // to its rows:
 //   - it has exactly one unique index (the primary key, or one unique key
-//     over NOT NULL columns): an overwrite can then only meet its own row;
+//     over NOT NULL columns), not WITHOUT OVERLAPS: an overwrite can then
+//     only meet its own row;
 //   - no foreign key on it or to it, no triggers;
 //   - every change carries full images and no relaxed-check flags.
 //
@@ -235,6 +236,11 @@ func (ts *tables) of(m *txn.Table, lookup Lookup) (*table, error) {
 func compactable(d *txn.TableDef, anyEngine bool) (bool, []int) {
 	k := d.RowKey()
 	if k == nil || len(d.Indexes) != 1 || len(d.ForeignKeys) > 0 || d.Referenced || d.HasTriggers || (!d.Transactional && !anyEngine) {
+		return false, nil
+	}
+	if k.WithoutOverlaps {
+		// Rows conflict on overlapping periods, which no row key says,
+		// and MariaDB refuses ON DUPLICATE KEY UPDATE on such a table.
 		return false, nil
 	}
 	return true, k.Columns

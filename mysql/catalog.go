@@ -268,6 +268,9 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		}
 	}
 	rows.Close()
+	if err := markWithoutOverlaps(ctx, db, d); err != nil {
+		return nil, err
+	}
 
 	rows, err = db.QueryContext(ctx, `SELECT CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA,
 		REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE

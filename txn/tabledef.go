@@ -89,6 +89,12 @@ type IndexDef struct {
 	// first N characters (bytes, for binary strings) of the column are
 	// indexed (UNIQUE KEY (c(N))), 0 for the whole column.
 	Prefix []int
+	// WithoutOverlaps: MariaDB's KEY (cols, p WITHOUT OVERLAPS), whose
+	// last two Columns are the period's end and start. Its rows are
+	// unique by all Columns, so they locate a row, but two rows conflict
+	// when they share the other columns and their periods overlap,
+	// whatever the bounds: no equality key.
+	WithoutOverlaps bool
 }
 
 // ForeignKeyDef is one foreign key of a child table.
