@@ -12,7 +12,8 @@
 // row key alone decides which row a change touches and nothing else reacts
 // to its rows:
 //   - it has exactly one unique index (the primary key, or one unique key
-//     over NOT NULL columns): an overwrite can then only meet its own row;
+//     over NOT NULL columns), not WITHOUT OVERLAPS: an overwrite can then
+//     only meet its own row;
 //   - no triggers;
 //   - every change carries full images and no relaxed-check flags.
 //
@@ -257,6 +258,11 @@ func compactable(d *txn.TableDef, anyEngine bool) (bool, []int) {
 		return false, nil
 	}
 	if anyEngine && (len(d.ForeignKeys) > 0 || d.Referenced) {
+		return false, nil
+	}
+	if k.WithoutOverlaps {
+		// Rows conflict on overlapping periods, which no row key says,
+		// and MariaDB refuses ON DUPLICATE KEY UPDATE on such a table.
 		return false, nil
 	}
 	return true, k.Columns

@@ -69,6 +69,17 @@ func testCatalog() catalog {
 	c.add(rc)
 	c.add(def("s.trig", []txn.ColumnDef{intCol("id")}, pk(0)))
 	c["s.trig"].HasTriggers = true
+	// PRIMARY KEY (id, p WITHOUT OVERLAPS), PERIOD FOR p (s, e): the
+	// key's columns are id, e, s; UNIQUE (n, p WITHOUT OVERLAPS) has a
+	// nullable n.
+	dateCol := func(name string) txn.ColumnDef { return txn.ColumnDef{Name: name, DataType: "date"} }
+	per := pk(0, 3, 2)
+	per.WithoutOverlaps = true
+	perN := uk("n", 4, 3, 2)
+	perN.WithoutOverlaps = true
+	nullable := intCol("n")
+	nullable.Nullable = true
+	c.add(def("s.period", []txn.ColumnDef{intCol("id"), intCol("f"), dateCol("s"), dateCol("e"), nullable}, per, perN))
 	c.add(def("s.myisam", []txn.ColumnDef{intCol("id")}, pk(0)))
 	c["s.myisam"].Transactional = false
 	return c
@@ -124,3 +135,5 @@ func mk(changes ...txn.Change) *txn.Txn {
 }
 
 func str(s string) []byte { return []byte(s) }
+
+func date(s string) txn.Temporal { return txn.Temporal(s) }

@@ -16,7 +16,8 @@ import (
 // Keys are 64-bit hashes of two kinds:
 //   - a row key: (schema, table, index, normalized values of the index
 //     columns) for the primary key and every unique key, over before and
-//     after images; exclusive. A foreign key reference to a parent row is
+//     after images (of a key WITHOUT OVERLAPS, the columns before its
+//     period: keyColumns); exclusive. A foreign key reference to a parent row is
 //     the parent's row key, shared (two children of one parent row do not
 //     conflict).
 //   - a table key: (schema, table). Every row change holds it shared, as an
@@ -158,7 +159,7 @@ func (ks *keySet) row(cat txn.Catalog, def *txn.TableDef, rc *txn.RowChange) {
 		}
 		for i := range def.Indexes {
 			ix := &def.Indexes[i]
-			switch img.state(ix.Columns) {
+			switch img.state(keyColumns(ix)) {
 			case absent:
 				ks.add(table, false, ReasonNoKey)
 			case present:
@@ -215,7 +216,7 @@ func matchIndex(parent *txn.TableDef, fk *txn.ForeignKeyDef) (*txn.IndexDef, []i
 next:
 	for i := range parent.Indexes {
 		ix := &parent.Indexes[i]
-		if len(ix.Columns) != len(fk.RefColumns) {
+		if len(ix.Columns) != len(fk.RefColumns) || ix.WithoutOverlaps {
 			continue
 		}
 		order := make([]int, len(ix.Columns))
@@ -355,10 +356,21 @@ func rowKeyPrefix(def *txn.TableDef, ix *txn.IndexDef) hasher {
 	return h
 }
 
-// rowKeyFrom is rowKey of the index's columns of img, from the index's
-// rowKeyPrefix h.
+// keyColumns are the columns of ix a row key hashes: all of them, but
+// for a key WITHOUT OVERLAPS only those before the period, as rows that
+// share them conflict when their periods overlap, whatever the bounds (a
+// key of the period alone makes every row of the table one key).
+func keyColumns(ix *txn.IndexDef) []int {
+	if ix.WithoutOverlaps && len(ix.Columns) >= 2 {
+		return ix.Columns[:len(ix.Columns)-2]
+	}
+	return ix.Columns
+}
+
+// rowKeyFrom is rowKey of the index's columns of img (keyColumns), from
+// the index's rowKeyPrefix h.
 func rowKeyFrom(h hasher, def *txn.TableDef, ix *txn.IndexDef, img []txn.Value) uint64 {
-	for i, c := range ix.Columns {
+	for i, c := range keyColumns(ix) {
 		h.value(img[c], def, ix, i)
 	}
 	return uint64(h)

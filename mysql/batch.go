@@ -185,9 +185,10 @@ func (b *Batch) restore() {
 // minimal row image leaves out), which may be a NOT NULL column without
 // one: MariaDB's replica gives it the type's implicit default (0, an
 // empty string), as a lax session does, where a strict one refuses the
-// row.
+// row. Or it writes a row whose generated columns the server computes
+// (writesComputed).
 func NeedsLax(rc *txn.RowChange, d *txn.TableDef) bool {
-	if writesEnumZero(rc.After) {
+	if writesEnumZero(rc.After) || rc.Kind != txn.Delete && writesComputed(d) {
 		return true
 	}
 	if rc.Kind == txn.Insert && rc.AfterCols != nil {
@@ -199,6 +200,16 @@ func NeedsLax(rc *txn.RowChange, d *txn.TableDef) bool {
 	}
 	return false
 }
+
+// writesComputed: writing a row of d computes a generated column (a
+// stored one, or a virtual one in an index), from values the source
+// wrote, perhaps in a non-strict session that took a zero date or a
+// value too long for the generated column with a warning and computed
+// NULL or a cut value. MariaDB's replica applies rows events with
+// sql_mode NO_AUTO_VALUE_ON_ZERO alone, so it computes the same; a strict
+// session refuses the row (errors 1292, 1406). A delete computes nothing
+// that can fail.
+func writesComputed(d *txn.TableDef) bool { return d != nil && d.ComputedOnWrite }
 
 // writesEnumZero: a row writes an ENUM's empty error value, which only a
 // lax session takes (see strictMode).

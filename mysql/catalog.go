@@ -204,6 +204,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		return nil, fmt.Errorf("load columns of %s.%s: %w", schema, name, err)
 	}
 	byName := map[string]int{}
+	virtual := false
 	for rows.Next() {
 		var c txn.ColumnDef
 		var colType, nullable, extra string
@@ -217,6 +218,8 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		c.Nullable = nullable == "YES"
 		x := strings.ToUpper(extra)
 		c.Generated = strings.Contains(x, "VIRTUAL") || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
+		virtual = virtual || strings.Contains(x, "VIRTUAL")
+		d.ComputedOnWrite = d.ComputedOnWrite || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
 		c.OnUpdate = strings.Contains(x, "ON UPDATE")
 		byName[strings.ToLower(c.Name)] = len(d.Columns)
 		d.Columns = append(d.Columns, c)
@@ -224,6 +227,15 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if virtual && !d.ComputedOnWrite {
+		// A virtual column is computed on write only where an index
+		// holds it.
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM information_schema.STATISTICS s
+			JOIN information_schema.COLUMNS c USING (TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME)
+			WHERE s.TABLE_SCHEMA = ? AND s.TABLE_NAME = ? AND c.EXTRA LIKE '%VIRTUAL%'`, schema, name).Scan(&d.ComputedOnWrite); err != nil {
+			return nil, fmt.Errorf("load indexed virtual columns of %s.%s: %w", schema, name, err)
+		}
 	}
 
 	rows, err = db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, COALESCE(SUB_PART, 0) FROM information_schema.STATISTICS
@@ -256,6 +268,9 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		}
 	}
 	rows.Close()
+	if err := markWithoutOverlaps(ctx, db, d); err != nil {
+		return nil, err
+	}
 
 	if err := loadForeignKeys(ctx, db, d, byName); err != nil {
 		return nil, err

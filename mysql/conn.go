@@ -32,8 +32,11 @@ const maxBatch = 4 << 20
 // whose type differs. ALLOW_INVALID_DATES takes the dates a source with it
 // stored. What strict mode refuses that a source or a replica takes goes
 // in laxMode (NeedsLax, Batch.setLax): an ENUM's empty error value (index
-// 0, from a non-strict session), and an insert that leaves a NOT NULL
-// column without a default to the type's implicit one.
+// 0, from a non-strict session), an insert that leaves a NOT NULL
+// column without a default to the type's implicit one, and an insert or
+// update of a table whose generated columns the server computes on write
+// (writesComputed): strict mode would judge the computed value, which
+// the source may have computed with a warning, not the values sent.
 const (
 	strictMode = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,STRICT_ALL_TABLES,ALLOW_INVALID_DATES'"
 	laxMode    = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'"

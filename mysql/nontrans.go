@@ -262,7 +262,7 @@ func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, 
 		}{{n.Deletes, true}, {n.Updates, false}} {
 			for len(st.rows) > 0 {
 				rows := st.rows[:min(len(st.rows), netRows)]
-				b.setLax(slices.ContainsFunc(rows, writesEnumZero))
+				b.setLax(!st.delete && writesComputed(n.Def) || slices.ContainsFunc(rows, writesEnumZero))
 				err := b.add(rowExpect{}, func(buf []byte) ([]byte, error) {
 					if st.delete {
 						return AppendNetDelete(buf, n, rows)

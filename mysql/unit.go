@@ -35,7 +35,7 @@ func (t *Target) renderNet(ctx context.Context, b *Batch, txs []*txn.Txn, plan *
 			for len(st.rows) > 0 {
 				k := min(len(st.rows), netRows)
 				rows := st.rows[:k]
-				b.setLax(slices.ContainsFunc(rows, writesEnumZero))
+				b.setLax(st.kind != txn.Delete && writesComputed(n.Def) || slices.ContainsFunc(rows, writesEnumZero))
 				e := rowExpect{check: true, want: st.per * int64(k), kind: st.kind, def: n.Def, tx: tx, compacted: true}
 				err := b.add(e, func(buf []byte) ([]byte, error) {
 					if st.kind == txn.Delete {

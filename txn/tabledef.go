@@ -36,6 +36,11 @@ type TableDef struct {
 	// row_start and row_end columns are in the binlog's row images, after
 	// the visible ones.
 	SystemVersioned bool
+	// ComputedOnWrite: the server computes a generated column on every
+	// INSERT or UPDATE of a row (a stored one, or a virtual one in an
+	// index), which a strict session may refuse where the source only
+	// warned.
+	ComputedOnWrite bool
 }
 
 // NeedsServerApply says why the rows of this table must be applied by the
@@ -96,6 +101,12 @@ type IndexDef struct {
 	// first N characters (bytes, for binary strings) of the column are
 	// indexed (UNIQUE KEY (c(N))), 0 for the whole column.
 	Prefix []int
+	// WithoutOverlaps: MariaDB's KEY (cols, p WITHOUT OVERLAPS), whose
+	// last two Columns are the period's end and start. Its rows are
+	// unique by all Columns, so they locate a row, but two rows conflict
+	// when they share the other columns and their periods overlap,
+	// whatever the bounds: no equality key.
+	WithoutOverlaps bool
 }
 
 // ForeignKeyDef is one foreign key of a child table.
