@@ -74,6 +74,8 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 		n := len(tb.Types)
 		switch {
 		case len(d.Columns) == n || d.SystemVersioned && len(d.Columns)+2 == n: // row_start, row_end
+		case d.HashKeys > 0 && len(d.Columns)+hiddenColumns(d) == n:
+			cutImages(ch.Row, n-d.HashKeys)
 		case len(d.Columns) > n && !d.SystemVersioned && namesLead(d, tb.Names):
 			padImages(ch.Row, len(d.Columns))
 		case len(d.Columns) < n && !d.SystemVersioned && namesLead(d, tb.Names):
@@ -88,6 +90,20 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 		}
 	}
 	return nil
+}
+
+// hiddenColumns counts the columns MariaDB writes in a table's row
+// images that information_schema does not list, after all the others:
+// row_start and row_end of a system-versioned table, then the
+// DB_ROW_HASH_n column of each long unique key. A replica maps them by
+// position too; the hash columns, which the server computes, are cut
+// from the images.
+func hiddenColumns(d *txn.TableDef) int {
+	n := d.HashKeys
+	if d.SystemVersioned {
+		n += 2
+	}
+	return n
 }
 
 // checkTypes runs checkTypes once for each table map and definition.
@@ -238,16 +254,16 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		}
 	}
 
-	rows, err = db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, COALESCE(SUB_PART, 0) FROM information_schema.STATISTICS
+	rows, err = db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, COALESCE(SUB_PART, 0), INDEX_TYPE FROM information_schema.STATISTICS
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0
 		ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
 	if err != nil {
 		return nil, fmt.Errorf("load keys of %s.%s: %w", schema, name, err)
 	}
 	for rows.Next() {
-		var idx, col string
+		var idx, col, typ string
 		var sub int
-		if err := rows.Scan(&idx, &col, &sub); err != nil {
+		if err := rows.Scan(&idx, &col, &sub, &typ); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -255,6 +271,11 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		if n == 0 || d.Indexes[n-1].Name != idx {
 			d.Indexes = append(d.Indexes, txn.IndexDef{Name: idx, Primary: idx == "PRIMARY"})
 			n++
+			// A unique HASH key is a long unique key with a hidden hash
+			// column, except where the engine has hash indexes (MEMORY).
+			if typ == "HASH" && e != "memory" {
+				d.HashKeys++
+			}
 		}
 		ix := &d.Indexes[n-1]
 		ix.Columns = append(ix.Columns, byName[strings.ToLower(col)])

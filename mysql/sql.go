@@ -204,8 +204,12 @@ func writable(d *txn.TableDef, present []bool, i int) bool {
 
 // appendWhere locates the before image: by primary key, else by a NOT NULL
 // unique key, else by every before-image column with <=> and LIMIT 1.
+// A table whose columns are all generated has nothing to compare: every
+// row of it is the same row, and MariaDB's replica takes the first it
+// finds, as LIMIT 1 alone does.
 func appendWhere(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
 	var err error
+	where := len(b)
 	b = append(b, " WHERE "...)
 	if k := d.RowKey(); k != nil && hasAll(rc.BeforeCols, k.Columns) {
 		for j, i := range k.Columns {
@@ -228,9 +232,21 @@ func appendWhere(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
 		return b, err
 	}
 	if n == 0 {
-		return b, fmt.Errorf("cannot locate a row of %s: its before image has no column", d.QualifiedName())
+		if !allGenerated(d) {
+			return b, fmt.Errorf("cannot locate a row of %s: its before image has no column", d.QualifiedName())
+		}
+		b = b[:where]
 	}
 	return append(b, " LIMIT 1"...), nil
+}
+
+func allGenerated(d *txn.TableDef) bool {
+	for i := range d.Columns {
+		if !d.Columns[i].Generated {
+			return false
+		}
+	}
+	return true
 }
 
 func hasAll(present []bool, cols []int) bool {

@@ -41,6 +41,10 @@ type TableDef struct {
 	// index), which a strict session may refuse where the source only
 	// warned.
 	ComputedOnWrite bool
+	// HashKeys counts MariaDB's long unique keys (UNIQUE ... USING HASH,
+	// or on a BLOB): each has a hidden hash column in the binlog's row
+	// images, after every other column (row_start and row_end included).
+	HashKeys int
 }
 
 // NeedsServerApply says why the rows of this table must be applied by the
