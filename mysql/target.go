@@ -36,6 +36,10 @@ type Target struct {
 	log       *slog.Logger
 	resolve   apply.ResolveDDL // see ResolvePending
 	readOnly  bool             // see ReadOnly
+
+	// Charsets maps the id of each collation the target knows to its
+	// character set's name (information_schema.COLLATIONS), read at Open.
+	Charsets map[uint16]string
 }
 
 // Option changes how Open prepares the target.
@@ -68,6 +72,11 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 			return fmt.Errorf("connect to target %s: %w", e, err)
 		}
 		t.IsMariaDB = strings.Contains(strings.ToLower(t.Version), "mariadb")
+		cs, err := readCharsets(ctx, db)
+		if err != nil {
+			return err
+		}
+		t.Charsets = cs
 		if t.readOnly {
 			return nil
 		}
@@ -78,6 +87,29 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 		return nil, err
 	}
 	return t, nil
+}
+
+// readCharsets reads the character set of every collation id the server
+// knows.
+func readCharsets(ctx context.Context, db *sql.DB) (map[uint16]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL")
+	if err != nil {
+		return nil, fmt.Errorf("read the target's collations (information_schema.COLLATIONS): %w", err)
+	}
+	defer rows.Close()
+	m := map[uint16]string{}
+	for rows.Next() {
+		var id uint16
+		var cs string
+		if err := rows.Scan(&id, &cs); err != nil {
+			return nil, fmt.Errorf("read the target's collations: %w", err)
+		}
+		m[id] = cs
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the target's collations: %w", err)
+	}
+	return m, nil
 }
 
 // Close releases the pool.

@@ -217,10 +217,11 @@ func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target
 	if t.IsDDL() {
 		st := t.Changes[0].Stmt
 		mariadb := t.Format != nil && t.Format.Flavor == txn.MariaDB
+		var charsets map[uint16]string
 		if tgt != nil {
-			mariadb = tgt.IsMariaDB
+			mariadb, charsets = tgt.IsMariaDB, tgt.Charsets
 		}
-		fmt.Fprintf(w, "%s;\n", mysql.DDLSession(st, mariadb))
+		fmt.Fprintf(w, "%s;\n", mysql.DDLSession(st, mariadb, charsets))
 		defer fmt.Fprintf(w, "%s;\n%s;\n", mysql.DDLSessionReset, scriptSession(tgt))
 		// The applier ignores a USE of a database that does not exist yet
 		// (the server logs CREATE DATABASE d with d as its database); a
