@@ -135,7 +135,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			file VARCHAR(512) NOT NULL,
 			pos BIGINT UNSIGNED NOT NULL,
 			last_gtid VARCHAR(128) NOT NULL,
-			source_ts TIMESTAMP(6) NULL,
+			source_ts DATETIME(6) NULL COMMENT 'UTC',
 			pending_ddl VARCHAR(128) NOT NULL DEFAULT '',
 			pending_state VARCHAR(64) NOT NULL DEFAULT '',
 			applied BIGINT UNSIGNED NOT NULL DEFAULT 0,
@@ -152,11 +152,15 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 		}
 	}
 	// Tables made by earlier builds lack the floor and have a narrower slot.
-	// Tables made before 2026-11 lack the pending DDL's state.
-	var floors, states, slotLen int
+	// Tables made before 2026-11 lack the pending DDL's state and hold
+	// source_ts in a TIMESTAMP, which the session's time zone shifts (a
+	// DDL's position is stored in the source's session) and which cannot
+	// hold every time a binlog carries (1234 written in +03:00 is before
+	// its range, Error 1292).
+	var floors, states, slotLen, timestamps int
 	c.QueryRowContext(ctx, `SELECT SUM(column_name = 'floor_gtid'), SUM(column_name = 'pending_state'),
-		MAX(IF(column_name = 'slot', character_maximum_length, 0))
-		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &states, &slotLen)
+		MAX(IF(column_name = 'slot', character_maximum_length, 0)), SUM(column_name = 'source_ts' AND data_type = 'timestamp')
+		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &states, &slotLen, &timestamps)
 	var upgrade []string
 	if floors == 0 {
 		upgrade = append(upgrade, "ADD COLUMN floor_gtid TEXT NOT NULL, ADD COLUMN floor_file VARCHAR(512) NOT NULL DEFAULT '', ADD COLUMN floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0")
@@ -166,6 +170,11 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 	}
 	if slotLen < 128 {
 		upgrade = append(upgrade, "MODIFY slot VARCHAR(128) NOT NULL")
+	}
+	if timestamps > 0 {
+		// The session's time zone is UTC (Endpoint.config): the stored
+		// times convert to UTC DATETIMEs.
+		upgrade = append(upgrade, "MODIFY source_ts DATETIME(6) NULL COMMENT 'UTC'")
 	}
 	if len(upgrade) > 0 {
 		if _, err := c.ExecContext(ctx, "ALTER TABLE "+PositionSchema+".position "+strings.Join(upgrade, ", ")); err != nil {
@@ -280,7 +289,8 @@ func (t *Target) createTable(ctx context.Context, q string) error {
 }
 
 // positionSQL is the statement that stores p; it runs inside the
-// transaction whose rows it covers.
+// transaction whose rows it covers, or after a DDL in the DDL's session:
+// source_ts is a DATETIME in UTC, which no session time zone shifts.
 func (t *Target) positionSQL(p position.Checkpoint) string {
 	ts := "NULL"
 	if !p.SourceTS.IsZero() {
