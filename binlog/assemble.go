@@ -480,7 +480,7 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 		a.addStmt(stmt(false))
 		return a.finish(h), nil
 	case qkDML:
-		return nil, a.formatErr(eventStart(h), ErrNotRowBased)
+		return nil, a.formatErr(eventStart(h), notRowBased(sql, string(e.Schema)))
 	}
 	if a.inTxn {
 		// A statement inside a row-based transaction (e.g. DROP TEMPORARY

@@ -441,7 +441,10 @@ func (t *Target) waitForDDLSession(ctx context.Context, c *sql.Conn, stmt string
 // lc_time_names. A MariaDB target (mariadb) also keeps system-versioned
 // history through ALTERs. The time, step and locale stay set on the
 // session: run DDLSessionReset before using it for anything else.
-func DDLSession(st *txn.Statement, mariadb bool) string {
+//
+// charsets maps the target's collation ids to their character sets
+// (Target.Charsets); nil when there is no target to ask.
+func DDLSession(st *txn.Statement, mariadb bool, charsets map[uint16]string) string {
 	set := []string{"time_zone='+00:00'", "sql_mode='NO_ENGINE_SUBSTITUTION'"}
 	if st.HasSQLMode {
 		set = append(set, "sql_mode="+strconv.FormatUint(st.SQLMode, 10))
@@ -450,8 +453,7 @@ func DDLSession(st *txn.Statement, mariadb bool) string {
 		set = append(set, "time_zone="+QuoteString(st.TimeZone))
 	}
 	if st.CharsetClient != 0 {
-		set = append(set, fmt.Sprintf("character_set_client=%d, collation_connection=%d, collation_server=%d",
-			st.CharsetClient, st.CollationConn, st.CollationServer))
+		set = append(set, sessionCharsets(st, charsets)...)
 	}
 	set = append(set, "foreign_key_checks="+boolInt(st.ForeignKeyChecks), "unique_checks="+boolInt(st.UniqueChecks))
 	if st.UnixMicro > 0 {
@@ -475,6 +477,58 @@ func DDLSession(st *txn.Statement, mariadb bool) string {
 	return "SET SESSION " + strings.Join(set, ", ")
 }
 
+// sessionCharsets sets the three character set variables of a Query
+// event, which carries them as collation ids, as the replica does:
+// character_set_client takes only the id of a character set's default
+// collation (SET character_set_client=46 fails with "Unknown character
+// set" after SET NAMES utf8mb4 COLLATE utf8mb4_bin), so it is set by the
+// name of the id's character set, as mariadb-binlog prints it; the two
+// collations take any id. An id the target does not know (MySQL 8's
+// utf8mb4_0900_ai_ci on MariaDB) is set as its character set's default
+// collation there, where MariaDB's replica would stop; an id whose
+// character set prepl does not know either goes as a number, for the
+// target to refuse.
+func sessionCharsets(st *txn.Statement, charsets map[uint16]string) []string {
+	charset := func(id uint16) string {
+		if cs, ok := charsets[id]; ok {
+			return cs
+		}
+		return txn.CharsetOfCollation(uint64(id))
+	}
+	var set []string
+	if cs := charset(st.CharsetClient); cs != "" {
+		set = append(set, "character_set_client="+QuoteString(cs))
+	} else {
+		set = append(set, fmt.Sprintf("character_set_client=%d", st.CharsetClient))
+	}
+	collation := func(name, charsetVar string, id uint16) string {
+		if _, known := charsets[id]; !known && charsets != nil {
+			if cs := charset(id); cs != "" {
+				return charsetVar + "=" + QuoteString(cs)
+			}
+		}
+		return fmt.Sprintf("%s=%d", name, id)
+	}
+	return append(set, collation("collation_connection", "character_set_connection", st.CollationConn),
+		collation("collation_server", "character_set_server", st.CollationServer))
+}
+
+// UnknownCollations lists the collation ids of st's session that the
+// target (charsets, from Target.Charsets) does not know, which
+// DDLSession replaces by their character set's default collation.
+func UnknownCollations(st *txn.Statement, charsets map[uint16]string) []uint16 {
+	var ids []uint16
+	if st.CharsetClient == 0 || charsets == nil {
+		return nil
+	}
+	for _, id := range []uint16{st.CharsetClient, st.CollationConn, st.CollationServer} {
+		if _, ok := charsets[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // DDLSessionReset gives a session its own time, auto-increment step and
 // locale back after DDLSession.
 const DDLSessionReset = "SET SESSION timestamp=DEFAULT, auto_increment_increment=DEFAULT, auto_increment_offset=DEFAULT, " +
@@ -485,7 +539,11 @@ const DDLSessionReset = "SET SESSION timestamp=DEFAULT, auto_increment_increment
 // position writes that follow.
 func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID bool) error {
 	st := tx.Changes[0].Stmt
-	set := DDLSession(st, t.IsMariaDB)
+	set := DDLSession(st, t.IsMariaDB, t.Charsets)
+	if ids := UnknownCollations(st, t.Charsets); len(ids) > 0 && t.log != nil {
+		t.log.Warn("the DDL's session has collations the target does not know: it runs with their character set's default collation",
+			"gtid", TxnID(tx), "collation_ids", ids)
+	}
 	if keepGTID {
 		if q := KeepGTIDSQL(tx); q != "" {
 			set += ", " + strings.TrimPrefix(q, "SET SESSION ")

@@ -36,6 +36,10 @@ type Target struct {
 	log       *slog.Logger
 	resolve   apply.ResolveDDL // see ResolvePending
 	readOnly  bool             // see ReadOnly
+
+	// Charsets maps the id of each collation the target knows to its
+	// character set's name (information_schema.COLLATIONS), read at Open.
+	Charsets map[uint16]string
 }
 
 // Option changes how Open prepares the target.
@@ -68,6 +72,11 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 			return fmt.Errorf("connect to target %s: %w", e, err)
 		}
 		t.IsMariaDB = strings.Contains(strings.ToLower(t.Version), "mariadb")
+		cs, err := readCharsets(ctx, db)
+		if err != nil {
+			return err
+		}
+		t.Charsets = cs
 		if t.readOnly {
 			return nil
 		}
@@ -78,6 +87,29 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 		return nil, err
 	}
 	return t, nil
+}
+
+// readCharsets reads the character set of every collation id the server
+// knows.
+func readCharsets(ctx context.Context, db *sql.DB) (map[uint16]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL")
+	if err != nil {
+		return nil, fmt.Errorf("read the target's collations (information_schema.COLLATIONS): %w", err)
+	}
+	defer rows.Close()
+	m := map[uint16]string{}
+	for rows.Next() {
+		var id uint16
+		var cs string
+		if err := rows.Scan(&id, &cs); err != nil {
+			return nil, fmt.Errorf("read the target's collations: %w", err)
+		}
+		m[id] = cs
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the target's collations: %w", err)
+	}
+	return m, nil
 }
 
 // Close releases the pool.
@@ -103,7 +135,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			file VARCHAR(512) NOT NULL,
 			pos BIGINT UNSIGNED NOT NULL,
 			last_gtid VARCHAR(128) NOT NULL,
-			source_ts TIMESTAMP(6) NULL,
+			source_ts DATETIME(6) NULL COMMENT 'UTC',
 			pending_ddl VARCHAR(128) NOT NULL DEFAULT '',
 			pending_state VARCHAR(64) NOT NULL DEFAULT '',
 			applied BIGINT UNSIGNED NOT NULL DEFAULT 0,
@@ -120,11 +152,15 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 		}
 	}
 	// Tables made by earlier builds lack the floor and have a narrower slot.
-	// Tables made before 2026-11 lack the pending DDL's state.
-	var floors, states, slotLen int
+	// Tables made before 2026-11 lack the pending DDL's state and hold
+	// source_ts in a TIMESTAMP, which the session's time zone shifts (a
+	// DDL's position is stored in the source's session) and which cannot
+	// hold every time a binlog carries (1234 written in +03:00 is before
+	// its range, Error 1292).
+	var floors, states, slotLen, timestamps int
 	c.QueryRowContext(ctx, `SELECT SUM(column_name = 'floor_gtid'), SUM(column_name = 'pending_state'),
-		MAX(IF(column_name = 'slot', character_maximum_length, 0))
-		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &states, &slotLen)
+		MAX(IF(column_name = 'slot', character_maximum_length, 0)), SUM(column_name = 'source_ts' AND data_type = 'timestamp')
+		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &states, &slotLen, &timestamps)
 	var upgrade []string
 	if floors == 0 {
 		upgrade = append(upgrade, "ADD COLUMN floor_gtid TEXT NOT NULL, ADD COLUMN floor_file VARCHAR(512) NOT NULL DEFAULT '', ADD COLUMN floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0")
@@ -134,6 +170,11 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 	}
 	if slotLen < 128 {
 		upgrade = append(upgrade, "MODIFY slot VARCHAR(128) NOT NULL")
+	}
+	if timestamps > 0 {
+		// The session's time zone is UTC (Endpoint.config): the stored
+		// times convert to UTC DATETIMEs.
+		upgrade = append(upgrade, "MODIFY source_ts DATETIME(6) NULL COMMENT 'UTC'")
 	}
 	if len(upgrade) > 0 {
 		if _, err := c.ExecContext(ctx, "ALTER TABLE "+PositionSchema+".position "+strings.Join(upgrade, ", ")); err != nil {
@@ -248,7 +289,8 @@ func (t *Target) createTable(ctx context.Context, q string) error {
 }
 
 // positionSQL is the statement that stores p; it runs inside the
-// transaction whose rows it covers.
+// transaction whose rows it covers, or after a DDL in the DDL's session:
+// source_ts is a DATETIME in UTC, which no session time zone shifts.
 func (t *Target) positionSQL(p position.Checkpoint) string {
 	ts := "NULL"
 	if !p.SourceTS.IsZero() {

@@ -417,7 +417,7 @@ func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (anal
 	}
 	defer rd.Close()
 	var b bytes.Buffer
-	defs := map[string]*txn.TableDef{}
+	defs := &scriptDefs{}
 	return calibrate.Pipeline(c, func() (int, error) {
 		t, err := rd.Next(ctx)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -32,7 +33,7 @@ func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.T
 	sum.tables = map[string]int{}
 	sum.mysql = position.MySQLSet{}
 	sum.mariadb = map[string][][2]uint64{}
-	defs := map[string]*txn.TableDef{}
+	defs := &scriptDefs{tgt: tgt}
 	var readErr error
 	for {
 		t, err := rd.Next(ctx)
@@ -213,14 +214,19 @@ func describeChanges(t *txn.Txn) string {
 }
 
 // printTxnSQL writes one transaction as the SQL prepl sends for it.
-func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target, defs map[string]*txn.TableDef) error {
+func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target, defs *scriptDefs) error {
+	if err := defs.fit(ctx, t); err != nil {
+		return err
+	}
 	if t.IsDDL() {
 		st := t.Changes[0].Stmt
+		defs.ddl(st)
 		mariadb := t.Format != nil && t.Format.Flavor == txn.MariaDB
+		var charsets map[uint16]string
 		if tgt != nil {
-			mariadb = tgt.IsMariaDB
+			mariadb, charsets = tgt.IsMariaDB, tgt.Charsets
 		}
-		fmt.Fprintf(w, "%s;\n", mysql.DDLSession(st, mariadb))
+		fmt.Fprintf(w, "%s;\n", mysql.DDLSession(st, mariadb, charsets))
 		defer fmt.Fprintf(w, "%s;\n%s;\n", mysql.DDLSessionReset, scriptSession(tgt))
 		// The applier ignores a USE of a database that does not exist yet
 		// (the server logs CREATE DATABASE d with d as its database); a
@@ -252,23 +258,13 @@ func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target
 	return nil
 }
 
-func printRow(ctx context.Context, w io.Writer, t *txn.Txn, c txn.Change, tgt *mysql.Target, defs map[string]*txn.TableDef) error {
+func printRow(ctx context.Context, w io.Writer, t *txn.Txn, c txn.Change, tgt *mysql.Target, defs *scriptDefs) error {
 	if c.Row == nil {
 		return nil
 	}
-	tb := c.Row.Table
-	d := defs[tb.QualifiedName()]
-	if d == nil {
-		var err error
-		if tgt != nil {
-			if d, err = tgt.Catalog.Load(ctx, tb.Schema, tb.Name); err != nil {
-				return fmt.Errorf("--print-sql %s: %w", mysql.TxnID(t), err)
-			}
-		} else if d, err = binlog.TableDefFromMetadata(tb); err != nil {
-			return fmt.Errorf("--print-sql %s at %s: %w; give --target with a server that has the table, "+
-				"or replay binlogs written with binlog_row_metadata=FULL", mysql.TxnID(t), t.Start, err)
-		}
-		defs[tb.QualifiedName()] = d
+	d, err := defs.def(ctx, t, c.Row)
+	if err != nil {
+		return err
 	}
 	b, err := mysql.AppendRowChange(nil, c.Row, d)
 	if err != nil {
@@ -280,6 +276,86 @@ func printRow(ctx context.Context, w io.Writer, t *txn.Txn, c txn.Change, tgt *m
 	}
 	_, err = fmt.Fprintf(w, "%s;\n", b)
 	return err
+}
+
+// scriptDefs gives --print-sql the definition of each row's table: the
+// target's, with the rows fitted to it as the applier fits them; without
+// a target, the definition the row's own table map gives (a table dropped
+// and re-created with other columns has another), where the generated
+// columns the stream's CREATE TABLE named are marked, so that the script
+// leaves them out as the applier does.
+type scriptDefs struct {
+	tgt       *mysql.Target
+	maps      map[string]mapDef          // by table: the definition of its last table map
+	generated map[string]map[string]bool // by table: its generated columns (lower case), from its CREATE TABLE
+}
+
+type mapDef struct {
+	tb *txn.Table
+	d  *txn.TableDef
+}
+
+// fit loads the target's definitions of t's tables and fits t's row
+// images to them (mysql.Catalog.LoadTxn).
+func (s *scriptDefs) fit(ctx context.Context, t *txn.Txn) error {
+	if s.tgt == nil {
+		return nil
+	}
+	if err := s.tgt.Catalog.LoadTxn(ctx, t); err != nil {
+		return fmt.Errorf("--print-sql %s: %w", mysql.TxnID(t), err)
+	}
+	return nil
+}
+
+// ddl notes the generated columns of a CREATE TABLE. Those an ALTER
+// adds stay unknown: the script gives their values, which the lax
+// session it runs in ignores.
+func (s *scriptDefs) ddl(st *txn.Statement) {
+	if s.tgt != nil {
+		return
+	}
+	def, err := postgres.ParseCreateTable(st.SQL, st.Schema)
+	if err != nil {
+		return
+	}
+	g := map[string]bool{}
+	for _, c := range def.Columns {
+		if c.Generated != "" {
+			g[strings.ToLower(c.Name)] = true
+		}
+	}
+	if s.generated == nil {
+		s.generated = map[string]map[string]bool{}
+	}
+	s.generated[def.Schema+"."+def.Name] = g
+}
+
+func (s *scriptDefs) def(ctx context.Context, t *txn.Txn, rc *txn.RowChange) (*txn.TableDef, error) {
+	tb := rc.Table
+	if s.tgt != nil {
+		d, err := s.tgt.Catalog.Load(ctx, tb.Schema, tb.Name)
+		if err != nil {
+			return nil, fmt.Errorf("--print-sql %s: %w", mysql.TxnID(t), err)
+		}
+		return d, nil
+	}
+	name := tb.Schema + "." + tb.Name
+	if m, ok := s.maps[name]; ok && m.tb == tb {
+		return m.d, nil
+	}
+	d, err := binlog.TableDefFromMetadata(tb)
+	if err != nil {
+		return nil, fmt.Errorf("--print-sql %s at %s: %w; give --target with a server that has the table, "+
+			"or replay binlogs written with binlog_row_metadata=FULL", mysql.TxnID(t), t.Start, err)
+	}
+	for i := range d.Columns {
+		d.Columns[i].Generated = s.generated[name][strings.ToLower(d.Columns[i].Name)]
+	}
+	if s.maps == nil {
+		s.maps = map[string]mapDef{}
+	}
+	s.maps[name] = mapDef{tb, d}
+	return d, nil
 }
 
 // scriptSession is the session a --print-sql script applies rows in:
