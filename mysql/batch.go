@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/compact"
@@ -31,6 +32,19 @@ type Batch struct {
 	nonTrans []string
 	mixed    bool // transactional tables too, beside nonTrans
 	keepGTID bool // it carries its single member's GTID
+	// ins is the INSERT the last chunk ends with, which the next rows of
+	// its transaction join while they can (extendInsert).
+	ins openInsert
+}
+
+// openInsert is the last statement of a batch's last chunk when it is an
+// INSERT that more rows may join.
+type openInsert struct {
+	chunk, stmt int // where it is: b.chunks[chunk].expect[stmt]
+	tx          *txn.Txn
+	def         *txn.TableDef
+	rc          *txn.RowChange // its first row: the others must match its columns
+	rows        int
 }
 
 // begin opens the batch's target transaction, carrying the single
@@ -369,13 +383,57 @@ func (t *Target) renderRow(ctx context.Context, b *Batch, tx *txn.Txn, rc *txn.R
 	}
 	b.setFlags(rc.Flags)
 	b.setLax(NeedsLax(rc, d))
+	if ok, err := b.extendInsert(tx, rc, d); ok || err != nil {
+		return err
+	}
 	err = b.add(rowExpect{check: true, kind: rc.Kind, tx: tx, row: rc, def: d}, func(buf []byte) ([]byte, error) {
 		return AppendRowChange(buf, rc, d)
 	})
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", describe(tx), err)
 	}
+	if rc.Kind == txn.Insert && !b.lax {
+		n := len(b.chunks) - 1
+		b.ins = openInsert{chunk: n, stmt: len(b.chunks[n].expect) - 1, tx: tx, def: d, rc: rc, rows: 1}
+	}
 	return nil
+}
+
+// extendInsert adds an inserted row to the INSERT the batch ends with,
+// when that statement inserts rows of the same transaction into the same
+// table, with the same columns, in the same session state: one
+// multi-row INSERT in source order does what the single-row ones would,
+// row by row, without a statement's parsing and execution per row (a
+// key-less table's big transactions, which compaction leaves in order,
+// went one statement per row). Not across transactions, so that an error
+// names the right one; not in the lax mode, where a multi-row INSERT
+// takes a NULL into a NOT NULL column as the implicit default that a
+// single-row one refuses.
+func (b *Batch) extendInsert(tx *txn.Txn, rc *txn.RowChange, d *txn.TableDef) (bool, error) {
+	o := &b.ins
+	n := len(b.chunks) - 1
+	if rc.Kind != txn.Insert || b.lax || o.rc == nil || o.tx != tx || o.def != d || o.chunk != n || o.rows >= netRows {
+		return false, nil
+	}
+	c := &b.chunks[n]
+	if c.closed || o.stmt != len(c.expect)-1 || len(c.sql) >= maxBatch ||
+		!slices.Equal(o.rc.AfterCols, rc.AfterCols) || !slices.Equal(o.rc.Table.Types, rc.Table.Types) {
+		return false, nil
+	}
+	keep := len(c.sql)
+	out := append(c.sql[:keep-1], ",("...) // over the statement's ';'
+	out, _, err := appendColumns(out, d, rc.AfterCols, ",", func(buf []byte, i int) ([]byte, error) {
+		return AppendLiteral(buf, rc.After[i], rc.Table.Types[i], &d.Columns[i])
+	})
+	if err != nil {
+		c.sql = append(c.sql[:keep-1], ';')
+		return false, fmt.Errorf("apply %s: %w", describe(tx), err)
+	}
+	c.sql = append(out, ");"...)
+	e := &c.expect[o.stmt]
+	o.rows++
+	e.want, e.row = int64(o.rows), nil
+	return true, nil
 }
 
 func (t *Target) table(ctx context.Context, schema, name string) (*txn.TableDef, error) {

@@ -181,9 +181,9 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 			return fmt.Errorf("compacted %s on %s affected %d rows, want %d: %w", e.kind, e.def.QualifiedName(), affected[i], want, ErrCompacted)
 		}
 		if affected[i] != want {
-			return fmt.Errorf("apply %s: %s on %s affected %d rows, want 1: the target has diverged from the source%s: %w; "+
+			return fmt.Errorf("apply %s: %s on %s affected %d rows, want %d: the target has diverged from the source%s: %w; "+
 				"repair the row on the target and restart, or skip the transaction with prepl skip (see prepl skip --help)",
-				describe(e.tx), e.kind, e.def.QualifiedName(), affected[i], divergedRow(e.row, e.def), ErrRowCount)
+				describe(e.tx), e.kind, e.def.QualifiedName(), affected[i], want, divergedRow(e.row, e.def), ErrRowCount)
 		}
 	}
 	return nil
