@@ -513,7 +513,8 @@ func sessionCharsets(st *txn.Statement, charsets map[uint16]string) []string {
 		collation("collation_server", "character_set_server", st.CollationServer))
 }
 
-// UnknownCollations lists the collation ids of st's session that the
+// UnknownCollations lists the collations of st's session (connection
+// and server: of the client's only its character set counts) that the
 // target (charsets, from Target.Charsets) does not know, which
 // DDLSession replaces by their character set's default collation.
 func UnknownCollations(st *txn.Statement, charsets map[uint16]string) []uint16 {
@@ -521,7 +522,7 @@ func UnknownCollations(st *txn.Statement, charsets map[uint16]string) []uint16 {
 	if st.CharsetClient == 0 || charsets == nil {
 		return nil
 	}
-	for _, id := range []uint16{st.CharsetClient, st.CollationConn, st.CollationServer} {
+	for _, id := range []uint16{st.CollationConn, st.CollationServer} {
 		if _, ok := charsets[id]; !ok {
 			ids = append(ids, id)
 		}
