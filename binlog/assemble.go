@@ -78,6 +78,9 @@ type assembler struct {
 	relay, relayHead, carrying bool
 	spanBytes                  int
 	relayNext                  string
+
+	// redecoding: the assembler of redecodeRows, which sets no Redecode.
+	redecoding bool
 }
 
 type tableEntry struct {
@@ -693,8 +696,18 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 		re = &txn.RowsEvent{Map: ent.raw, Event: raw, Statement: a.stmt, Rows: len(e.rows) / step}
 		rcs = make([]txn.RowChange, len(e.rows)/step)
 	}
+	if re != nil && !a.redecoding && a.flavor == txn.MariaDB && a.format != nil && hasOldTemporal(tbl.Types) {
+		re.Redecode = redecoder(a.format.Event, ent.raw, raw, tbl, a.stmt)
+		if len(e.rows) == 0 { // decodeRowsChecked could not decode it as fsp 0
+			re.Undecoded, re.Rows = true, 1
+			a.cur.Changes = append(a.cur.Changes, txn.Change{Row: &txn.RowChange{Kind: kind, Table: tbl, Flags: e.flags, Event: re}})
+		}
+	}
 	if e.flags&replication.RowsEventStmtEndFlag != 0 {
 		a.stmt++
+	}
+	if len(e.rows) == 0 && hasOldTemporal(tbl.Types) && (re == nil || re.Redecode == nil) {
+		return fmt.Errorf("rows event for %s: its TIME, DATETIME or TIMESTAMP values do not decode", tbl.QualifiedName())
 	}
 	// The rows of one event share their column bitmaps, and are
 	// allocated together.

@@ -920,6 +920,15 @@ func decodeRowsChecked(e *replication.RowsEvent, data []byte) error {
 	if decodeFast && fastRows(e, typ) {
 		return decodeRowsFast(e, data, pos, isUpdateRows(typ))
 	}
+	if hasOldTemporal(e.Table.ColumnType) {
+		// Decoded as if without fractional digits; where that fails, the
+		// event is left undecoded (no rows) for the target's definition
+		// (txn.RowsEvent.Redecode).
+		if decodeRowsOld(e, data, pos, nil) != nil {
+			e.Rows = nil
+		}
+		return nil
+	}
 	if err := e.DecodeData(pos, data); err != nil {
 		return err
 	}

@@ -62,6 +62,9 @@ func (c *Catalog) Invalidate() {
 // The other way round, a source's columns after the target's last one are
 // cut from the images: a replica ignores their values.
 func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
+	if err := c.Redecode(ctx, t); err != nil {
+		return err
+	}
 	for _, ch := range t.Changes {
 		if ch.Row == nil {
 			continue

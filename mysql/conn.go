@@ -575,6 +575,9 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after position.Checkpoint) error {
 	rows := *tx
 	rows.Changes = tx.Changes[1:]
+	if err := t.Catalog.Redecode(ctx, &rows); err != nil {
+		return fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
+	}
 	b, err := t.render(ctx, []*txn.Txn{&rows}, nil, false, false)
 	if err != nil {
 		return err

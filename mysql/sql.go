@@ -134,6 +134,9 @@ func isTemporal(s string) bool {
 // AppendRowChange appends the statement that applies one row change. The
 // caller checks that it affects exactly one row.
 func AppendRowChange(b []byte, rc *txn.RowChange, d *txn.TableDef) ([]byte, error) {
+	if rc.Event != nil && rc.Event.Undecoded {
+		return b, errUndecoded(d.QualifiedName())
+	}
 	var err error
 	types := rc.Table.Types
 	name := func(b []byte, i int) ([]byte, error) { return appendIdent(b, d.Columns[i].Name), nil }

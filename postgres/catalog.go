@@ -209,6 +209,11 @@ func (c *Catalog) LoadTxn(tx *txn.Txn) error {
 			if _, err := c.lookup(ch.Row.Table); err != nil {
 				return err // the engine names tx
 			}
+			if ev := ch.Row.Event; ev != nil && ev.Undecoded {
+				return fmt.Errorf("the rows of %s have TIME, DATETIME or TIMESTAMP values with fractional seconds in MariaDB's "+
+					"pre-10.1 format, which prepl decodes only for a MySQL or MariaDB target: rebuild the table on the source "+
+					"(ALTER TABLE ... FORCE) or leave it out (--exclude)", ch.Row.Table.QualifiedName())
+			}
 		}
 	}
 	return nil

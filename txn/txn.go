@@ -199,6 +199,16 @@ type RowsEvent struct {
 	// flagged STMT_END) share it.
 	Statement int
 	Rows      int // row changes the event produced
+	// Redecode is set on a rows event of a MariaDB table with columns in
+	// the pre-10.1 temporal format (TIME, DATETIME, TIMESTAMP type
+	// codes): their fractional digits are in no event, and the reader
+	// decoded them as none. It decodes the event's rows again with
+	// fsp[i] digits for column i (the target's, as MariaDB's replica
+	// takes its own columns'); the changes it returns replace the
+	// event's. Undecoded: decoding with no digits failed, and the event
+	// stands as one row change with no image until decoded again.
+	Redecode  func(fsp []int) ([]RowChange, error)
+	Undecoded bool
 }
 
 // Table is what the binlog's table map event says of a table. Names,

@@ -244,6 +244,11 @@ func printTxnSQL(ctx context.Context, w io.Writer, t *txn.Txn, tgt *mysql.Target
 		}
 		return nil
 	}
+	if tgt != nil {
+		if err := tgt.Catalog.Redecode(ctx, t); err != nil {
+			return fmt.Errorf("--print-sql %s: %w", mysql.TxnID(t), err)
+		}
+	}
 	fmt.Fprintln(w, "BEGIN;")
 	for _, c := range t.Changes {
 		if c.Stmt != nil {
