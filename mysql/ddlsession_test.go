@@ -32,9 +32,10 @@ func TestDDLSessionCharsets(t *testing.T) {
 		{192, 192, 33, [3]string{"utf8mb3", "utf8mb3_unicode_ci", "utf8mb3_general_ci"}},
 		{1070, 1070, 1070, [3]string{"utf8mb4", "utf8mb4_nopad_bin", "utf8mb4_nopad_bin"}},
 		{63, 63, 8, [3]string{"binary", "binary", "latin1_swedish_ci"}},
-		{8, 46, 77, [3]string{"latin1", "utf8mb4_bin", "latin2_bin"}},                     // three different sets
-		{255, 255, 255, [3]string{"utf8mb4", "utf8mb4_general_ci", "utf8mb4_general_ci"}}, // MySQL 8's utf8mb4_0900_ai_ci
-		{45, 305, 255, [3]string{"utf8mb4", "utf8mb4_general_ci", "utf8mb4_general_ci"}},  // MySQL 8's utf8mb4_0900_as_cs
+		{8, 46, 77, [3]string{"latin1", "utf8mb4_bin", "latin2_bin"}},                              // three different sets
+		{2307, 2307, 2304, [3]string{"utf8mb4", "utf8mb4_uca1400_as_cs", "utf8mb4_uca1400_ai_ci"}}, // MariaDB 10.10's UCA 14
+		{255, 255, 255, [3]string{"utf8mb4", "utf8mb4_general_ci", "utf8mb4_general_ci"}},          // MySQL 8's utf8mb4_0900_ai_ci
+		{45, 305, 255, [3]string{"utf8mb4", "utf8mb4_general_ci", "utf8mb4_general_ci"}},           // MySQL 8's utf8mb4_0900_as_cs
 	} {
 		st := &txn.Statement{SQL: "DO 1", CharsetClient: tc.client, CollationConn: tc.conn, CollationServer: tc.server}
 		set := mysql.DDLSession(st, tgt.IsMariaDB, tgt.Charsets)

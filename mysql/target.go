@@ -90,24 +90,33 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 }
 
 // readCharsets reads the character set of every collation id the server
-// knows.
+// knows: from information_schema.COLLATIONS, and on MariaDB 10.10 and
+// later from COLLATION_CHARACTER_SET_APPLICABILITY too, the only list of
+// the UCA 14 collations' ids (utf8mb4_uca1400_ai_ci is 2304).
 func readCharsets(ctx context.Context, db *sql.DB) (map[uint16]string, error) {
-	rows, err := db.QueryContext(ctx, "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL")
-	if err != nil {
+	m := map[uint16]string{}
+	read := func(q string) error {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id uint16
+			var cs string
+			if err := rows.Scan(&id, &cs); err != nil {
+				return err
+			}
+			m[id] = cs
+		}
+		return rows.Err()
+	}
+	if err := read("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL"); err != nil {
 		return nil, fmt.Errorf("read the target's collations (information_schema.COLLATIONS): %w", err)
 	}
-	defer rows.Close()
-	m := map[uint16]string{}
-	for rows.Next() {
-		var id uint16
-		var cs string
-		if err := rows.Scan(&id, &cs); err != nil {
-			return nil, fmt.Errorf("read the target's collations: %w", err)
-		}
-		m[id] = cs
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the target's collations: %w", err)
+	err := read("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID IS NOT NULL")
+	if err != nil && ErrorCode(err) != 1054 { // no column ID: MySQL, MariaDB before 10.10
+		return nil, fmt.Errorf("read the target's collations (information_schema.COLLATION_CHARACTER_SET_APPLICABILITY): %w", err)
 	}
 	return m, nil
 }

@@ -43,3 +43,11 @@ SET character_set_client = latin1, collation_connection = utf8mb4_bin, collation
 CREATE DATABASE db_server_coll;
 CREATE TABLE db_server_coll.t (a VARCHAR(10) PRIMARY KEY, d VARCHAR(10) DEFAULT 'ab');
 INSERT INTO db_server_coll.t (a) VALUES ('r');
+
+-- MariaDB 10.10's UCA 14 collations have ids past 2047, which
+-- information_schema.COLLATIONS does not list.
+SET NAMES utf8mb4 COLLATE utf8mb4_uca1400_as_cs;
+SET collation_server = utf8mb4_uca1400_as_cs;
+CREATE DATABASE db_uca;
+CREATE TABLE db_uca.t (a VARCHAR(10) PRIMARY KEY);
+INSERT INTO db_uca.t VALUES ('q'), ('Q');
