@@ -35,3 +35,8 @@ DELETE FROM t2 WHERE c1 = 2;
 -- avoid, and the row keeps the strict session.
 CREATE TABLE u (id INT PRIMARY KEY, d DATE, v DATE AS (d + INTERVAL 1 DAY) VIRTUAL) ENGINE=InnoDB;
 INSERT INTO u (id, d) VALUES (1, 0);
+-- An invalid date a source with ALLOW_INVALID_DATES stored, under an
+-- indexed virtual column.
+SET sql_mode = 'ALLOW_INVALID_DATES';
+INSERT INTO t2 (c1, c5) VALUES (4, '2000-02-30');
+UPDATE t2 SET c5 = '2001-04-31' WHERE c1 = 4;
