@@ -80,7 +80,18 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.cores, "target-cores", 0, "cost model: units the target runs at full speed at once (0: as many as workers)")
 }
 
+// runAnalyze runs prepl analyze. On SIGINT/SIGTERM (ctx cancelled) it
+// stops at once, as it applies nothing: it reads no further, reports what
+// it has read (marked interrupted) and returns errInterrupted.
 func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := analyzeCmd(ctx, args, stdout, stderr)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w before anything was analyzed: %v", errInterrupted, err)
+	}
+	return err
+}
+
+func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f analyzeFlags
@@ -225,6 +236,9 @@ Flags:
 	if readErr != nil {
 		return fmt.Errorf("read binlog: %w (the report above covers the %d complete transactions before it)", readErr, rep.Summary.Transactions)
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: the report above covers the %d transactions read", errInterrupted, rep.Summary.Transactions)
+	}
 	return nil
 }
 
@@ -235,6 +249,9 @@ Flags:
 // still being written), which becomes a warning.
 func analyzeStream(ctx, readCtx context.Context, rd binlog.Reader, a *analyze.Analyzer, srvCat *serverCatalog, prog *progress, warnings *[]string) error {
 	for {
+		if ctx.Err() != nil {
+			return nil // interrupted: the reader may still have transactions read ahead
+		}
 		tx, err := rd.Next(readCtx)
 		switch {
 		case err == nil:
