@@ -138,6 +138,19 @@ Flags:
 		return err
 	}
 
+	var srvCat *serverCatalog
+	catURL := f.catalog
+	if catURL == "" {
+		catURL = f.source
+	}
+	if catURL != "" && catURL != "binlog" {
+		if srvCat, err = openServerCatalog(ctx, catURL); err != nil {
+			return err
+		}
+		defer srvCat.Close()
+		opt.Catalog, opt.CatalogSource = srvCat, "server "+srvCat.name+" (tables it lacks: binlog metadata)"
+	}
+
 	if f.calibrate != "" {
 		e, err := mysql.ParseURL(f.calibrate)
 		if err != nil {
@@ -148,7 +161,7 @@ Flags:
 			return err
 		}
 		if len(files) > 0 {
-			if c, err = measurePipeline(ctx, c, files); err != nil {
+			if c, err = measurePipeline(ctx, c, files, srvCat, e); err != nil {
 				return err
 			}
 			scan, err := measureScan(files)
@@ -170,19 +183,6 @@ Flags:
 		}
 		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
 		opt.Costs = f.overrideCosts(c)
-	}
-
-	var srvCat *serverCatalog
-	catURL := f.catalog
-	if catURL == "" {
-		catURL = f.source
-	}
-	if catURL != "" && catURL != "binlog" {
-		if srvCat, err = openServerCatalog(ctx, catURL); err != nil {
-			return err
-		}
-		defer srvCat.Close()
-		opt.Catalog, opt.CatalogSource = srvCat, "server "+srvCat.name+" (tables it lacks: binlog metadata)"
 	}
 
 	var warnings []string
@@ -427,17 +427,26 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 
 // measurePipeline times prepl's own reading, decoding and rendering on the
 // first transactions of files (calibrate.Pipeline), as a dry run does them.
-func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (analyze.Costs, error) {
+func measurePipeline(ctx context.Context, c analyze.Costs, files []string, srvCat *serverCatalog, tgt mysql.Endpoint) (analyze.Costs, error) {
 	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
 	if err != nil {
 		return c, err
 	}
 	defer rd.Close()
+	db, err := tgt.OpenDB()
+	if err != nil {
+		return c, err
+	}
+	defer db.Close()
+	tgtCat := mysql.NewCatalog(db)
 	var b bytes.Buffer
 	defs := map[string]*txn.TableDef{}
 	return calibrate.Pipeline(c, func() (int, error) {
 		t, err := rd.Next(ctx)
 		if err != nil {
+			return 0, err
+		}
+		if err := pipelineDefs(ctx, t, defs, srvCat, tgtCat); err != nil {
 			return 0, err
 		}
 		b.Reset()
@@ -446,6 +455,48 @@ func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (anal
 		}
 		return t.Size, nil
 	})
+}
+
+// pipelineDefs puts in defs the definitions of the tables t changes that
+// it lacks, as the engine would find them: the binlog's metadata when it
+// is full, else the catalog server's (--catalog, or --source), else the
+// calibrated target's. A binlog written without binlog_row_metadata=FULL
+// (MariaDB's default) names no columns: a server must have the table.
+func pipelineDefs(ctx context.Context, t *txn.Txn, defs map[string]*txn.TableDef, srvCat *serverCatalog, tgtCat *mysql.Catalog) error {
+	for _, ch := range t.Changes {
+		if ch.Row == nil || ch.Row.Table == nil {
+			continue
+		}
+		tb := ch.Row.Table
+		key := tb.QualifiedName()
+		if defs[key] != nil {
+			continue
+		}
+		d, err := binlog.TableDefFromMetadata(tb)
+		if err == nil {
+			defs[key] = d
+			continue
+		}
+		if srvCat != nil {
+			srvCat.prepare(ctx, t)
+			if d, ok := srvCat.Table(tb.Schema, tb.Name); ok && d != nil {
+				defs[key] = d
+				continue
+			}
+		}
+		d, lerr := tgtCat.Load(ctx, tb.Schema, tb.Name)
+		if lerr == nil && len(d.Columns) == len(tb.Types) {
+			defs[key] = d
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("calibrate prepl's own pipeline on %s at %s: %w; neither the --catalog server nor the --calibrate target "+
+			"has the table with its %d columns: give --catalog with a server that has it (the source, or a replica), "+
+			"or analyze binlogs written with binlog_row_metadata=FULL", mysql.TxnID(t), t.Start, err, len(tb.Types))
+	}
+	return nil
 }
 
 // scanSample is how many bytes of the files measureScan scans at most.
