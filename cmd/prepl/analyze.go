@@ -43,6 +43,8 @@ type analyzeFlags struct {
 	fixedWorkers               bool
 	cores                      float64
 	compact                    bool
+	maxEvent, maxTxn           string
+	lim                        binlog.Limits // from maxEvent, maxTxn (options)
 }
 
 func (f *analyzeFlags) register(fs *flag.FlagSet) {
@@ -77,6 +79,8 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.costReadKiB, "cost-read-kib", 0, "cost model: prepl's reader, per KiB (default "+analyze.DefaultCosts.ReadKiB.String()+")")
 	fs.DurationVar(&f.costStart, "cost-start", 0, "cost model: a run's fixed cost besides applying: starting, connecting, scanning the files,\ncreating prepl's tables on a new target (default "+analyze.DefaultCosts.Start.String()+", or calibrated)")
 	fs.BoolVar(&f.fixedWorkers, "fixed-workers", false, "predict the engine as replay/replicate --fixed-workers run: --workers units in flight all along\n(default: the workers are a ceiling and the engine's controller chooses, as the engine does)")
+	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted, as replay/replicate --max-event-size; a bigger one is taken for damage")
+	fs.StringVar(&f.maxTxn, "max-txn-size", "256MiB", "largest transaction accepted, as replay/replicate --max-txn-size (analyze holds the\ntransactions of the simulated runs' windows in memory)")
 	fs.Float64Var(&f.cores, "target-cores", 0, "cost model: units the target runs at full speed at once (0: as many as workers)")
 }
 
@@ -161,7 +165,7 @@ Flags:
 			return err
 		}
 		if len(files) > 0 {
-			if c, err = measurePipeline(ctx, c, files, srvCat, e); err != nil {
+			if c, err = measurePipeline(ctx, c, files, f.lim, srvCat, e); err != nil {
 				return err
 			}
 			scan, err := measureScan(files)
@@ -173,7 +177,7 @@ Flags:
 			// the run waits for the longer of the two.
 			c.Start = max(c.Start, calibrate.ProcessStart+scan)
 			var why string
-			if c, why, err = measureUnits(ctx, e, c, files, f.unit, f.compact); err != nil {
+			if c, why, err = measureUnits(ctx, e, c, files, f.lim, f.unit, f.compact); err != nil {
 				return err
 			}
 			if why != "" {
@@ -203,7 +207,7 @@ Flags:
 		opt.Input = []string{redact.URL(f.source)}
 		prog = newProgress(stderr, nil)
 	} else {
-		fr, err := binlog.OpenFiles(files, binlog.FileOptions{})
+		fr, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: f.lim})
 		if err != nil {
 			return err
 		}
@@ -344,6 +348,15 @@ func (f *analyzeFlags) options() (analyze.Options, error) {
 	if err != nil {
 		return opt, fmt.Errorf("%w: --big: %v", errUsage, err)
 	}
+	ev, err := parseBytes(f.maxEvent)
+	if err != nil {
+		return opt, fmt.Errorf("%w: --max-event-size: %v", errUsage, err)
+	}
+	tx, err := parseBytes(f.maxTxn)
+	if err != nil {
+		return opt, fmt.Errorf("%w: --max-txn-size: %v", errUsage, err)
+	}
+	f.lim = binlog.Limits{MaxEvent: int64(ev), MaxTxn: int64(tx)}
 	if f.cores < 0 {
 		return opt, fmt.Errorf("%w: --target-cores must be 0 (unlimited) or more", errUsage)
 	}
@@ -418,7 +431,7 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
 	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, PasswordFunc: e.Secret,
-		TLS: tc, TLSFallback: fallback, StartGTID: f.startGTID, StopAtEnd: f.duration == 0})
+		TLS: tc, TLSFallback: fallback, StartGTID: f.startGTID, StopAtEnd: f.duration == 0, Limits: f.lim})
 	if err != nil {
 		return nil, nil, fmt.Errorf("source %s: %w", e, mysql.ExplainTLSError(e, err))
 	}
@@ -427,8 +440,8 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 
 // measurePipeline times prepl's own reading, decoding and rendering on the
 // first transactions of files (calibrate.Pipeline), as a dry run does them.
-func measurePipeline(ctx context.Context, c analyze.Costs, files []string, srvCat *serverCatalog, tgt mysql.Endpoint) (analyze.Costs, error) {
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+func measurePipeline(ctx context.Context, c analyze.Costs, files []string, lim binlog.Limits, srvCat *serverCatalog, tgt mysql.Endpoint) (analyze.Costs, error) {
+	rd, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: lim})
 	if err != nil {
 		return c, err
 	}
@@ -540,8 +553,8 @@ func measureScan(files []string) (time.Duration, error) {
 // target where the binlog starts (a replica about to apply it): when the
 // first unit does not apply there (a missing table or row), or the binlog
 // starts with a DDL, the costs are returned as they are, with why.
-func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, unitTxns int, compaction bool) (analyze.Costs, string, error) {
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, lim binlog.Limits, unitTxns int, compaction bool) (analyze.Costs, string, error) {
+	rd, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: lim})
 	if err != nil {
 		return c, "", err
 	}

@@ -290,4 +290,11 @@ func TestAnalyzeCalibrateWithoutFullMetadata(t *testing.T) {
 		t.Errorf("no server has the table: exit %d, want an error that says to give --catalog\n%s", code, errs)
 	}
 	checkAnalyzeFlags(t, errs)
+
+	// The reader's limits are analyze's flags too: its errors name them.
+	code, _, errs = analyzeRun(t, "--max-event-size", "200", file)
+	if code != 2 || !strings.Contains(errs, "raise --max-event-size") {
+		t.Errorf("an event over --max-event-size: exit %d, want 2 and the flag named\n%s", code, errs)
+	}
+	checkAnalyzeFlags(t, errs)
 }
