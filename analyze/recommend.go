@@ -21,7 +21,7 @@ func recommend(r *Report) []string {
 	switch {
 	case bp.Speedup >= 1.2:
 		e := bm.enough()
-		add("Use --mode %s --workers %d: predicted %.1fx faster than serial apply (%s), and more workers add less than 10%% (best %.1fx at %d).",
+		add("Apply with prepl replay/replicate --mode %s --workers %d: predicted %.1fx faster than serial apply (%s), and more workers add less than 10%% (best %.1fx at %d).",
 			bm.Mode, e.Workers, e.Speedup, fmtRate(e.TxnRate), bp.Speedup, bp.Workers)
 	case bm.Mode != "":
 		msg := fmt.Sprintf("With commit units of %d, parallel workers will not help prepl's engine much on this binlog: no mode is predicted faster than %.2fx.",
@@ -39,7 +39,7 @@ func recommend(r *Report) []string {
 		if u < r.Model.UnitTxns {
 			why = fmt.Sprintf("a unit waits for every unit any of its transactions depends on, so units of %d depend on the unit before them more often and run one after another", r.Model.UnitTxns)
 		}
-		add("Commit units of %d transactions would be faster here: --commit-unit %d --mode %s --workers %d is predicted at %.1fx serial apply with units of %d (%s), against %.2fx with units of %d: %s.",
+		add("Commit units of %d transactions would be faster here: replay/replicate --commit-unit %d --mode %s --workers %d is predicted at %.1fx serial apply with units of %d (%s), against %.2fx with units of %d: %s.",
 			u, u, m, p.Workers, p.Speedup, r.Model.UnitTxns, fmtRate(p.TxnRate), bp.Speedup, r.Model.UnitTxns, why)
 	}
 
@@ -56,7 +56,7 @@ func recommend(r *Report) []string {
 		cb, wb := maxSpeedup(co), maxSpeedup(ws)
 		switch {
 		case wb >= 1.2 && wb > 1.2*cb:
-			add("Writeset mode finds more parallelism than the source's group commits (%.1fx against %.1fx): keep --mode writeset (the default).", wb, cb)
+			add("Writeset mode finds more parallelism than the source's group commits (%.1fx against %.1fx): keep replay/replicate --mode writeset (the default).", wb, cb)
 		case cb >= 1.2 && cb > 1.2*wb:
 			add("Commit-order mode beats writeset here (%.1fx against %.1fx): the source's group commits hold parallelism that prepl's key analysis cannot prove (see tables without keys, foreign keys).", cb, wb)
 		}

@@ -81,6 +81,11 @@ type sim struct {
 	exec simHeap            // jobs executing, by finishV
 	work map[uint64]float64 // execution seconds of admitted units
 
+	// steps counts the clock's steps: a few per unit and per transaction
+	// read. stuck counts the steps in a row to a deadline that was not
+	// after the clock (the sequencer asked for a time already past).
+	steps, stuck uint64
+
 	// Results.
 	units, txns, reruns uint64
 	flight              float64 // the sequencer's Concurrency integrated over simulated seconds
@@ -104,6 +109,9 @@ type simJob struct {
 	commitEnd time.Duration
 	heapIdx   int
 }
+
+// d0 is a deadline as simulated time.
+func d0(t time.Time) time.Duration { return t.Sub(simBase) }
 
 // simBase is the simulated clock's origin.
 var simBase = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -329,11 +337,25 @@ func (r *sim) step() {
 			next, execJob, commitJob, readDone = j.commitEnd, nil, j, false
 		}
 	}
+	stale := false
 	if d := r.seq.Deadline(); !d.IsZero() {
 		dl := max(d.Sub(simBase), r.now+1)
 		if dl < next {
 			next, execJob, commitJob, readDone = dl, nil, nil, false
+			stale = d.Sub(simBase) <= r.now
 		}
+	}
+	r.steps++
+	if r.stuck++; !stale {
+		r.stuck = 0
+	}
+	if r.stuck > 2 {
+		// A past deadline the sequencer does not act on: the clock would
+		// creep a nanosecond a step (as the engine's timer would fire at
+		// once, again and again), millions of steps per simulated
+		// millisecond.
+		panic(fmt.Sprintf("analyze: %s simulation with %d workers: the sequencer's deadline stays in the past (%s at %s)",
+			r.mode, r.workers, d0(r.seq.Deadline()), r.now))
 	}
 	if next == time.Duration(math.MaxInt64) {
 		panic(fmt.Sprintf("analyze: %s simulation with %d workers stalled: %d units in flight",

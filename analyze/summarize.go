@@ -186,7 +186,7 @@ func assumptions(r *Report) []string {
 		"Optimistic mode: a unit started before the units it shares a row with (writeset) have committed meets their locks; even odds: it waits for those commits, then does half its work again, or the next unit to commit stalls for the conflict stall and the unit fails and is retried when it is next to commit (the engine's retry).",
 		"Domain mode is simulated from the first transaction of a second GTID domain on (before it, it is the same as writeset).",
 		fmt.Sprintf("Intervals (AMIL) and critical paths look for dependencies %d transactions back; one further back counts as one on the transaction that far back. The simulations have no such limit.", r.Model.History),
-		"Speedups are against prepl's serial apply (--workers 0) with the same commit unit size. Not modelled: the network, the parallelism of prepl's own CPU (one pipeline stage), the target's buffer pool misses, retries other than row conflicts.",
+		"Speedups are against prepl's serial apply (replay/replicate --workers 0) with the same commit unit size. Not modelled: the network, the parallelism of prepl's own CPU (one pipeline stage), the target's buffer pool misses, retries other than row conflicts.",
 	}
 	if r.Catalog.FromServer < r.Catalog.Tables {
 		out = append(out, "Tables defined by the binlog's metadata only: unique secondary keys, foreign keys and triggers are unknown, so their conflicts are not counted; a table whose primary key the metadata does not give conflicts table-wide.")

@@ -62,6 +62,7 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) (limitChang
 	running := map[int]*inFlight{} // by worker
 	limits := map[int]bool{}
 	ended := false
+	spins := 0 // Ready runs at one time whose deadline was not after it
 	for step := 0; ; step++ {
 		if step > 200000 {
 			return 0, fmt.Errorf("no progress after %d steps", step)
@@ -80,7 +81,9 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) (limitChang
 			}
 		}
 		now = now.Add(time.Duration(r.IntN(3)) * time.Millisecond)
-		s.Tick(now, !ended && r.IntN(2) == 0)
+		backlog := !ended && r.IntN(2) == 0
+		s.Tick(now, backlog)
+	ready:
 		for acts := s.Ready(); len(acts) > 0; acts = s.Ready() {
 			for _, a := range acts {
 				switch a.Kind {
@@ -123,6 +126,18 @@ func randomRun(r *rand.Rand, mode depend.Mode, workers, unit, n int) (limitChang
 				}
 			}
 		}
+		// A deadline is a time something is due: once Ready has done
+		// what is due now, one not after now makes the caller's timer
+		// fire at once. Once more may be due (a unit started forming
+		// while Ready ran); twice, and it would fire again and again.
+		if d := s.Deadline(); !d.IsZero() && !d.After(now) {
+			if spins++; spins > 1 {
+				return 0, fmt.Errorf("deadline %s not after now %s twice once Ready has run: the caller would spin", d, now)
+			}
+			s.Tick(now, backlog)
+			goto ready
+		}
+		spins = 0
 		if s.Done() {
 			break
 		}

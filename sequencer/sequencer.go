@@ -1069,8 +1069,9 @@ func (s *Sequencer) Deadline() time.Time {
 		}
 	}
 	// A unit being formed that would wait is sealed after a commit, an
-	// event.
-	if s.reading && s.free() > 0 && len(s.readyQ) == 0 && !s.f.empty() && !s.knownToWait() {
+	// event; a sealed one waits for room in the window, also an event
+	// (its seal time is past: a deadline then would fire again and again).
+	if s.reading && s.free() > 0 && len(s.readyQ) == 0 && !s.f.empty() && !s.f.sealed && !s.knownToWait() {
 		earlier(s.f.since.Add(s.cfg.UnitMaxWait))
 		if !s.quietSince.IsZero() {
 			earlier(s.quietSince.Add(s.cfg.SealQuiet))

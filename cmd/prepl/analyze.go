@@ -43,6 +43,8 @@ type analyzeFlags struct {
 	fixedWorkers               bool
 	cores                      float64
 	compact                    bool
+	maxEvent, maxTxn           string
+	lim                        binlog.Limits // from maxEvent, maxTxn (options)
 }
 
 func (f *analyzeFlags) register(fs *flag.FlagSet) {
@@ -77,10 +79,23 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.costReadKiB, "cost-read-kib", 0, "cost model: prepl's reader, per KiB (default "+analyze.DefaultCosts.ReadKiB.String()+")")
 	fs.DurationVar(&f.costStart, "cost-start", 0, "cost model: a run's fixed cost besides applying: starting, connecting, scanning the files,\ncreating prepl's tables on a new target (default "+analyze.DefaultCosts.Start.String()+", or calibrated)")
 	fs.BoolVar(&f.fixedWorkers, "fixed-workers", false, "predict the engine as replay/replicate --fixed-workers run: --workers units in flight all along\n(default: the workers are a ceiling and the engine's controller chooses, as the engine does)")
+	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted, as replay/replicate --max-event-size; a bigger one is taken for damage")
+	fs.StringVar(&f.maxTxn, "max-txn-size", "256MiB", "largest transaction accepted, as replay/replicate --max-txn-size (analyze holds the\ntransactions of the simulated runs' windows in memory)")
 	fs.Float64Var(&f.cores, "target-cores", 0, "cost model: units the target runs at full speed at once (0: as many as workers)")
 }
 
+// runAnalyze runs prepl analyze. On SIGINT/SIGTERM (ctx cancelled) it
+// stops at once, as it applies nothing: it reads no further, reports what
+// it has read (marked interrupted) and returns errInterrupted.
 func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := analyzeCmd(ctx, args, stdout, stderr)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w before anything was analyzed: %v", errInterrupted, err)
+	}
+	return err
+}
+
+func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f analyzeFlags
@@ -122,43 +137,18 @@ Flags:
 	if err != nil {
 		return err
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// What analyze holds is bounded by the window: the transactions
+		// the simulated runs have in flight (about 3 times their binlog
+		// bytes, shared) and each run's units (a copy of their changes
+		// and keys). On a TPC-C-like binlog the peak was 160 MiB with the
+		// default window; GOGC's slack would take the process to 3 times
+		// that. The soft limit makes the collector keep to it.
+		debug.SetMemoryLimit(int64(8*opt.WindowBytes) + 64<<20)
+	}
 	files := fs.Args()
 	if err := f.checkInput(files); err != nil {
 		return err
-	}
-
-	if f.calibrate != "" {
-		e, err := mysql.ParseURL(f.calibrate)
-		if err != nil {
-			return fmt.Errorf("%w: --calibrate: %v", errUsage, err)
-		}
-		c, err := calibrate.URL(ctx, e)
-		if err != nil {
-			return err
-		}
-		if len(files) > 0 {
-			if c, err = measurePipeline(ctx, c, files); err != nil {
-				return err
-			}
-			scan, err := measureScan(files)
-			if err != nil {
-				return err
-			}
-			// replay scans the files while it sets the target up (the
-			// connections and DDL of c.Start after the process's start):
-			// the run waits for the longer of the two.
-			c.Start = max(c.Start, calibrate.ProcessStart+scan)
-			var why string
-			if c, why, err = measureUnits(ctx, e, c, files, f.unit, f.compact); err != nil {
-				return err
-			}
-			if why != "" {
-				fmt.Fprintf(stderr, "prepl analyze: the target's time on the binlog's own units was not measured (%s): "+
-					"the scratch table's costs stand\n", why)
-			}
-		}
-		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
-		opt.Costs = f.overrideCosts(c)
 	}
 
 	var srvCat *serverCatalog
@@ -172,6 +162,40 @@ Flags:
 		}
 		defer srvCat.Close()
 		opt.Catalog, opt.CatalogSource = srvCat, "server "+srvCat.name+" (tables it lacks: binlog metadata)"
+	}
+
+	if f.calibrate != "" {
+		e, err := mysql.ParseURL(f.calibrate)
+		if err != nil {
+			return fmt.Errorf("%w: --calibrate: %v", errUsage, err)
+		}
+		c, err := calibrate.URL(ctx, e)
+		if err != nil {
+			return err
+		}
+		if len(files) > 0 {
+			if c, err = measurePipeline(ctx, c, files, f.lim, srvCat, e); err != nil {
+				return err
+			}
+			scan, err := measureScan(files)
+			if err != nil {
+				return err
+			}
+			// replay scans the files while it sets the target up (the
+			// connections and DDL of c.Start after the process's start):
+			// the run waits for the longer of the two.
+			c.Start = max(c.Start, calibrate.ProcessStart+scan)
+			var why string
+			if c, why, err = measureUnits(ctx, e, c, files, f.lim, f.unit, f.compact); err != nil {
+				return err
+			}
+			if why != "" {
+				fmt.Fprintf(stderr, "prepl analyze: the target's time on the binlog's own units was not measured (%s): "+
+					"the scratch table's costs stand\n", why)
+			}
+		}
+		fmt.Fprintf(stderr, "calibrated on %s: %s\n", e, c)
+		opt.Costs = f.overrideCosts(c)
 	}
 
 	var warnings []string
@@ -192,7 +216,7 @@ Flags:
 		opt.Input = []string{redact.URL(f.source)}
 		prog = newProgress(stderr, nil)
 	} else {
-		fr, err := binlog.OpenFiles(files, binlog.FileOptions{})
+		fr, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: f.lim})
 		if err != nil {
 			return err
 		}
@@ -225,6 +249,9 @@ Flags:
 	if readErr != nil {
 		return fmt.Errorf("read binlog: %w (the report above covers the %d complete transactions before it)", readErr, rep.Summary.Transactions)
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: the report above covers the %d transactions read", errInterrupted, rep.Summary.Transactions)
+	}
 	return nil
 }
 
@@ -235,6 +262,9 @@ Flags:
 // still being written), which becomes a warning.
 func analyzeStream(ctx, readCtx context.Context, rd binlog.Reader, a *analyze.Analyzer, srvCat *serverCatalog, prog *progress, warnings *[]string) error {
 	for {
+		if ctx.Err() != nil {
+			return nil // interrupted: the reader may still have transactions read ahead
+		}
 		tx, err := rd.Next(readCtx)
 		switch {
 		case err == nil:
@@ -327,6 +357,15 @@ func (f *analyzeFlags) options() (analyze.Options, error) {
 	if err != nil {
 		return opt, fmt.Errorf("%w: --big: %v", errUsage, err)
 	}
+	ev, err := parseBytes(f.maxEvent)
+	if err != nil {
+		return opt, fmt.Errorf("%w: --max-event-size: %v", errUsage, err)
+	}
+	tx, err := parseBytes(f.maxTxn)
+	if err != nil {
+		return opt, fmt.Errorf("%w: --max-txn-size: %v", errUsage, err)
+	}
+	f.lim = binlog.Limits{MaxEvent: int64(ev), MaxTxn: int64(tx)}
 	if f.cores < 0 {
 		return opt, fmt.Errorf("%w: --target-cores must be 0 (unlimited) or more", errUsage)
 	}
@@ -401,7 +440,7 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
 	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, PasswordFunc: e.Secret,
-		TLS: tc, TLSFallback: fallback, StartGTID: f.startGTID, StopAtEnd: f.duration == 0})
+		TLS: tc, TLSFallback: fallback, StartGTID: f.startGTID, StopAtEnd: f.duration == 0, Limits: f.lim})
 	if err != nil {
 		return nil, nil, fmt.Errorf("source %s: %w", e, mysql.ExplainTLSError(e, err))
 	}
@@ -410,17 +449,26 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 
 // measurePipeline times prepl's own reading, decoding and rendering on the
 // first transactions of files (calibrate.Pipeline), as a dry run does them.
-func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (analyze.Costs, error) {
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+func measurePipeline(ctx context.Context, c analyze.Costs, files []string, lim binlog.Limits, srvCat *serverCatalog, tgt mysql.Endpoint) (analyze.Costs, error) {
+	rd, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: lim})
 	if err != nil {
 		return c, err
 	}
 	defer rd.Close()
+	db, err := tgt.OpenDB()
+	if err != nil {
+		return c, err
+	}
+	defer db.Close()
+	tgtCat := mysql.NewCatalog(db)
 	var b bytes.Buffer
 	defs := &scriptDefs{}
 	return calibrate.Pipeline(c, func() (int, error) {
 		t, err := rd.Next(ctx)
 		if err != nil {
+			return 0, err
+		}
+		if err := pipelineDefs(ctx, t, defs, srvCat, tgtCat); err != nil {
 			return 0, err
 		}
 		b.Reset()
@@ -429,6 +477,48 @@ func measurePipeline(ctx context.Context, c analyze.Costs, files []string) (anal
 		}
 		return t.Size, nil
 	})
+}
+
+// pipelineDefs puts in defs the definitions of the tables t changes that
+// it lacks, as the engine would find them: the binlog's metadata when it
+// is full, else the catalog server's (--catalog, or --source), else the
+// calibrated target's. A binlog written without binlog_row_metadata=FULL
+// (MariaDB's default) names no columns: a server must have the table.
+func pipelineDefs(ctx context.Context, t *txn.Txn, defs map[string]*txn.TableDef, srvCat *serverCatalog, tgtCat *mysql.Catalog) error {
+	for _, ch := range t.Changes {
+		if ch.Row == nil || ch.Row.Table == nil {
+			continue
+		}
+		tb := ch.Row.Table
+		key := tb.QualifiedName()
+		if defs[key] != nil {
+			continue
+		}
+		d, err := binlog.TableDefFromMetadata(tb)
+		if err == nil {
+			defs[key] = d
+			continue
+		}
+		if srvCat != nil {
+			srvCat.prepare(ctx, t)
+			if d, ok := srvCat.Table(tb.Schema, tb.Name); ok && d != nil {
+				defs[key] = d
+				continue
+			}
+		}
+		d, lerr := tgtCat.Load(ctx, tb.Schema, tb.Name)
+		if lerr == nil && len(d.Columns) == len(tb.Types) {
+			defs[key] = d
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("calibrate prepl's own pipeline on %s at %s: %w; neither the --catalog server nor the --calibrate target "+
+			"has the table with its %d columns: give --catalog with a server that has it (the source, or a replica), "+
+			"or analyze binlogs written with binlog_row_metadata=FULL", mysql.TxnID(t), t.Start, err, len(tb.Types))
+	}
+	return nil
 }
 
 // scanSample is how many bytes of the files measureScan scans at most.
@@ -472,8 +562,8 @@ func measureScan(files []string) (time.Duration, error) {
 // target where the binlog starts (a replica about to apply it): when the
 // first unit does not apply there (a missing table or row), or the binlog
 // starts with a DDL, the costs are returned as they are, with why.
-func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, unitTxns int, compaction bool) (analyze.Costs, string, error) {
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, lim binlog.Limits, unitTxns int, compaction bool) (analyze.Costs, string, error) {
+	rd, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: lim})
 	if err != nil {
 		return c, "", err
 	}

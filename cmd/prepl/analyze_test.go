@@ -250,3 +250,51 @@ func TestAnalyzeCalibrateUnits(t *testing.T) {
 		t.Errorf("the target's MyISAM table has %d rows (%v) after the calibration, want none: a rollback does not undo them", n, err)
 	}
 }
+
+// TestAnalyzeCalibrateWithoutFullMetadata: a binlog written without
+// binlog_row_metadata=FULL (MariaDB's default) names no columns; with
+// --catalog naming a server that has the tables, --calibrate takes their
+// definitions from it (it refused before, naming --target, a flag
+// analyze does not have). Without a server that has them, the error
+// names analyze's own flags.
+func TestAnalyzeCalibrateWithoutFullMetadata(t *testing.T) {
+	o := analyzeSource()
+	o.BinlogRowMetadata = "MINIMAL"
+	src := sandbox.MustStart(t, o)
+	tgt := sandbox.MustStart(t, sandbox.Defaults())
+	db := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, db, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB", "FLUSH BINARY LOGS")
+	var stmts []string
+	for i := range 200 {
+		stmts = append(stmts, "INSERT INTO d.t VALUES ("+strconv.Itoa(i)+", 'x')")
+	}
+	sandbox.MustExec(t, db, append(stmts, "FLUSH BINARY LOGS")...)
+	files, err := src.BinlogFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := files[len(files)-2]
+
+	code, out, errs := analyzeRun(t, "--json", "--catalog", src.URL(), "--calibrate", tgt.URL(), file)
+	var r analyze.Report
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, errs)
+	}
+	if c := r.Model.Costs; !strings.HasPrefix(c.Source, "calibrated on ") || c.ReadTxn <= 0 || r.Summary.Transactions != 200 {
+		t.Errorf("%d transactions, calibrated costs %+v", r.Summary.Transactions, c)
+	}
+	checkAnalyzeFlags(t, errs)
+
+	code, _, errs = analyzeRun(t, "--catalog", "binlog", "--calibrate", tgt.URL(), file)
+	if code == 0 || !strings.Contains(errs, "--catalog") {
+		t.Errorf("no server has the table: exit %d, want an error that says to give --catalog\n%s", code, errs)
+	}
+	checkAnalyzeFlags(t, errs)
+
+	// The reader's limits are analyze's flags too: its errors name them.
+	code, _, errs = analyzeRun(t, "--max-event-size", "200", file)
+	if code != 2 || !strings.Contains(errs, "raise --max-event-size") {
+		t.Errorf("an event over --max-event-size: exit %d, want 2 and the flag named\n%s", code, errs)
+	}
+	checkAnalyzeFlags(t, errs)
+}

@@ -78,6 +78,12 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
+// onSignal is what a command logs at the first SIGINT/SIGTERM when it is
+// not what an applying command does (finish what is in flight).
+var onSignal = map[string]string{
+	"analyze": "signal received: stopping at once; the report covers the transactions read (send again to exit without it)",
+}
+
 var commands = []command{
 	{"replicate", "apply a live source's binlog to a target", runReplicate},
 	{"replay", "apply binlog files to a target (point-in-time recovery)", runReplay},
@@ -169,12 +175,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		ctx, stop := signalContext()
+		ctx, stop := signalContext(onSignal[c.name])
 		defer stop()
 		err := c.run(ctx, args[1:], stdout, stderr)
+		var sig signalError
 		switch {
 		case err == nil || errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.Is(err, errInterrupted) && errors.As(context.Cause(ctx), &sig):
+			// A command with nothing in flight to finish stopped early
+			// on the signal: the shell's code for it.
+			fmt.Fprintf(stderr, "prepl %s: %s\n", c.name, redact.String(err.Error()))
+			return 128 + int(sig.Signal)
 		case ctx.Err() != nil && errors.Is(err, context.Canceled):
 			// Stopped by SIGINT/SIGTERM before or while applying: what was
 			// in flight is finished and the position is stored.
@@ -193,18 +205,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// signalContext is cancelled by the first SIGINT/SIGTERM: prepl then
-// finishes and commits what is in flight and exits 0. A second signal exits
-// at once; the position in the target is consistent either way.
-func signalContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+// errInterrupted is returned by a command that stopped early on SIGINT or
+// SIGTERM with nothing in flight to finish (analyze): it exits with
+// 128 + the signal's number, as a shell reports a process the signal
+// ended.
+var errInterrupted = errors.New("interrupted")
+
+// signalError is the cause of a signal context's cancellation.
+type signalError struct{ syscall.Signal }
+
+func (e signalError) Error() string { return "signal " + e.Signal.String() }
+
+// signalContext is cancelled by the first SIGINT/SIGTERM (its cause a
+// signalError), which logs msg (default: an applying command's: prepl
+// then finishes and commits what is in flight and exits 0). A second
+// signal exits at once; the position in the target is consistent either
+// way.
+func signalContext(msg string) (context.Context, func()) {
+	if msg == "" {
+		msg = "signal received: finishing transactions in flight (send again to stop at once)"
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		select {
 		case sig := <-ch:
-			slog.Default().Warn("signal received: finishing transactions in flight (send again to stop at once)", "signal", sig.String())
-			cancel()
+			slog.Default().Warn(msg, "signal", sig.String())
+			s, _ := sig.(syscall.Signal)
+			cancel(signalError{s})
 		case <-ctx.Done():
 			return
 		}
@@ -217,7 +246,7 @@ func signalContext() (context.Context, func()) {
 		}
 		os.Exit(130)
 	}()
-	return ctx, func() { signal.Stop(ch); cancel() }
+	return ctx, func() { signal.Stop(ch); cancel(nil) }
 }
 
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
