@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -22,7 +23,7 @@ func main() {
 	var o corpus.Options
 	list := flag.String("tests", "testdata/corpus/tests.txt", "file of tests to run, one SUITE.TEST a line")
 	excl := flag.String("exclusions", "testdata/corpus/exclusions.txt", "file of tests left out, SUITE.TEST: KIND: why a line")
-	only := flag.String("only", "", "run only the listed tests matching this substring (e.g. 'json.' or 'main.type_')")
+	only := flag.String("only", "", "run only the listed tests matching this regular expression (e.g. '^(json|period)\\.')")
 	images := flag.String("images", "FULL", "binlog_row_image values to run each test with, comma-separated (FULL,MINIMAL,NOBLOB)")
 	report := flag.String("report", "corpus-out/report.txt", "file the report is written to")
 	flag.StringVar(&o.Prepl, "prepl", "bin/prepl", "the prepl binary (make build)")
@@ -35,9 +36,11 @@ func main() {
 	tests, err := corpus.ReadTests(*list)
 	check(err)
 	if *only != "" {
+		re, err := regexp.Compile(*only)
+		check(err)
 		var sel []string
 		for _, t := range tests {
-			if strings.Contains(t, *only) {
+			if re.MatchString(t) {
 				sel = append(sel, t)
 			}
 		}
