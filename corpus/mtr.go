@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ErrNoMTR is returned when MariaDB's test suite is not installed.
@@ -62,14 +63,23 @@ func runMTR(ctx context.Context, mtrDir, vardir, test, image string) (*mtrRun, e
 	// mtr would otherwise take its build thread (its ports) from the
 	// environment of an mtr run around this one.
 	cmd.Env = append(os.Environ(), "MTR_BUILD_THREAD=auto")
+	// mtr's servers go with it when the run is interrupted.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	r := &mtrRun{Output: out.String(), InstallDB: filepath.Join(vardir, "install.db")}
+	runs := 0
 	for _, m := range resultLine.FindAllStringSubmatch(r.Output, -1) {
 		if m[1] == test || strings.HasSuffix(test, "."+m[1]) || strings.HasPrefix(m[1], test) {
 			r.Result, r.Comment = m[2], strings.TrimSpace(m[3])
+			runs++
 		}
+	}
+	if runs > 1 {
+		// Each combination restarts the server on a fresh data directory.
+		r.Comment = strings.TrimSpace(fmt.Sprintf("%s (%d combinations: the binlog is the last one's; list SUITE.TEST,COMBINATION to pick one)", r.Comment, runs))
 	}
 	if ctx.Err() != nil {
 		return r, ctx.Err()
