@@ -174,3 +174,17 @@ func TestReadExclusions(t *testing.T) {
 		}
 	}
 }
+
+func TestPreplError(t *testing.T) {
+	out := `time=2026-11-27T22:52:12.300Z level=INFO msg="replay starts" files=1
+time=2026-11-27T22:52:12.357Z level=ERROR msg="stopped by an error" applied=1 gtid=0-1-53 err="store position after DDL GTID 0-1-58: Error 1292 (22007): Incorrect datetime value: '1970-01-01 00:20:34'" elapsed=0.1
+prepl: exit 1`
+	got := preplError(out)
+	want := "store position after DDL GTID 0-1-58: Error 1292 (22007): Incorrect datetime value: '1970-01-01 00:20:34'"
+	if got != want {
+		t.Errorf("preplError = %q, want %q", got, want)
+	}
+	if c := cause(got); c != "store position after DDL GTID N-N-N: Error N (N): Incorrect datetime value: 'N-N-N N:N:N'" {
+		t.Errorf("cause = %q", c)
+	}
+}
