@@ -88,6 +88,16 @@ func runMTR(ctx context.Context, mtrDir, vardir, test, image string) (*mtrRun, e
 		return r, fmt.Errorf("mtr %s: no result (%v): %s", test, err, lastLines(r.Output, 8))
 	}
 	r.Binlogs, err = binlogFiles(filepath.Join(vardir, "mysqld.1", "data"))
+	if err == nil && len(r.Binlogs) == 0 {
+		// After a failure mtr moves the server's directory to
+		// log/TEST[-COMBINATIONS]/.
+		saved, _ := filepath.Glob(filepath.Join(vardir, "log", "*", "mysqld.1", "data"))
+		for _, d := range saved {
+			if r.Binlogs, err = binlogFiles(d); err != nil || len(r.Binlogs) > 0 {
+				break
+			}
+		}
+	}
 	return r, err
 }
 
