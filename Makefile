@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build man deps deps-server test fuzz soak demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-full bench-scale bench-pg bench-docs clean
+.PHONY: all build man deps deps-server test fuzz soak corpus demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-full bench-scale bench-pg bench-docs clean
 
 all: build
 
@@ -15,13 +15,14 @@ man:
 	$(GO) run -ldflags "-X main.version=$(VERSION)" ./cmd/prepl man > docs/prepl.1
 
 # deps installs what a fresh Debian machine lacks: the MariaDB and
-# PostgreSQL servers the tests and the demo start sandboxes of, and
-# sysbench for workloads.
+# PostgreSQL servers the tests and the demo start sandboxes of, MariaDB's
+# test suite (the corpus), and sysbench for workloads.
 deps: deps-server
 	@command -v sysbench >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq sysbench; }
 
 deps-server:
 	@command -v mariadbd >/dev/null || test -x /usr/sbin/mariadbd || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mariadb-server; }
+	@ls /usr/share/mysql/mysql-test/mysql-test-run.pl >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mariadb-test; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql; }
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -65,6 +66,18 @@ SOAK_RATE ?= 200
 soak: deps
 	SOAK_TIME=$(SOAK_TIME) SOAK_RATE=$(SOAK_RATE) SOAK_OUT=$(CURDIR)/soak-out/soak.md \
 		$(GO) test -tags soak -count=1 -v -timeout 0 -run '^TestSoak$$' ./cmd/prepl/
+
+# corpus (not part of test): MariaDB's own test suite through prepl
+# (docs/corpus.md): each test of testdata/corpus/tests.txt (less
+# exclusions.txt) runs under mtr with a ROW binlog, once per row image of
+# CORPUS_IMAGES, and its binlog is applied by mariadb-binlog | mariadb and
+# by prepl replay (serial, writeset, optimistic; compaction on and off),
+# the targets compared at every checkpoint. One line per stop or
+# difference, the summary last; the report goes to corpus-out/report.txt.
+# CORPUS_ARGS adds flags, e.g. --only '^json\.' or --jobs 3.
+CORPUS_IMAGES ?= FULL,MINIMAL,NOBLOB
+corpus: deps build
+	nice $(GO) run ./corpus/cmd --prepl $(BIN) --images $(CORPUS_IMAGES) --report corpus-out/report.txt $(CORPUS_ARGS)
 
 # analyze-accuracy (not part of test): prepl analyze's predictions against
 # measured prepl replay times, the table of docs/analyze.md's "Predicted
