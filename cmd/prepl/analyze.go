@@ -462,13 +462,13 @@ func measurePipeline(ctx context.Context, c analyze.Costs, files []string, lim b
 	defer db.Close()
 	tgtCat := mysql.NewCatalog(db)
 	var b bytes.Buffer
-	defs := &scriptDefs{}
+	defs := &scriptDefs{known: map[string]*txn.TableDef{}}
 	return calibrate.Pipeline(c, func() (int, error) {
 		t, err := rd.Next(ctx)
 		if err != nil {
 			return 0, err
 		}
-		if err := pipelineDefs(ctx, t, defs, srvCat, tgtCat); err != nil {
+		if err := pipelineDefs(ctx, t, defs.known, srvCat, tgtCat); err != nil {
 			return 0, err
 		}
 		b.Reset()

@@ -290,7 +290,11 @@ func printRow(ctx context.Context, w io.Writer, t *txn.Txn, c txn.Change, tgt *m
 // columns the stream's CREATE TABLE named are marked, so that the script
 // leaves them out as the applier does.
 type scriptDefs struct {
-	tgt       *mysql.Target
+	tgt *mysql.Target
+	// known are definitions given beforehand, by table (schema.table):
+	// a catalog server's, for a binlog without full row metadata
+	// (analyze --calibrate's pipeline).
+	known     map[string]*txn.TableDef
 	maps      map[string]mapDef          // by table: the definition of its last table map
 	generated map[string]map[string]bool // by table: its generated columns (lower case), from its CREATE TABLE
 }
@@ -345,6 +349,9 @@ func (s *scriptDefs) def(ctx context.Context, t *txn.Txn, rc *txn.RowChange) (*t
 		return d, nil
 	}
 	name := tb.Schema + "." + tb.Name
+	if d := s.known[name]; d != nil {
+		return d, nil
+	}
 	if m, ok := s.maps[name]; ok && m.tb == tb {
 		return m.d, nil
 	}
