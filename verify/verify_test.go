@@ -134,6 +134,18 @@ var verifyCases = []verifyCase{
 	{name: "key-less, a duplicate missing on target", both: []string{"CREATE DATABASE v", "CREATE TABLE v.t (a INT)"},
 		src: []string{"INSERT INTO v.t VALUES (1), (1)"}, dst: []string{"INSERT INTO v.t VALUES (1)"},
 		table: "v.t", rows: "target has fewer rows (first missing is row 2 in order)", checksum: "on target"},
+	// Rows equal under the ORDER BY but not in bytes, in another order.
+	{name: "key-less, case-insensitive duplicates in another order", both: []string{"CREATE DATABASE v",
+		"CREATE TABLE v.t (s VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci)"},
+		src: []string{"INSERT INTO v.t VALUES ('a'), ('A'), ('a '), ('b')"},
+		dst: []string{"INSERT INTO v.t VALUES ('b'), ('a '), ('A'), ('a')"}},
+	{name: "key-less, long texts alike in their first KiB in another order", both: []string{"CREATE DATABASE v", "CREATE TABLE v.t (s TEXT)"},
+		src: []string{"INSERT INTO v.t VALUES (CONCAT(REPEAT('x', 2000), '1')), (CONCAT(REPEAT('x', 2000), '2')), (CONCAT(REPEAT('x', 2000), '3'))"},
+		dst: []string{"INSERT INTO v.t VALUES (CONCAT(REPEAT('x', 2000), '3')), (CONCAT(REPEAT('x', 2000), '1')), (CONCAT(REPEAT('x', 2000), '2'))"}},
+	{name: "key-less, long texts differing after the first KiB", both: []string{"CREATE DATABASE v", "CREATE TABLE v.t (s TEXT)"},
+		src:   []string{"INSERT INTO v.t VALUES (CONCAT(REPEAT('x', 2000), '1')), (CONCAT(REPEAT('x', 2000), '2'))"},
+		dst:   []string{"INSERT INTO v.t VALUES (CONCAT(REPEAT('x', 2000), '2')), (CONCAT(REPEAT('x', 2000), '2'))"},
+		table: "v.t", rows: `column s: source "xxxx`, checksum: "on target"},
 	// Names that need quoting.
 	{name: "quoted names", both: []string{"CREATE DATABASE `we``ird`", "CREATE TABLE `we``ird`.`t-1` (`a b` INT)", "INSERT INTO `we``ird`.`t-1` VALUES (1)"},
 		dst:   []string{"UPDATE `we``ird`.`t-1` SET `a b` = 2"},
