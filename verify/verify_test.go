@@ -203,3 +203,41 @@ func check(t *testing.T, fn string, err error, table, detail string) {
 		t.Errorf("%s: Error() is %q", fn, d.Error())
 	}
 }
+
+// TestTables: every base table outside the system schemas, sorted by
+// bytes (t and T tie in information_schema's collation).
+func TestTables(t *testing.T) {
+	db, _ := pair(t)
+	sandbox.MustExec(t, db, "CREATE DATABASE b", "CREATE DATABASE a", "CREATE DATABASE `a.b`", "CREATE DATABASE prepl",
+		"CREATE TABLE b.y (x INT)", "CREATE TABLE a.T (x INT)", "CREATE TABLE a.t (x INT)", "CREATE TABLE `a.b`.x (x INT)",
+		"CREATE VIEW a.v AS SELECT 1", "CREATE TABLE prepl.position (x INT)")
+	got, err := verify.Tables(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a.T", "a.t", "a.b.x", "b.y"}; !slices.Equal(got, want) {
+		t.Fatalf("Tables = %q, want %q", got, want)
+	}
+}
+
+// TestUnreachable: a side that cannot be read is an error, not a Diff.
+func TestUnreachable(t *testing.T) {
+	src, dst := pair(t)
+	closed, err := sql.Open("mysql", "root@tcp(127.0.0.1:1)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		src, dst *sql.DB
+		want     string
+	}{{closed, dst, "list source tables: sql: database is closed"}, {src, closed, "list target tables: sql: database is closed"}} {
+		for _, err := range []error{verify.Rows(ctx, c.src, c.dst), verify.Checksums(ctx, c.src, c.dst)} {
+			var d verify.Diff
+			if err == nil || errors.As(err, &d) || err.Error() != c.want {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		}
+	}
+}
