@@ -215,6 +215,13 @@ func compareRows(ctx context.Context, src, dst *sql.DB, t table, cols []column) 
 	for row := 1; ; row++ {
 		sn, dn := sr.Next(), dr.Next()
 		if !sn || !dn {
+			// A read that failed is no missing row.
+			if err := sr.Err(); err != nil {
+				return fmt.Errorf("read %s on source: %w", t, err)
+			}
+			if err := dr.Err(); err != nil {
+				return fmt.Errorf("read %s on target: %w", t, err)
+			}
 			if sn != dn {
 				side := "target"
 				if dn {
@@ -237,10 +244,7 @@ func compareRows(ctx context.Context, src, dst *sql.DB, t table, cols []column) 
 			}
 		}
 	}
-	if err := sr.Err(); err != nil {
-		return err
-	}
-	return dr.Err()
+	return nil
 }
 
 func scanArgs(n int) []any {

@@ -241,3 +241,33 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadFailureIsNoDiff: a side whose read fails after its first
+// packet (here a sort that runs out of sort_buffer_size) is an error
+// naming that side, not a side with fewer rows.
+func TestReadFailureIsNoDiff(t *testing.T) {
+	src, dst := pair(t)
+	ctx := context.Background()
+	for _, side := range []string{"source", "target"} {
+		t.Run(side, func(t *testing.T) {
+			reset(t, src)
+			reset(t, dst)
+			for _, db := range []*sql.DB{src, dst} {
+				db.SetMaxIdleConns(0) // new sessions take the global sort_buffer_size
+				sandbox.MustExec(t, db, "SET GLOBAL sort_buffer_size = DEFAULT", "SET GLOBAL max_sort_length = DEFAULT",
+					"CREATE DATABASE v", "CREATE TABLE v.t (a TEXT, b TEXT, c TEXT, d TEXT)",
+					"INSERT INTO v.t SELECT REPEAT('x', 3000), REPEAT('y', 3000), REPEAT('z', 3000), seq FROM v.seq_1_to_100")
+			}
+			failing := map[string]*sql.DB{"source": src, "target": dst}[side]
+			sandbox.MustExec(t, failing, "SET GLOBAL sort_buffer_size = 1", "SET GLOBAL max_sort_length = 8388608")
+			t.Cleanup(func() {
+				sandbox.MustExec(t, failing, "SET GLOBAL sort_buffer_size = DEFAULT", "SET GLOBAL max_sort_length = DEFAULT")
+			})
+			err := verify.Rows(ctx, src, dst)
+			var d verify.Diff
+			if err == nil || errors.As(err, &d) || !strings.HasPrefix(err.Error(), "read v.t on "+side+": ") {
+				t.Fatalf("got %v, want an error reading v.t on the %s", err, side)
+			}
+		})
+	}
+}
