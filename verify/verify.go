@@ -102,13 +102,20 @@ type Diff struct {
 func (d Diff) Error() string { return d.Table + ": " + d.Detail }
 
 // Rows compares every table row by row (both sides ordered by all
-// columns, so tables without a key and duplicate rows compare too). It
-// returns nil when the target equals the source.
+// columns, then by a hash of each string column, so tables without a
+// key, duplicate rows and rows that tie under a collation compare too).
+// Values compare as bytes: 'a' and 'A' differ under any collation, as do
+// NULL and ''. Column names compare too; column types do not. It returns
+// nil when the target equals the source, a Diff at the first difference,
+// another error when a side cannot be read.
 func Rows(ctx context.Context, src, dst *sql.DB) error {
 	return compare(ctx, src, dst, compareRows)
 }
 
-// Checksums compares every table with CHECKSUM TABLE, for large tables.
+// Checksums compares every table with CHECKSUM TABLE, for large tables,
+// after the column names (CHECKSUM TABLE skips NULLs, so a column more
+// that is NULL everywhere would not show). A column type held
+// differently shows as a difference.
 func Checksums(ctx context.Context, src, dst *sql.DB) error {
 	return compare(ctx, src, dst, compareChecksum)
 }
