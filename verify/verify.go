@@ -105,7 +105,7 @@ func (d Diff) Error() string { return d.Table + ": " + d.Detail }
 // columns, then by a hash of each string column, so tables without a
 // key, duplicate rows and rows that tie under a collation compare too).
 // Values compare as bytes: 'a' and 'A' differ under any collation, as do
-// NULL and ”. Column names compare too; column types do not. It returns
+// NULL and the empty string. Column names compare too; column types do not. It returns
 // nil when the target equals the source, a Diff at the first difference,
 // another error when a side cannot be read.
 func Rows(ctx context.Context, src, dst *sql.DB) error {
