@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/prepl/prepl/txn"
 )
@@ -137,12 +138,16 @@ const (
 )
 
 // mysqlUnreadable returns why MariaDB's BINLOG statement cannot apply
-// the MySQL rows events of tx ("" if it can).
+// the MySQL rows events of tx ("" if it can): MariaDB 10.11 reads neither
+// MySQL's binary JSON columns nor its partial JSON updates (MDEV-39143).
 func mysqlUnreadable(tx *txn.Txn) string {
 	for _, ch := range tx.Changes {
 		rc := ch.Row
 		if rc == nil || rc.Event == nil || len(rc.Event.Event) < eventHeaderLen {
 			continue
+		}
+		if i := slices.Index(rc.Table.Types, txn.TypeJSON); i >= 0 {
+			return fmt.Sprintf("column %d of %s is MySQL's JSON, whose binary form MariaDB's BINLOG statement cannot read (it fails with Error 1105, as mariadb-binlog | mariadb would); store JSON in a LONGTEXT column on the source", i+1, rc.Table.QualifiedName())
 		}
 		switch typ := rc.Event.Event[4]; {
 		case typ >= writeRowsV1 && typ <= deleteRowsV1, typ >= writeRowsV2 && typ <= deleteRowsV2:
