@@ -1036,8 +1036,8 @@ func mysqlJSONFile(t *testing.T) string {
 // TestReplayMySQLJSONWithTriggersStops: a MySQL JSON column of a table
 // with triggers on a MariaDB target cannot go as a BINLOG statement (the
 // server answers Error 1105 Unknown error, to mariadb-binlog | mariadb
-// too): prepl stops before applying
-// it, naming the column and what to do. Without the triggers it applies.
+// too): prepl stops before applying it, naming the column and what to
+// do. Without the triggers it applies.
 func TestReplayMySQLJSONWithTriggersStops(t *testing.T) {
 	file := mysqlJSONFile(t)
 	tgt := targetServer(t)
