@@ -939,15 +939,26 @@ func TestReplayMySQLFixturesWithTriggers(t *testing.T) {
 		name       string
 		minRows    int
 		compressed bool
+		v1         bool
 	}{
 		{name: "mysql-bin.checksum-none", minRows: 4},
 		{name: "mysql-bin.checksum-crc32", minRows: 10},
 		// MySQL 8.0.28: its events inside a compressed transaction
 		// payload, which MySQL writes without checksums.
 		{name: "mysql-bin.compressed", minRows: 1, compressed: true},
+		// The 5.7.21 file as MySQL 5.5 writes rows events (version 1):
+		// what 5.7 writes with log_bin_use_v1_row_events=ON.
+		{name: "mysql-bin.checksum-crc32", minRows: 10, v1: true},
 	} {
-		t.Run(fx.name, func(t *testing.T) {
+		name := fx.name
+		if fx.v1 {
+			name += "-v1"
+		}
+		t.Run(name, func(t *testing.T) {
 			file := fixtureDir + fx.name
+			if fx.v1 {
+				file = v1RowsCopy(t, file)
+			}
 			ddl, seed := missingTables(t, file)
 			dropUserSchemas(t, refDB)
 			sandbox.MustExec(t, refDB, ddl...)
@@ -1064,4 +1075,56 @@ func TestReplayMySQLJSONWithTriggersStops(t *testing.T) {
 	if err := db.QueryRow("SELECT JSON_VALUE(j, '$.a') FROM shop.doc WHERE id = 1").Scan(&a); err != nil || a != "1" {
 		t.Fatalf("without triggers: j's a = %q (%v), want 1", a, err)
 	}
+}
+
+// v1RowsCopy writes a copy of a MySQL 5.6+ binlog whose rows events of
+// version 2 (types 30-32) are written as version 1 (23-25, without the
+// extra data length), as MySQL 5.5, or 5.6+ with
+// log_bin_use_v1_row_events=ON, writes them; positions and checksums are
+// fixed.
+func v1RowsCopy(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte(nil), data[:4]...)
+	checksum, n := false, 0
+	for pos := 4; pos+19 <= len(data); {
+		size := int(binary.LittleEndian.Uint32(data[pos+9:]))
+		ev := append([]byte(nil), data[pos:pos+size]...)
+		pos += size
+		if ev[4] == 15 {
+			checksum = ev[len(ev)-5] == 1
+		}
+		if checksum {
+			ev = ev[:len(ev)-4]
+		}
+		if ev[4] >= 30 && ev[4] <= 32 {
+			if extra := binary.LittleEndian.Uint16(ev[19+8:]); extra != 2 {
+				t.Fatalf("rows event with %d bytes of extra data", extra-2)
+			}
+			ev = append(ev[:19+8], ev[19+10:]...)
+			ev[4] -= 7
+			n++
+		}
+		size = len(ev)
+		if checksum {
+			size += 4
+		}
+		binary.LittleEndian.PutUint32(ev[9:], uint32(size))
+		binary.LittleEndian.PutUint32(ev[13:], uint32(len(out)+size))
+		out = append(out, ev...)
+		if checksum {
+			out = binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(ev))
+		}
+	}
+	if n == 0 {
+		t.Fatal("no rows event of version 2")
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(file)+".v1")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
