@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strconv"
 	"strings"
@@ -308,6 +309,9 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 	case *replication.TransactionPayloadEvent:
 		var done *txn.Txn
 		for _, inner := range e.Events {
+			if a.format != nil && a.format.Checksum {
+				inner = withChecksum(inner)
+			}
 			t, err := a.handle(inner)
 			if err != nil {
 				return nil, err
@@ -832,6 +836,24 @@ func image(tbl *txn.Table, row []any, present []bool, normalized bool) ([]txn.Va
 		row[c] = v
 	}
 	return row, present, nil
+}
+
+// withChecksum returns a copy of ev, an event of a MySQL 8 transaction
+// payload, whose raw bytes end with their CRC32 as the binlog's format
+// description event says every event does: MySQL writes the events
+// inside a payload without one, and a BINLOG statement that sends them
+// after that format description event is refused as corrupt.
+func withChecksum(ev *replication.BinlogEvent) *replication.BinlogEvent {
+	if len(ev.RawData) < replication.EventHeaderSize {
+		return ev
+	}
+	raw := make([]byte, len(ev.RawData), len(ev.RawData)+replication.BinlogChecksumLength)
+	copy(raw, ev.RawData)
+	binary.LittleEndian.PutUint32(raw[9:], uint32(len(raw)+replication.BinlogChecksumLength))
+	raw = binary.LittleEndian.AppendUint32(raw, crc32.ChecksumIEEE(raw))
+	out := *ev
+	out.RawData = raw
+	return &out
 }
 
 // newFormat keeps a format description event for BINLOG statements, with

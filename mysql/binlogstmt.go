@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/prepl/prepl/txn"
 )
@@ -112,7 +113,7 @@ func (t *Target) canBinlog(tx *txn.Txn, trigger string) error {
 	case tx.Format == nil:
 		why = "the binlog reader kept no raw events for it"
 	case tx.Format.Flavor == txn.MySQL && t.IsMariaDB:
-		why = "its events come from a MySQL binlog, which MariaDB's BINLOG statement does not read reliably"
+		why = mysqlUnreadable(tx)
 	case tx.Format.Flavor == txn.MariaDB && !t.IsMariaDB:
 		why = "its events come from a MariaDB binlog, which MySQL's BINLOG statement does not read"
 	}
@@ -121,6 +122,42 @@ func (t *Target) canBinlog(tx *txn.Txn, trigger string) error {
 	}
 	return fmt.Errorf("apply %s: table %s; its rows can be applied only with the BINLOG statement, and %s: for triggers, drop them on the target (the rows they write come from the source's binlog), or use a target of the source's flavor (%w)",
 		describe(tx), trigger, why, ErrUnsupported)
+}
+
+// MySQL's row events that MariaDB's BINLOG statement reads as MySQL's
+// replica would: after MySQL's own format description event (whose
+// post-header lengths it takes, as mariadb-binlog | mariadb does), the
+// table map and the rows events of version 1 (MySQL 5.1-5.5: types
+// 23-25) and 2 (5.6+: types 30-32, whose extra data MariaDB skips).
+const (
+	writeRowsV1   = 23
+	deleteRowsV1  = 25
+	writeRowsV2   = 30
+	deleteRowsV2  = 32
+	partialUpdate = 39 // MySQL 8's PARTIAL_UPDATE_ROWS_EVENT
+)
+
+// mysqlUnreadable returns why MariaDB's BINLOG statement cannot apply
+// the MySQL rows events of tx ("" if it can): MariaDB 10.11 reads neither
+// MySQL's binary JSON columns nor its partial JSON updates (MDEV-39143).
+func mysqlUnreadable(tx *txn.Txn) string {
+	for _, ch := range tx.Changes {
+		rc := ch.Row
+		if rc == nil || rc.Event == nil || len(rc.Event.Event) < eventHeaderLen {
+			continue
+		}
+		if i := slices.Index(rc.Table.Types, txn.TypeJSON); i >= 0 {
+			return fmt.Sprintf("column %d of %s is MySQL's JSON, whose binary form MariaDB's BINLOG statement cannot read (it fails with Error 1105, as mariadb-binlog | mariadb would); store JSON in a LONGTEXT column on the source", i+1, rc.Table.QualifiedName())
+		}
+		switch typ := rc.Event.Event[4]; {
+		case typ >= writeRowsV1 && typ <= deleteRowsV1, typ >= writeRowsV2 && typ <= deleteRowsV2:
+		case typ == partialUpdate:
+			return fmt.Sprintf("its update of %s is a MySQL 8 partial JSON update (PARTIAL_UPDATE_ROWS_EVENT, binlog_row_value_options=PARTIAL_JSON on the source), which MariaDB's BINLOG statement cannot read; set binlog_row_value_options='' on the source so that its updates carry whole rows", rc.Table.QualifiedName())
+		default:
+			return fmt.Sprintf("its rows event of %s is of MySQL event type %d, which MariaDB's BINLOG statement cannot read", rc.Table.QualifiedName(), typ)
+		}
+	}
+	return ""
 }
 
 // BinlogStatements returns tx's row changes as BINLOG statements: for

@@ -236,20 +236,40 @@ func TestBinlogStatementUnchangedEvents(t *testing.T) {
 	}
 }
 
+// TestCanBinlogFlavors: which binlog's events a BINLOG statement can
+// carry to which target. MariaDB reads MySQL's rows events of versions 1
+// (types 23-25) and 2 (30-32), not MySQL 8's partial JSON update (39).
 func TestCanBinlogFlavors(t *testing.T) {
+	rows := func(types ...byte) []txn.Change {
+		var out []txn.Change
+		for _, typ := range types {
+			ev := make([]byte, eventHeaderLen+10)
+			ev[4] = typ
+			tb := &txn.Table{Schema: "s", Name: "t", Types: []byte{txn.TypeLong, txn.TypeVarchar}}
+			out = append(out, txn.Change{Row: &txn.RowChange{Table: tb, Event: &txn.RowsEvent{Event: ev}}})
+		}
+		return out
+	}
+	jsonRows := rows(30)
+	jsonRows[0].Row.Table.Types = []byte{txn.TypeLong, txn.TypeJSON}
 	for _, c := range []struct {
 		format    *txn.Format
+		changes   []txn.Change
 		mariaDB   bool
 		wantError string
 	}{
-		{&txn.Format{Flavor: txn.MariaDB}, true, ""},
-		{&txn.Format{Flavor: txn.MySQL}, false, ""},
-		{&txn.Format{Flavor: txn.MySQL}, true, "MySQL binlog"},
-		{&txn.Format{Flavor: txn.MariaDB}, false, "MariaDB binlog"},
-		{nil, true, "kept no raw events"},
+		{&txn.Format{Flavor: txn.MariaDB}, rows(23, 30), true, ""},
+		{&txn.Format{Flavor: txn.MySQL}, rows(39), false, ""},
+		{&txn.Format{Flavor: txn.MySQL}, rows(23, 24, 25), true, ""},
+		{&txn.Format{Flavor: txn.MySQL}, rows(30, 31, 32), true, ""},
+		{&txn.Format{Flavor: txn.MySQL}, rows(30, 39), true, "binlog_row_value_options"},
+		{&txn.Format{Flavor: txn.MySQL}, rows(166), true, "MySQL event type 166"},
+		{&txn.Format{Flavor: txn.MySQL}, jsonRows, true, "column 2 of s.t is MySQL's JSON"},
+		{&txn.Format{Flavor: txn.MariaDB}, rows(23), false, "MariaDB binlog"},
+		{nil, rows(23), true, "kept no raw events"},
 	} {
 		tgt := &Target{IsMariaDB: c.mariaDB}
-		err := tgt.canBinlog(&txn.Txn{GTID: "0-1-5", Format: c.format}, "s.t has triggers on the target")
+		err := tgt.canBinlog(&txn.Txn{GTID: "0-1-5", Format: c.format, Changes: c.changes}, "s.t has triggers on the target")
 		switch {
 		case c.wantError == "" && err != nil:
 			t.Errorf("%+v into MariaDB=%v: %v", c.format, c.mariaDB, err)
