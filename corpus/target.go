@@ -108,7 +108,7 @@ func (t *target) replayRef(ctx context.Context, files []string, from *Checkpoint
 	err = cl.Run()
 	derr := dec.Wait()
 	if err != nil {
-		return fmt.Errorf("mariadb: %v: %s", err, oneLine(clOut.String()))
+		return fmt.Errorf("mariadb: %v: %s", err, clientError(clOut.String()))
 	}
 	if derr != nil {
 		return fmt.Errorf("mariadb-binlog: %v: %s", derr, oneLine(decErr.String()))
@@ -173,4 +173,18 @@ func preplError(out string) string {
 		}
 	}
 	return oneLine(lastLines(out, 2))
+}
+
+// clientError is the mariadb client's error line, after the start of the
+// statement it echoes (a BINLOG statement is kilobytes of base64).
+func clientError(out string) string {
+	i := strings.Index(out, "\nERROR ")
+	if i < 0 {
+		return oneLine(out)
+	}
+	stmt := strings.Trim(strings.TrimSpace(out[:i]), "-")
+	if stmt = strings.TrimSpace(strings.Trim(strings.TrimSpace(stmt), "-")); len(stmt) > 100 {
+		stmt = stmt[:100] + "..."
+	}
+	return oneLine(out[i+1:]) + " in: " + oneLine(stmt)
 }
