@@ -49,9 +49,13 @@ func startTarget(ctx context.Context, installDB string) (*target, error) {
 	o.ServerID = 3
 	o.FromDataDir = installDB
 	o.FlushLogAtTrxCommit = 2
-	// Later flags win over the sandbox's own: mtr's server is latin1, its
-	// redo log 10 MiB (a different size would be rebuilt at start).
+	// Later flags win over the sandbox's own. mtr's server (its
+	// include/default_mysqld.cnf) is latin1 and MyISAM by default (a
+	// CREATE TABLE without ENGINE is logged as written, so the targets
+	// must default alike), its MEMORY tables 1 MiB at most, its redo log
+	// 10 MiB (a different size would be rebuilt at start).
 	o.Flags = []string{"--character-set-server=latin1", "--collation-server=latin1_swedish_ci",
+		"--default-storage-engine=myisam", "--max-heap-table-size=1M",
 		"--innodb-log-file-size=10M", "--innodb-buffer-pool-size=64M", "--max-allowed-packet=1G",
 		"--log-bin-trust-function-creators=1", "--secure-file-priv="}
 	s, err := sandbox.Start(ctx, o)
