@@ -188,3 +188,11 @@ prepl: exit 1`
 		t.Errorf("cause = %q", c)
 	}
 }
+
+func TestClientError(t *testing.T) {
+	out := "--------------\nBINLOG '\n" + strings.Repeat("QUJD", 200) + "\n'\n--------------\n\nERROR 1032 (HY000) at line 80: Can't find record in 't1'\n"
+	want := "ERROR 1032 (HY000) at line 80: Can't find record in 't1' in: BINLOG ' " + strings.Repeat("QUJD", 22) + "QUJ..."
+	if got := clientError(out); got != want {
+		t.Errorf("clientError = %q\nwant %q", got, want)
+	}
+}

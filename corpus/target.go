@@ -49,9 +49,13 @@ func startTarget(ctx context.Context, installDB string) (*target, error) {
 	o.ServerID = 3
 	o.FromDataDir = installDB
 	o.FlushLogAtTrxCommit = 2
-	// Later flags win over the sandbox's own: mtr's server is latin1, its
-	// redo log 10 MiB (a different size would be rebuilt at start).
+	// Later flags win over the sandbox's own. mtr's server (its
+	// include/default_mysqld.cnf) is latin1 and MyISAM by default (a
+	// CREATE TABLE without ENGINE is logged as written, so the targets
+	// must default alike), its MEMORY tables 1 MiB at most, its redo log
+	// 10 MiB (a different size would be rebuilt at start).
 	o.Flags = []string{"--character-set-server=latin1", "--collation-server=latin1_swedish_ci",
+		"--default-storage-engine=myisam", "--max-heap-table-size=1M",
 		"--innodb-log-file-size=10M", "--innodb-buffer-pool-size=64M", "--max-allowed-packet=1G",
 		"--log-bin-trust-function-creators=1", "--secure-file-priv="}
 	s, err := sandbox.Start(ctx, o)
@@ -108,7 +112,7 @@ func (t *target) replayRef(ctx context.Context, files []string, from *Checkpoint
 	err = cl.Run()
 	derr := dec.Wait()
 	if err != nil {
-		return fmt.Errorf("mariadb: %v: %s", err, oneLine(clOut.String()))
+		return fmt.Errorf("mariadb: %v: %s", err, clientError(clOut.String()))
 	}
 	if derr != nil {
 		return fmt.Errorf("mariadb-binlog: %v: %s", derr, oneLine(decErr.String()))
@@ -173,4 +177,18 @@ func preplError(out string) string {
 		}
 	}
 	return oneLine(lastLines(out, 2))
+}
+
+// clientError is the mariadb client's error line, after the start of the
+// statement it echoes (a BINLOG statement is kilobytes of base64).
+func clientError(out string) string {
+	i := strings.Index(out, "\nERROR ")
+	if i < 0 {
+		return oneLine(out)
+	}
+	stmt := strings.Trim(strings.TrimSpace(out[:i]), "-")
+	if stmt = strings.TrimSpace(strings.Trim(strings.TrimSpace(stmt), "-")); len(stmt) > 100 {
+		stmt = stmt[:100] + "..."
+	}
+	return oneLine(out[i+1:]) + " in: " + oneLine(stmt)
 }
