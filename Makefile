@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build man deps deps-server test fuzz soak corpus demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-full bench-scale bench-pg bench-docs clean
+.PHONY: all build man deps deps-server test fuzz soak corpus demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-tpcc tpcc-binlog bench-full bench-scale bench-pg bench-docs clean
 
 all: build
 
@@ -119,7 +119,11 @@ demo: deps build
 # - bench-out/workers: "workers never hurt" on its own, prepl only, the
 #   quick part's workloads, configs and thread counts on binlogs five times
 #   longer (100,000 transactions): a run of 20,000 lasts under a second
-#   here, and such runs scatter by 20-40%, too much to tell 1.05 from 1.0.
+#   here, and such runs scatter by 20-40%, too much to tell 1.05 from 1.0;
+# - bench-out/tpcc: the TPC-C-like workload (bench/lua/tpcc.lua: foreign
+#   keys, hot district and warehouse rows, wide rows, a key-less history
+#   table; 2 warehouses, 16 source threads, 20,000 transactions) beside
+#   MariaDB's replica on configs A, B and C, 3 repeats.
 # bench-full is the whole matrix of tracker issue 4 (hours).
 BENCH_QUICK := --workloads oltp,update-index,update-index-serial --rows 100000 --events 20000 \
 	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate,prepl-replay \
@@ -134,11 +138,15 @@ BENCH_KEEPGTID := --workloads update-index --rows 100000 --events 5000 \
 BENCH_WORKERS := --workloads oltp,update-index,update-index-serial --rows 100000 --events 100000 \
 	--threads 0,4,16 --configs A,B,C --systems prepl-replicate,prepl-replay \
 	--prepl-modes writeset --repeats 5 --limit-args ""
+BENCH_TPCC := --workloads tpcc --events 20000 --source-threads 16 \
+	--threads 0,4,16 --configs A,B,C --systems mariadb,prepl-replicate \
+	--mariadb-modes conservative,optimistic --prepl-modes writeset --repeats 3
 bench: deps build
 	$(BIN) bench $(BENCH_QUICK) --out bench-out/quick $(BENCH_ARGS)
 	$(BIN) bench $(BENCH_IO) --out bench-out/io $(BENCH_ARGS)
 	$(BIN) bench $(BENCH_KEEPGTID) --out bench-out/keepgtid $(BENCH_ARGS)
 	$(BIN) bench $(BENCH_WORKERS) --out bench-out/workers $(BENCH_ARGS)
+	$(BIN) bench $(BENCH_TPCC) --out bench-out/tpcc $(BENCH_ARGS)
 
 # bench-io, bench-keepgtid and bench-workers are the second, third and
 # fourth parts of bench alone.
@@ -150,6 +158,21 @@ bench-keepgtid: deps build
 
 bench-workers: deps build
 	$(BIN) bench $(BENCH_WORKERS) --out bench-out/workers $(BENCH_ARGS)
+
+bench-tpcc: deps build
+	$(BIN) bench $(BENCH_TPCC) --out bench-out/tpcc $(BENCH_ARGS)
+
+# tpcc-binlog writes a TPC-C-like binlog for profiling prepl replay and
+# prepl analyze (about 5 minutes): the binlog files and their start GTID go
+# to TPCC_BINLOG/tpcc/; one prepl replay --workers 0 run on config C times
+# it (its log, with prepl's summary, is under TPCC_BINLOG/bench/logs/);
+# the source and the snapshot before the workload stay on disk, their
+# paths printed (docs/benchmarks.md, "TPC-C-like workload").
+TPCC_BINLOG ?= bench-out/tpcc-binlog
+tpcc-binlog: deps build
+	$(BIN) bench --workloads tpcc --events 20000 --source-threads 16 --threads 0 --configs C \
+		--systems prepl-replay --repeats 1 --limit-args "" --keep \
+		--save-binlog $(TPCC_BINLOG) --out $(TPCC_BINLOG)/bench $(BENCH_ARGS)
 
 bench-full: deps build
 	$(BIN) bench --out bench-out/full $(BENCH_ARGS)
@@ -196,7 +219,7 @@ bench-pg-identity: deps
 # written for. A part not run (no results.md) is left as it is. The io,
 # keepgtid and workers charts are copied as PART-NAME.png.
 bench-docs:
-	@for part in quick io keepgtid workers scale; do \
+	@for part in quick io keepgtid workers tpcc scale; do \
 		f=bench-out/$$part/results.md; test -f $$f || { echo "bench-docs: no $$f, $$part left as it is"; continue; }; \
 		prefix=$$part-; case $$part in quick|scale) prefix=;; esac; \
 		for png in bench-out/$$part/*.png; do test -f $$png && cp $$png docs/img/$$prefix$$(basename $$png); done; \

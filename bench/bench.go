@@ -23,8 +23,17 @@ import (
 
 // Workload is a sysbench load that generates the source binlog.
 type Workload struct {
-	Name   string
-	Script string // sysbench's bundled Lua script
+	Name string
+	// Script is sysbench's bundled Lua script, or the name of the one in
+	// Lua.
+	Script string
+	// Lua is the text of a script kept in the tree (bench/lua/), written
+	// to the work directory for sysbench. Such a script sizes its data
+	// itself (Config.ScriptArgs), not with --tables and --table-size of
+	// sysbench's OLTP scripts.
+	Lua []byte
+	// DB is the schema the script writes; "" is sysbench's sbtest.
+	DB string
 	// Serial runs the load with one source thread: a binlog without any
 	// group commit parallelism.
 	Serial bool
@@ -42,12 +51,20 @@ var Workloads = []Workload{
 	{Name: "update-index-serial", Script: "oltp_update_index", Serial: true},
 }
 
+// TPCC is a TPC-C-like workload (bench/lua/tpcc.lua): nine tables with
+// foreign keys (NO ACTION), hot district and warehouse rows that every
+// new-order and payment updates, wide customer and stock rows, and a
+// key-less insert-only history table; 2 warehouses unless ScriptArgs say
+// otherwise.
+var TPCC = Workload{Name: "tpcc", Script: "tpcc", Lua: tpccLua, DB: "tpcc"}
+
 // ExtraWorkloads are not in the benchmark; --workloads may name them, e.g.
 // to check `prepl analyze` predictions on binlogs of other shapes
 // (docs/analyze.md).
 var ExtraWorkloads = []Workload{
 	{Name: "write-only", Script: "oltp_write_only"},
 	{Name: "insert", Script: "oltp_insert"},
+	TPCC,
 }
 
 // ParseWorkload returns the workload called name.

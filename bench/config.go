@@ -23,7 +23,10 @@ type Config struct {
 	// as an I/O-bound config needs).
 	Tables   int
 	RandType string
-	Events   int // sysbench --events: transactions in each workload's binlog
+	// ScriptArgs are options for the scripts of the tree (bench/lua), e.g.
+	// --warehouses=4 for tpcc; they replace Rows and Tables there.
+	ScriptArgs []string
+	Events     int // sysbench --events: transactions in each workload's binlog
 	// SourceThreads is the sysbench threads of the parallel workloads
 	// (the serial one uses 1).
 	SourceThreads int
@@ -41,6 +44,9 @@ type Config struct {
 	// Keep keeps the sources, snapshots and the targets of failed runs on
 	// disk (their paths are printed) instead of removing them.
 	Keep bool
+	// SaveBinlog, when set, is a directory each workload's binlog files
+	// are copied to (SaveBinlog/<workload>/, with its start GTID).
+	SaveBinlog string
 	// RunTimeout bounds one timed run; a run that takes longer fails.
 	RunTimeout time.Duration
 	// Command is the command line, printed in results.md.

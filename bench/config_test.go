@@ -47,8 +47,11 @@ func TestParse(t *testing.T) {
 	if _, err := ParseWorkload("oltp"); err != nil {
 		t.Error(err)
 	}
-	if _, err := ParseWorkload("tpcc"); err == nil {
-		t.Error("tpcc accepted")
+	if w, err := ParseWorkload("tpcc"); err != nil || len(w.Lua) == 0 || w.DB != "tpcc" {
+		t.Errorf("tpcc = %+v, %v: want the embedded script", w.Name, err)
+	}
+	if _, err := ParseWorkload("tpce"); err == nil {
+		t.Error("tpce accepted")
 	}
 	if c, err := ParseConfig("b"); err != nil || c.Name != "B" || !c.Durable() {
 		t.Errorf("config b = %+v, %v", c, err)

@@ -245,9 +245,18 @@ func (r *Report) writeWorkload(w io.Writer, sum map[Cell]Summary, wl Workload) {
 		if s.CommitWait {
 			wait = "binlog_commit_wait_count=12, binlog_commit_wait_usec=10000"
 		}
-		fmt.Fprintf(w, "Source binlog: %d transactions of sysbench `%s`, %d thread(s), %s; "+
+		script := "`" + s.Script + "`"
+		if s.ScriptArgs != nil {
+			opts := "its default options"
+			if len(s.ScriptArgs) > 0 {
+				opts = "`" + strings.Join(s.ScriptArgs, " ") + "`"
+			}
+			script = fmt.Sprintf("`bench/lua/%s.lua` (%s; --rows and --tables do not apply; prepared in %.0f s)",
+				s.Script, opts, s.Prepare.Seconds())
+		}
+		fmt.Fprintf(w, "Source binlog: %d transactions of sysbench %s, %d thread(s), %s; "+
 			"Binlog_commits / Binlog_group_commits = %d / %d = **%.1f** per group commit; generated in %.1f s (%.0f txn/s).\n\n",
-			s.Txns, s.Script, s.SourceThreads, wait, s.BinlogCommits, s.BinlogGroupCommits, s.GroupSize(),
+			s.Txns, script, s.SourceThreads, wait, s.BinlogCommits, s.BinlogGroupCommits, s.GroupSize(),
 			s.Generate.Seconds(), float64(s.Txns)/math.Max(s.Generate.Seconds(), 1e-9))
 	}
 	for _, c := range r.Configs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,8 +37,12 @@ type Source struct {
 type SourceStats struct {
 	Workload string
 	Script   string
-	Rows     int // per table
+	Rows     int // per table; 0 for a script of the tree (ScriptArgs)
 	Tables   int
+	// ScriptArgs are the options given to a script of the tree.
+	ScriptArgs []string
+	// Prepare is the time sysbench prepare took.
+	Prepare time.Duration
 	// DataBytes is the sysbench tables' data and indexes on disk after
 	// the prepare (information_schema data_length + index_length).
 	DataBytes     int64
@@ -88,11 +93,26 @@ func prepareSource(ctx context.Context, cfg *Config, w Workload, workDir string,
 	if w.Serial {
 		st.SourceThreads = 1
 	}
-	sb := Sysbench{Server: srv, TableSize: cfg.Rows, Tables: cfg.Tables, RandType: cfg.RandType}
-	say("%s: source %s: sysbench %s prepare, %d table(s) of %d rows", w.Name, srv.Dir, w.Script, cfg.Tables, cfg.Rows)
-	if err := sb.Prepare(ctx, w.Script); err != nil {
+	sb := Sysbench{Server: srv, DB: w.DB, TableSize: cfg.Rows, Tables: cfg.Tables, RandType: cfg.RandType}
+	script := w.Script
+	if w.Lua != nil {
+		// A script of the tree sizes its data itself: --rows and
+		// --tables do not apply, --script-args do.
+		script = filepath.Join(workDir, w.Script+".lua")
+		if err := os.WriteFile(script, w.Lua, 0o644); err != nil {
+			return nil, fmt.Errorf("write the workload's sysbench script: %w", err)
+		}
+		sb.Options = append([]string{}, cfg.ScriptArgs...)
+		st.Rows, st.Tables, st.ScriptArgs = 0, 0, sb.Options
+		say("%s: source %s: sysbench %s prepare %s", w.Name, srv.Dir, script, strings.Join(sb.Options, " "))
+	} else {
+		say("%s: source %s: sysbench %s prepare, %d table(s) of %d rows", w.Name, srv.Dir, w.Script, cfg.Tables, cfg.Rows)
+	}
+	start := time.Now()
+	if err := sb.Prepare(ctx, script); err != nil {
 		return nil, err
 	}
+	st.Prepare = time.Since(start)
 	if st.DataBytes, err = dataBytes(ctx, srv, sb.db()); err != nil {
 		return nil, err
 	}
@@ -101,12 +121,20 @@ func prepareSource(ctx context.Context, cfg *Config, w Workload, workDir string,
 	}
 	say("%s: snapshot at GTID %s; generating the binlog: %d events, %d source threads, commit wait %v",
 		w.Name, st.StartGTID, cfg.Events, st.SourceThreads, w.CommitWait)
-	if err := src.generate(ctx, sb, w, cfg.Events); err != nil {
+	if err := src.generate(ctx, sb, w, script, cfg.Events); err != nil {
 		return nil, err
 	}
 	say("%s: %d transactions in %d group commits (%.1f per group), generated in %s (%.0f txn/s)",
 		w.Name, st.Txns, st.BinlogGroupCommits, st.GroupSize(), st.Generate.Round(time.Millisecond),
 		float64(st.Txns)/st.Generate.Seconds())
+	say("%s: the workload's binlog: %s (from GTID %s)", w.Name, strings.Join(src.Files, " "), st.StartGTID)
+	if cfg.SaveBinlog != "" {
+		dir, err := src.saveBinlog(filepath.Join(cfg.SaveBinlog, w.Name))
+		if err != nil {
+			return nil, err
+		}
+		say("%s: binlog files copied to %s (start GTID in %s)", w.Name, dir, filepath.Join(dir, "start-gtid"))
+	}
 	ok = true
 	return src, nil
 }
@@ -176,7 +204,7 @@ func (s *Source) snapshot(ctx context.Context, dir string) error {
 }
 
 // generate runs the workload and records what it binlogged.
-func (s *Source) generate(ctx context.Context, sb Sysbench, w Workload, events int) error {
+func (s *Source) generate(ctx context.Context, sb Sysbench, w Workload, script string, events int) error {
 	wait := [2]int{0, 0}
 	if w.CommitWait {
 		wait = [2]int{12, 10000}
@@ -185,7 +213,7 @@ func (s *Source) generate(ctx context.Context, sb Sysbench, w Workload, events i
 		return fmt.Errorf("source commit wait: %w", err)
 	}
 	start := time.Now()
-	if err := sb.Run(ctx, w.Script, RunSpec{Threads: s.Stats.SourceThreads, Events: events}); err != nil {
+	if err := sb.Run(ctx, script, RunSpec{Threads: s.Stats.SourceThreads, Events: events}); err != nil {
 		return err
 	}
 	s.Stats.Generate = time.Since(start)
@@ -247,4 +275,43 @@ func (s *Source) Close(keep bool) {
 	if s.Snapshot != "" {
 		os.RemoveAll(s.Snapshot)
 	}
+}
+
+// saveBinlog copies the workload's binlog files into dir, with the
+// snapshot's GTID in dir/start-gtid: what `prepl replay --start-gtid` and
+// `prepl analyze` take, kept when the benchmark's work directory is gone.
+func (s *Source) saveBinlog(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("save the binlog: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range s.Files {
+		if err := copyFile(f, filepath.Join(abs, filepath.Base(f))); err != nil {
+			return "", fmt.Errorf("save the binlog: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(abs, "start-gtid"), []byte(s.Stats.StartGTID+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("save the binlog: %w", err)
+	}
+	return abs, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -13,12 +13,16 @@ import (
 
 // Sysbench drives sysbench's bundled OLTP Lua scripts against a sandbox
 // server: Tables tables (sbtest.sbtest1...; default 1) of TableSize rows.
+// A script of the tree (bench/lua) takes Options instead.
 type Sysbench struct {
 	Server    *sandbox.Server
 	DB        string // default "sbtest"
 	TableSize int
 	Tables    int
 	RandType  string // sysbench --rand-type; "" keeps its default
+	// Options, when not nil, replace --tables and --table-size: the
+	// options of a script that sizes its data itself.
+	Options []string
 }
 
 // RunSpec bounds a sysbench run by transactions (Events), by time
@@ -40,7 +44,12 @@ func (sb Sysbench) db() string {
 
 func (sb Sysbench) args(script string, extra ...string) []string {
 	a := []string{script, "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=" + strconv.Itoa(sb.Server.Port),
-		"--mysql-user=root", "--mysql-db=" + sb.db(), "--tables=" + strconv.Itoa(max(sb.Tables, 1)), "--table-size=" + strconv.Itoa(sb.TableSize)}
+		"--mysql-user=root", "--mysql-db=" + sb.db()}
+	if sb.Options != nil {
+		a = append(a, sb.Options...)
+	} else {
+		a = append(a, "--tables="+strconv.Itoa(max(sb.Tables, 1)), "--table-size="+strconv.Itoa(sb.TableSize))
+	}
 	if sb.RandType != "" {
 		a = append(a, "--rand-type="+sb.RandType)
 	}

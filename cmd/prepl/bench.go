@@ -25,10 +25,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	workloads := fs.String("workloads", "oltp,update-index,update-index-serial", "sysbench workloads that generate the source binlog:\n"+
 		"oltp (oltp_read_write, many threads, commit wait 12/10ms), update-index (oltp_update_index, many threads),\n"+
-		"update-index-serial (oltp_update_index, 1 thread: no parallelism at all)")
+		"update-index-serial (oltp_update_index, 1 thread: no parallelism at all);\n"+
+		"not in the default: write-only (oltp_write_only), insert (oltp_insert),\n"+
+		"tpcc (TPC-C-like, bench/lua/tpcc.lua: foreign keys, hot district and warehouse rows, wide rows, a key-less table; 2 warehouses)")
 	rows := fs.Int("rows", 100000, "rows in each sysbench table")
 	tables := fs.Int("tables", 1, "sysbench tables (config D needs data at least 8× its 32 MiB buffer pool: e.g. --tables 4 --rows 300000)")
 	randType := fs.String("rand-type", "", "sysbench --rand-type: special (its default: most accesses on 1% of the rows) or uniform\n(every row alike: the reads an I/O-bound replica waits on)")
+	scriptArgs := fs.String("script-args", "", "options for tpcc's script instead of --rows and --tables: --warehouses=N (default 2),\n"+
+		"--items=N and --customers=N (per district) to shrink it")
 	events := fs.Int("events", 50000, "sysbench --events: transactions in each workload's binlog")
 	sourceThreads := fs.Int("source-threads", 48, "sysbench threads on the source for oltp and update-index")
 	threads := fs.String("threads", "0,2,4,8,16,32,64", "replica worker counts (slave_parallel_threads, --workers); 0 is single-threaded")
@@ -45,6 +49,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	repeats := fs.Int("repeats", 3, "runs of each cell; the tables show the median and the spread")
 	out := fs.String("out", "bench-out", "output directory: results.md, results.csv, charts, logs/")
 	keep := fs.Bool("keep", false, "keep the sources, snapshots and the targets of failed runs on disk (paths are printed)")
+	saveBinlog := fs.String("save-binlog", "", "copy each workload's binlog files to this directory (DIR/<workload>/, with its start GTID)")
 	runTimeout := fs.Duration("run-timeout", 30*time.Minute, "longest one timed run may take before it counts as failed")
 	preplBin := fs.String("prepl", "", "prepl binary to time (default: this executable)")
 	fs.Usage = func() {
@@ -81,7 +86,7 @@ Flags:
 		return err
 	}
 	cfg := bench.Config{Rows: *rows, Tables: *tables, RandType: *randType, Events: *events, SourceThreads: *sourceThreads, Repeats: *repeats,
-		OutDir: *out, Keep: *keep, RunTimeout: *runTimeout, Progress: stderr,
+		ScriptArgs: strings.Fields(*scriptArgs), OutDir: *out, Keep: *keep, SaveBinlog: *saveBinlog, RunTimeout: *runTimeout, Progress: stderr,
 		PreplArgs: strings.Fields(*preplArgs), Command: "prepl bench " + strings.Join(args, " ")}
 	if err := parseBenchLists(&cfg, *workloads, *threads, *configs, *systems, *mariaModes, *preplModes); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

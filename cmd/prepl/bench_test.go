@@ -77,9 +77,58 @@ func TestBenchSmoke(t *testing.T) {
 	}
 }
 
+// TestBenchTPCC runs the TPC-C-like workload, shrunk, end to end: MariaDB's
+// replica and prepl catch up with it and equal the source; --save-binlog
+// leaves the workload's binlog files and start GTID behind.
+func TestBenchTPCC(t *testing.T) {
+	out := t.TempDir()
+	saved := filepath.Join(out, "binlog")
+	code, output := prepl(t, "bench", "--prepl", preplBinary(t), "--out", out, "--save-binlog", saved,
+		"--workloads", "tpcc", "--script-args", "--warehouses=2 --items=1000 --customers=100", "--events", "300", "--source-threads", "8",
+		"--threads", "0,2", "--configs", "C", "--systems", "mariadb,prepl-replicate",
+		"--mariadb-modes", "conservative", "--prepl-modes", "writeset", "--repeats", "1", "--limit-args", "")
+	if code != 0 {
+		t.Fatalf("prepl bench: exit %d\n%s", code, output)
+	}
+	f, err := os.Open(filepath.Join(out, bench.ResultsCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	results, err := bench.ReadCSV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 4 {
+		t.Fatalf("%d runs in %s, want 4: %+v", len(results), bench.ResultsCSV, results)
+	}
+	for _, r := range results {
+		if !r.Verified || r.Err != "" {
+			t.Errorf("%s: target not verified equal to source: %q", r.Cell, r.Err)
+		}
+		// Read-only transactions and rolled back new-orders write no
+		// binlog: fewer transactions than events, but most of them.
+		if r.Txns < 200 || r.Txns > 300 {
+			t.Errorf("%s: %d transactions in the binlog of 300 events, want 200 to 300", r.Cell, r.Txns)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, bench.ResultsMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "`bench/lua/tpcc.lua` (`--warehouses=2 --items=1000 --customers=100`"; !strings.Contains(string(md), want) {
+		t.Errorf("%s lacks %q:\n%s", bench.ResultsMD, want, md)
+	}
+	files, _ := filepath.Glob(filepath.Join(saved, "tpcc", "binlog.[0-9]*"))
+	gtid, err := os.ReadFile(filepath.Join(saved, "tpcc", "start-gtid"))
+	if len(files) == 0 || err != nil || len(strings.TrimSpace(string(gtid))) == 0 {
+		t.Errorf("--save-binlog: files %v, start-gtid %q (%v): want binlog files and a GTID", files, gtid, err)
+	}
+}
+
 func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"bench", "--workloads", "tpcc"},
+		{"bench", "--workloads", "tpce"},
 		{"bench", "--configs", "E"},
 		{"bench", "--threads", "0,x"},
 		{"bench", "--prepl-modes", "fastest"},
