@@ -104,7 +104,9 @@ demo: deps build
 	@echo; sed -n '/^#### /,/^CPU per/p' demo-out/results.md
 
 # bench is the quick catch-up benchmark (about 70 minutes on a quiet 2-core
-# machine), in four runs, each into its own directory:
+# machine for the first four parts; the tpcc part's 75 runs take longer:
+# 34 runs, configs C and A only, took 75 minutes on a busy machine), in
+# five runs, each into its own directory:
 # - bench-out/quick: all three workloads on configs A, B and C, 7 repeats
 #   (medians of 7 for the comparisons of 5% that "workers never hurt" asks
 #   for; single runs on 2 shared cores scatter by 20-40% either way),

@@ -148,7 +148,11 @@ func (r *Report) Markdown(w io.Writer) {
 	if st.Tables > 1 {
 		tables = fmt.Sprintf("each of %d sysbench tables", st.Tables)
 	}
-	fmt.Fprintf(w, "Settings: %d rows in %s; %d sysbench events per workload (%d source threads for the parallel workloads", st.Rows, tables, st.Events, st.SourceThreads)
+	data := fmt.Sprintf("%d rows in %s", st.Rows, tables)
+	if !slices.ContainsFunc(r.Workloads, func(w Workload) bool { return w.Lua == nil }) {
+		data = "data sized by the workload's script (below)"
+	}
+	fmt.Fprintf(w, "Settings: %s; %d sysbench events per workload (%d source threads for the parallel workloads", data, st.Events, st.SourceThreads)
 	if st.RandType != "" {
 		fmt.Fprintf(w, ", `--rand-type=%s`", st.RandType)
 	}

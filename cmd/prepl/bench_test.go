@@ -116,8 +116,10 @@ func TestBenchTPCC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "`bench/lua/tpcc.lua` (`--warehouses=2 --items=1000 --customers=100`"; !strings.Contains(string(md), want) {
-		t.Errorf("%s lacks %q:\n%s", bench.ResultsMD, want, md)
+	for _, want := range []string{"`bench/lua/tpcc.lua` (`--warehouses=2 --items=1000 --customers=100`", "Settings: data sized by the workload's script"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("%s lacks %q:\n%s", bench.ResultsMD, want, md)
+		}
 	}
 	files, _ := filepath.Glob(filepath.Join(saved, "tpcc", "binlog.[0-9]*"))
 	gtid, err := os.ReadFile(filepath.Join(saved, "tpcc", "start-gtid"))
