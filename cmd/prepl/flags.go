@@ -76,7 +76,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.memory, "memory-budget", defaultMemoryBudget, "bytes of transactions prepl holds in flight, by their size in memory: a quarter is the\n"+
 		"--window, an eighth the transactions decoded ahead of it, the rest the SQL rendered for the window and\n"+
 		"the decoding (a bigger --window raises it to 4 times the window); Go's soft memory limit is set to this\n"+
-		"plus 64MiB (GOMEMLIMIT in the environment wins). One transaction larger than the budget is still applied,\n"+
+		"plus 160MiB (GOMEMLIMIT in the environment wins). One transaction larger than the budget is still applied,\n"+
 		"alone, up to --max-txn-size, and takes about 3 times its binlog size")
 	fs.IntVar(&f.unit, "commit-unit", sequencer.DefaultUnitTxns, "commit up to this many consecutive source transactions as one target transaction;\n"+
 		"units commit in source order, so the target only ever shows states the source had.\n"+

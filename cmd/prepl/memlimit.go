@@ -19,8 +19,13 @@ import (
 
 // memoryLimitRoom is what the base limit allows beyond the budget: the
 // runtime, connections, table definitions, and garbage between
-// collections.
-const memoryLimitRoom = 64 << 20
+// collections. 64 MiB left the collector too little garbage to collect
+// on a binlog of wide rows (the TPC-C-like workload: 345,000 row changes
+// of 196 MB): it ran back to back, the scavenger handing pages to the OS
+// that the next unit faulted in again (madvise alone 14-21% of prepl's
+// CPU), and prepl took 11.5-13.4 s of CPU; with 160 MiB, 5.4-6.4 s, RSS
+// 245 MB -> 280 MB (docs/benchmarks.md, "The memory limit").
+const memoryLimitRoom = 160 << 20
 
 var (
 	memoryLimitBase atomic.Int64
