@@ -203,20 +203,21 @@ func (r *Report) writeWorkers(w io.Writer, sum map[Cell]Summary) {
 	if len(checks) == 0 {
 		return
 	}
-	met, losses := TallyWorkers(checks)
 	fmt.Fprintln(w, "### Workers never hurt")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "prepl with N workers against its best median with fewer (same system, same mode or serial), "+
 		"judged by the paired ratio: each repeat's run with N workers over the same repeat's run with fewer, "+
-		"made minutes apart or less, so that what the machine did between repeats cancels out; the median over the repeats. "+
-		"Target ≤ %.2f: **%d of %d met**; of the misses, **%d a loss in every repeat** (every paired ratio over %.2f), "+
-		"the others with repeats on both sides of the limit.\n\n",
-		WorkersLimit, met, len(checks), losses, WorkersLimit)
+		"made minutes apart or less, so that what the machine did between repeats cancels out; the median over the repeats, "+
+		"of at least %d repeats. Target ≤ %.2f: **%s**; a loss in every repeat is every paired ratio over %.2f, "+
+		"the other misses have repeats on both sides of the limit.\n\n",
+		WorkersJudgedRepeats, WorkersLimit, WorkersTally(checks), WorkersLimit)
 	fmt.Fprintln(w, "| workload | config | prepl | workers | seconds | best with fewer | ratio of medians | paired ratio | verdict |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---|---:|---:|---|")
 	for _, c := range checks {
 		verdict := "met"
 		switch {
+		case !c.Judged():
+			verdict = "not judged (too few repeats)"
 		case c.Loss():
 			verdict = "NOT met: slower in every repeat"
 		case !c.Met():

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -176,6 +177,29 @@ func TestCheckWorkersPaired(t *testing.T) {
 		if g.Cell.Workload != w.workload || !same || math.Abs(g.Ratio()-w.ratio) > 1e-9 || g.Met() != w.met || g.Loss() != w.loss {
 			t.Errorf("check %d: got %s paired %.3f (median %.3f) ratio %.3f met %v loss %v; want %+v",
 				i, g.Cell.Workload, g.Paired, g.PairedRatio(), g.Ratio(), g.Met(), g.Loss(), w)
+		}
+	}
+}
+
+// TestWorkersTally: a check is judged only on WorkersJudgedRepeats paired
+// repeats; the demo's single short run is "not judged", not "0 of 2 met".
+func TestWorkersTally(t *testing.T) {
+	check := func(paired ...float64) WorkersCheck {
+		return WorkersCheck{Paired: paired, Runs: Summary{Median: 1}, Fewer: Best{Seconds: 1, Found: true}}
+	}
+	cases := []struct {
+		name   string
+		checks []WorkersCheck
+		want   string
+	}{
+		{"one repeat each, as make demo runs", []WorkersCheck{check(1.16), check(1.34)}, "not judged: fewer than 3 repeats"},
+		{"three repeats, one met, one lost", []WorkersCheck{check(1.0, 1.02, 0.98), check(1.2, 1.1, 1.3)}, "1 of 2 met, 1 a loss in every repeat"},
+		{"a miss inside the scatter is no loss", []WorkersCheck{check(1.0, 1.2, 1.1)}, "0 of 1 met, 0 a loss in every repeat"},
+		{"some judged, some not", []WorkersCheck{check(1.0, 1.0, 1.0), check(1.5)}, "1 of 1 met, 0 a loss in every repeat (1 more not judged: fewer than 3 repeats)"},
+	}
+	for _, c := range cases {
+		if got := WorkersTally(c.checks); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: WorkersTally = %q, want it to start with %q", c.name, got, c.want)
 		}
 	}
 }

@@ -169,9 +169,7 @@ func printBenchSummary(w io.Writer, r *bench.Report, out string) {
 		fmt.Fprintf(w, "%-20s %s  prepl/MariaDB = %5.2f  (target %s): %s\n", t.Workload, t.Config, t.Ratio(), t.Goal(), t.Verdict())
 	}
 	if checks := r.Workers(); len(checks) > 0 {
-		met, losses := bench.TallyWorkers(checks)
-		fmt.Fprintf(w, "workers never hurt (N workers ≤ %.2f × the best with fewer): %d of %d met, %d a loss in every repeat\n",
-			bench.WorkersLimit, met, len(checks), losses)
+		fmt.Fprintf(w, "workers never hurt (N workers ≤ %.2f × the best with fewer): %s\n", bench.WorkersLimit, bench.WorkersTally(checks))
 	}
 	if n := len(r.Failures()); n > 0 {
 		fmt.Fprintf(w, "%d run(s) FAILED: see %s\n", n, filepath.Join(out, bench.ResultsMD))
