@@ -33,3 +33,55 @@ func TestXAGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestXARowsSavepoints: the rows an XA transaction keeps are those its
+// savepoints left, by the server's rules; a statement that is no
+// savepoint, or a savepoint never set, is refused.
+func TestXARowsSavepoints(t *testing.T) {
+	x := "X'7831',X'',1"
+	stmt := func(q string) Change { return Change{Stmt: &Statement{SQL: q}} }
+	rows := map[string]Change{}
+	row := func(n string) Change {
+		if _, ok := rows[n]; !ok {
+			rows[n] = Change{Row: &RowChange{Kind: Insert, Table: &Table{Schema: "s", Name: n}}}
+		}
+		return rows[n]
+	}
+	cases := []struct {
+		name    string
+		changes []Change
+		want    string // the rows kept, by table name; "!" for refused
+	}{
+		{"savepoint, nothing undone", []Change{row("a"), stmt("SAVEPOINT `savep`"), row("b")}, "ab"},
+		{"rollback to", []Change{row("a"), stmt("SAVEPOINT `s1`"), row("b"), row("c"), stmt("ROLLBACK TO `s1`"), row("d")}, "ad"},
+		{"rollback to twice: the savepoint stays", []Change{stmt("SAVEPOINT s"), row("a"), stmt("ROLLBACK TO SAVEPOINT s"), row("b"), stmt("rollback work to savepoint S"), row("c")}, "c"},
+		{"rollback to the outer drops the inner", []Change{stmt("SAVEPOINT o"), row("a"), stmt("SAVEPOINT i"), row("b"), stmt("ROLLBACK TO o"), row("c"), stmt("ROLLBACK TO i")}, "!"},
+		{"a savepoint set again moves", []Change{stmt("SAVEPOINT o"), row("a"), stmt("SAVEPOINT i"), row("b"), stmt("SAVEPOINT o"), row("c"), stmt("ROLLBACK TO o"), row("d"), stmt("ROLLBACK TO o"), row("e")}, "abe"},
+		{"release drops it and the later ones", []Change{stmt("SAVEPOINT a"), row("a"), stmt("SAVEPOINT b"), stmt("RELEASE SAVEPOINT a"), row("b"), stmt("ROLLBACK TO b")}, "!"},
+		{"release keeps the rows", []Change{stmt("SAVEPOINT a"), row("a"), stmt("RELEASE SAVEPOINT `a`"), row("b")}, "ab"},
+		{"quoted names", []Change{stmt("SAVEPOINT `a``b c`"), row("a"), stmt("/* x */ ROLLBACK TO `a``b c`;"), row("b")}, "b"},
+		{"rollback to a savepoint never set", []Change{row("a"), stmt("ROLLBACK TO s")}, "!"},
+		{"another statement", []Change{row("a"), stmt("DROP TEMPORARY TABLE t")}, "!"},
+		{"a savepoint with something after", []Change{stmt("SAVEPOINT a b")}, "!"},
+	}
+	for _, c := range cases {
+		tx := &Txn{XA: true, Changes: append(append([]Change{stmt("XA START " + x)}, c.changes...), stmt("XA END "+x), stmt("XA PREPARE "+x))}
+		n := len(tx.Changes)
+		got, other := tx.XARows()
+		var kept string
+		if other != nil {
+			kept = "!"
+		} else {
+			for _, ch := range got.Changes {
+				if ch.Row == nil {
+					t.Errorf("%s: a statement kept: %q", c.name, ch.Stmt.SQL)
+					continue
+				}
+				kept += ch.Row.Table.Name
+			}
+		}
+		if kept != c.want || len(tx.Changes) != n {
+			t.Errorf("%s: kept %q (source left with %d changes), want %q (and %d)", c.name, kept, len(tx.Changes), c.want, n)
+		}
+	}
+}
