@@ -452,7 +452,7 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 		a.implicitBegin(h)
 	}
 	stmt := func(ddl bool) *txn.Statement {
-		st := &txn.Statement{SQL: sql, Schema: string(e.Schema), DDL: ddl, UnixMicro: int64(h.Timestamp) * 1e6}
+		st := &txn.Statement{SQL: sql, Schema: string(e.Schema), DDL: ddl, UnixMicro: int64(h.Timestamp) * 1e6, ErrorCode: e.ErrorCode}
 		applyStatusVars(st, e.StatusVars, a.flavor == txn.MariaDB)
 		return st
 	}

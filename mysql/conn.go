@@ -560,8 +560,16 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 			return fmt.Errorf("DDL %s: USE %s: %w", describe(tx), st.Schema, err)
 		}
 	}
-	if _, err := c.ExecContext(ctx, st.SQL); err != nil {
-		return fmt.Errorf("DDL %s failed on target: %q: %w", describe(tx), truncate(st.SQL, 200), err)
+	if err := ddlBeforeRun(tx, st); err != nil {
+		return err
+	}
+	_, err := c.ExecContext(ctx, st.SQL)
+	if err := ddlOutcome(tx, st, err); err != nil {
+		return err
+	}
+	if err != nil && t.log != nil {
+		t.log.Warn("the DDL failed on the target as the source logged it did (or a DROP of names that do not exist, which MariaDB's replica takes as IF EXISTS): going on, as the replica does",
+			"gtid", TxnID(tx), "source_error", st.ErrorCode, "err", err)
 	}
 	if _, err := c.ExecContext(ctx, DDLSessionReset); err != nil {
 		return fmt.Errorf("after DDL %s: %w", describe(tx), err)

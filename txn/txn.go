@@ -266,4 +266,9 @@ type Statement struct {
 	// LCTimeNames is the session's lc_time_names as the server numbers
 	// locales (0 is en_US): month and day names in DATE_FORMAT.
 	LCTimeNames uint16
+	// ErrorCode is the error the statement got on the source (the Query
+	// event's error_code), 0 for none: a DDL that failed after changing
+	// something (a CREATE OR REPLACE that dropped the old table) is logged
+	// with it, and the replica applies it expecting that very error.
+	ErrorCode uint16
 }
