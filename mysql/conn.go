@@ -161,7 +161,7 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 	err := c.c.Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
 		if err != nil {
-			if ErrorCode(err) == 1062 && slices.ContainsFunc(ch.expect, func(e rowExpect) bool { return e.compacted }) {
+			if c.compactedRefused(ch, err) {
 				return fmt.Errorf("%w: %w", ErrCompacted, err)
 			}
 			return c.tooLarge(ch.tx(), len(q), err)
@@ -187,6 +187,27 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 		}
 	}
 	return nil
+}
+
+// compactedRefused reports whether err is the server refusing a chunk
+// that holds a compacted statement: the caller then rolls back and
+// applies the unit again in source order, and stops only if that fails
+// too. A duplicate key (1062) can be the compacted form's own (a key the
+// unit frees later); any other refusal can be too (a form the table does
+// not take: MariaDB refuses INSERT ... ON DUPLICATE KEY UPDATE on a key
+// WITHOUT OVERLAPS, error 1235), so every server error counts but those
+// a retry or a reconnect handles. Only 1062 when the unit writes tables
+// that are not transactional on the target (c.marked): what a refused
+// statement did to them stays after the rollback.
+func (c *Conn) compactedRefused(ch chunk, err error) bool {
+	if !slices.ContainsFunc(ch.expect, func(e rowExpect) bool { return e.compacted }) {
+		return false
+	}
+	var me *gomysql.MySQLError
+	if !errors.As(err, &me) || Classify(err) != Fatal {
+		return false
+	}
+	return me.Number == 1062 || !c.marked
 }
 
 // execBinlog sends a chunk of BINLOG statements, after the source's
