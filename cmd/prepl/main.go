@@ -21,13 +21,15 @@ import (
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/redact"
+	prun "github.com/prepl/prepl/run"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// errUsage marks a command-line mistake: exit code 2.
-var errUsage = errors.New("usage")
+// errUsage marks a command-line mistake: exit code 2. It is package run's
+// (imported as prun here: main's run is the command dispatcher).
+var errUsage = prun.ErrUsage
 
 // Exit codes say whether running prepl again can help, for whoever runs
 // it (systemd: RestartPreventExitStatus=2 in docs/prepl.service).

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,8 +12,8 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/metrics"
-	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
+	prun "github.com/prepl/prepl/run"
 )
 
 // prepl status is a Nagios-style check: its first line is the verdict,
@@ -82,7 +81,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	af.register(all, "default")
 	keepFlags(fs, all, "target", "channel", "metrics-addr", "log-format", "log-level", "reconnect-timeout", "defaults-file",
 		"strict-permissions", "target-password-file", "target-defaults-file", "target-ssl-mode", "target-ssl-ca", "target-ssl-cert", "target-ssl-key")
-	af.secrets.configPath = func() string { // --config is on fs, not on all
+	af.secrets.ConfigPath = func() string { // --config is on fs, not on all
 		if f := fs.Lookup("config"); f != nil {
 			return f.Value.String()
 		}
@@ -159,7 +158,11 @@ Flags:
 func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven bool, h *health) ([]string, error) {
 	af.reconnect = 0   // a status check answers now, it does not wait for the target
 	af.readOnly = true // and writes nothing: no prepl schema made where there was none
-	tgt, err := af.openTarget(ctx)
+	to, err := af.targetOptions()
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := prun.OpenTarget(ctx, to, &af.secrets)
 	if errors.Is(err, errUsage) {
 		return nil, err
 	}
@@ -169,7 +172,7 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 		return nil, nil
 	}
 	defer tgt.Close()
-	stored, err := tgt.channels(ctx)
+	stored, err := tgt.Channels(ctx)
 	if err != nil {
 		fmt.Fprintf(w, "target %s: %v\n", tgt, err)
 		h.problem(statusCritical, "cannot read the positions on %s: %v", tgt, err)
@@ -185,7 +188,7 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 	}
 	var missing []string
 	for _, ch := range channels {
-		ps, err := tgt.positions(ctx, ch)
+		ps, err := tgt.ChannelPositions(ctx, ch)
 		if err != nil {
 			h.problem(statusCritical, "cannot read the position of channel %q on %s: %v", ch, tgt, err)
 			continue
@@ -210,7 +213,7 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 			}
 			fmt.Fprintln(w)
 		}
-		if half, err := tgt.halfApplied(ctx, ch); err != nil {
+		if half, err := tgt.HalfApplied(ctx, ch); err != nil {
 			h.problem(statusWarning, "cannot read the maybe-applied marker of channel %q on %s: %v", ch, tgt, err)
 		} else if half != "" {
 			fmt.Fprintf(w, "channel %q: %s\n", ch, half)
@@ -218,27 +221,6 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 		h.note("channel %q applied %d", ch, total)
 	}
 	return missing, nil
-}
-
-// storedChannels lists the channels with a position on the target.
-func storedChannels(ctx context.Context, db *sql.DB) ([]string, error) {
-	rows, err := db.QueryContext(ctx, "SELECT DISTINCT channel FROM "+mysql.PositionSchema+".position ORDER BY channel")
-	if mysql.NoPositionTable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list channels: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var ch string
-		if err := rows.Scan(&ch); err != nil {
-			return nil, err
-		}
-		out = append(out, ch)
-	}
-	return out, rows.Err()
 }
 
 func sortedSlots[V any](ps map[string]V) []string {
