@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
@@ -13,11 +12,6 @@ import (
 	prun "github.com/prepl/prepl/run"
 	"github.com/prepl/prepl/txn"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
