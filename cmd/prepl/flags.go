@@ -11,7 +11,7 @@ import (
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/redact"
+	"github.com/prepl/prepl/internal/cli"
 	prun "github.com/prepl/prepl/run"
 	"github.com/prepl/prepl/sequencer"
 )
@@ -166,12 +166,6 @@ func (f *applyFlags) resolveDDL() (apply.ResolveDDL, error) {
 // (apply.Config.ReadAheadBytes): one read-ahead in either case.
 func (f *applyFlags) readAheadBytes() int64 { return int64(f.memBytes / 8) }
 
-// setMemoryLimit sets Go's soft memory limit from --memory-budget
-// (prun.SetMemoryLimit).
-func (f *applyFlags) setMemoryLimit() {
-	prun.SetMemoryLimit(f.memBytes)
-}
-
 // limits are the binlog reader's caps from --max-event-size and --max-txn-size.
 func (f *applyFlags) limits() (binlog.Limits, error) {
 	ev, err := parseBytes(f.maxEvent)
@@ -196,30 +190,15 @@ func (f *applyFlags) setup(stderr io.Writer) (*slog.Logger, apply.Config, error)
 		err = f.setupOps()
 	}
 	if err == nil {
-		f.setMemoryLimit()
+		prun.SetMemoryLimit(f.memBytes) // Go's soft memory limit
 	}
 	return log, cfg, err
 }
 
+// logger makes the log of --log-format and --log-level on stderr (through
+// the progress bar's terminal when there is one); it becomes slog's default.
 func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", errUsage, f.logLevel)
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	stderr = f.terminal(stderr)
-	var h slog.Handler
-	switch f.logFormat {
-	case "text":
-		h = slog.NewTextHandler(stderr, opts)
-	case "json":
-		h = slog.NewJSONHandler(stderr, opts)
-	default:
-		return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, f.logFormat)
-	}
-	l := slog.New(redact.Handler(h))
-	slog.SetDefault(l)
-	return l, nil
+	return cli.Logger(f.terminal(stderr), f.logFormat, f.logLevel)
 }
 
 func printSummary(w io.Writer, s apply.Stats) {
