@@ -1,5 +1,11 @@
 // Command prepl applies a MySQL/MariaDB row-based binlog to a target in
 // parallel, committing in the source's order, with a crash-safe position.
+//
+// Each command is a file here that declares its flags and help, parses
+// them into the options of the package that does the work (run for
+// replicate, replay, status, skip and reset; snapshot, analyze, bench),
+// calls it and prints what it returns. internal/cli is the command-line
+// toolkit: GNU-style flags, --config, completion, the man page.
 package main
 
 import (
