@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/depend"
-	"github.com/prepl/prepl/prefetch"
-	"github.com/prepl/prepl/redact"
+	"github.com/prepl/prepl/internal/cli"
+	prun "github.com/prepl/prepl/run"
 	"github.com/prepl/prepl/sequencer"
 )
 
@@ -45,12 +42,12 @@ type applyFlags struct {
 	// pendingDDL is the user's word on a DDL a crash interrupted.
 	pendingDDL string
 
-	gate gateFlags // pause and throttling (throttle.go)
-	pg   pgFlags   // the PostgreSQL mapping's options (copy.go)
+	gate prun.GateOptions // pause and throttling (throttle.go)
+	pg   pgFlags          // the PostgreSQL mapping's options (copy.go)
 
 	ops // metrics, filters, progress bar (ops.go)
 	// secrets: password files, option files, TLS (secrets.go)
-	secrets secretFlags
+	secrets prun.Secrets
 }
 
 func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
@@ -73,7 +70,7 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
 	fs.StringVar(&f.window, "window", "", "read-ahead window in bytes (like slave_parallel_max_queued): transactions admitted and not yet\n"+
 		"committed; a bigger transaction runs alone (default: a quarter of --memory-budget)")
-	fs.StringVar(&f.memory, "memory-budget", defaultMemoryBudget, "bytes of transactions prepl holds in flight, by their size in memory: a quarter is the\n"+
+	fs.StringVar(&f.memory, "memory-budget", prun.DefaultMemoryBudget, "bytes of transactions prepl holds in flight, by their size in memory: a quarter is the\n"+
 		"--window, an eighth the transactions decoded ahead of it, the rest the SQL rendered for the window and\n"+
 		"the decoding (a bigger --window raises it to 4 times the window); Go's soft memory limit is set to this\n"+
 		"plus 160MiB (GOMEMLIMIT in the environment wins). One transaction larger than the budget is still applied,\n"+
@@ -104,9 +101,9 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"(about 5 times its binlog size), so a bigger one is refused before anything of it is applied, with an error that\n"+
 		"names it and says how to go on (raise this when the host has the memory, or apply it outside prepl and leave it out)")
 	f.registerOps(fs)
-	f.gate.register(fs)
+	registerGate(fs, &f.gate)
 	f.pg.register(fs)
-	f.secrets.register(fs)
+	registerSecrets(fs, &f.secrets)
 }
 
 func modeNames() []string {
@@ -131,7 +128,7 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	if f.memBytes, err = parseBytes(f.memory); err != nil {
 		return apply.Config{}, fmt.Errorf("%w: --memory-budget: %v", errUsage, err)
 	}
-	window := windowOf(f.memBytes)
+	window := prun.WindowOf(f.memBytes)
 	if f.window != "" {
 		if window, err = parseBytes(f.window); err != nil {
 			return apply.Config{}, fmt.Errorf("%w: --window: %v", errUsage, err)
@@ -163,42 +160,11 @@ func (f *applyFlags) resolveDDL() (apply.ResolveDDL, error) {
 	return r, nil
 }
 
-// defaultMemoryBudget keeps prepl's RSS under 200 MB on the scale
-// benchmark's binlog (docs/benchmarks.md, make bench-scale).
-const defaultMemoryBudget = "96MiB"
-
-// windowOf is the --window a memory budget leaves when none is given: a
-// quarter of it. analyze predicts replay/replicate with the window of the
-// default budget (defaultWindow), so both take the default from here.
-func windowOf(budget int) int { return budget / 4 }
-
-// defaultWindow is --window's default: windowOf the default --memory-budget,
-// written as a size parseBytes reads back ("24MiB").
-func defaultWindow() string {
-	b, err := parseBytes(defaultMemoryBudget)
-	if err != nil {
-		panic("defaultMemoryBudget: " + err.Error())
-	}
-	w := windowOf(b)
-	if w%(1<<20) == 0 {
-		return strconv.Itoa(w>>20) + "MiB"
-	}
-	return strconv.Itoa(w)
-}
-
 // readAheadBytes is what the binlog reader may decode ahead of the engine,
 // an eighth of the budget: the file reader's (binlog.FileOptions), whose
 // batches the engine takes directly, or else the engine's own reader's
 // (apply.Config.ReadAheadBytes): one read-ahead in either case.
 func (f *applyFlags) readAheadBytes() int64 { return int64(f.memBytes / 8) }
-
-// setMemoryLimit sets Go's soft memory limit from --memory-budget, unless
-// GOMEMLIMIT does (see memlimit.go).
-func (f *applyFlags) setMemoryLimit() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		keepMemoryLimit(int64(f.memBytes) + memoryLimitRoom)
-	}
-}
 
 // limits are the binlog reader's caps from --max-event-size and --max-txn-size.
 func (f *applyFlags) limits() (binlog.Limits, error) {
@@ -221,74 +187,18 @@ func (f *applyFlags) setup(stderr io.Writer) (*slog.Logger, apply.Config, error)
 	}
 	cfg, err := f.config(log)
 	if err == nil {
-		err = f.setupOps(&cfg)
+		err = f.setupOps()
 	}
 	if err == nil {
-		f.setMemoryLimit()
+		prun.SetMemoryLimit(f.memBytes) // Go's soft memory limit
 	}
 	return log, cfg, err
 }
 
+// logger makes the log of --log-format and --log-level on stderr (through
+// the progress bar's terminal when there is one); it becomes slog's default.
 func (f *applyFlags) logger(stderr io.Writer) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", errUsage, f.logLevel)
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	stderr = f.terminal(stderr)
-	var h slog.Handler
-	switch f.logFormat {
-	case "text":
-		h = slog.NewTextHandler(stderr, opts)
-	case "json":
-		h = slog.NewJSONHandler(stderr, opts)
-	default:
-		return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, f.logFormat)
-	}
-	l := slog.New(redact.Handler(h))
-	slog.SetDefault(l)
-	return l, nil
-}
-
-// withPrefetch wraps the target in --prefetch read-ahead connections;
-// stop ends them and logs what they did. Without --prefetch it is the
-// target itself.
-func (f *applyFlags) withPrefetch(log *slog.Logger, tgt target) (t apply.Target, stop func()) {
-	if f.prefetch <= 0 {
-		return tgt, func() {}
-	}
-	m, ok := tgt.(myTarget)
-	if !ok {
-		log.Warn("--prefetch reads ahead on MySQL/MariaDB targets only: ignored")
-		return tgt, func() {}
-	}
-	p := prefetch.Wrap(m.Target, f.prefetch)
-	return p, func() {
-		st := p.Stop()
-		log.Info("prefetch done", "connections", f.prefetch, "selects", st.Queries.Load(), "failed", st.Failed.Load(),
-			"dropped_queue_full", st.Dropped.Load())
-	}
-}
-
-// parseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.
-func parseBytes(s string) (int, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
-	mult := 1
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad size %q (want e.g. 64MiB)", s)
-	}
-	return n * mult, nil
+	return cli.Logger(f.terminal(stderr), f.logFormat, f.logLevel)
 }
 
 func printSummary(w io.Writer, s apply.Stats) {
@@ -301,24 +211,52 @@ func printSummary(w io.Writer, s apply.Stats) {
 	if s.Last.File != "" || s.Last.GTIDPos != "" {
 		fmt.Fprintf(w, "position: %s:%d gtid %s\n", s.Last.File, s.Last.Pos, s.Last.GTIDPos)
 	}
-	if why := serializedString(s.Serialized); why != "" {
+	if why := prun.Serialized(s.Serialized); why != "" {
 		fmt.Fprintf(w, "serialized: %s\n", why)
 	}
 }
 
-// serializedString lists how often transactions waited, by reason, most
-// frequent first: "key-conflict=826 ddl=1".
-func serializedString(m map[depend.Reason]uint64) string {
-	var rs []depend.Reason
-	for r, n := range m {
-		if r != "" && n > 0 {
-			rs = append(rs, r)
-		}
+// options makes the logger, the engine's configuration and the rest of a
+// run's options from the flags.
+func (f *applyFlags) options(stderr io.Writer) (prun.Options, error) {
+	log, cfg, err := f.setup(stderr)
+	if err != nil {
+		return prun.Options{}, err
 	}
-	sort.Slice(rs, func(i, j int) bool { return m[rs[i]] > m[rs[j]] || m[rs[i]] == m[rs[j]] && rs[i] < rs[j] })
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = fmt.Sprintf("%s=%d", r, m[r])
+	tgt, err := f.targetOptions()
+	if err != nil {
+		return prun.Options{}, err
 	}
-	return strings.Join(parts, " ")
+	return prun.Options{Log: log, Config: cfg, Tables: f.tables, Secrets: &f.secrets, Target: tgt,
+		ReadAheadBytes: f.readAheadBytes(), Prefetch: f.prefetch, Gate: f.gate,
+		Watch: prun.WatchOptions{Version: version, MetricsAddr: f.metricsAddr, WebConfig: f.webConfig, Progress: f.progress,
+			Terminal: f.term, ProgressBar: f.progressBar}}, nil
 }
+
+// targetOptions say how to open --target.
+func (f *applyFlags) targetOptions() (prun.TargetOptions, error) {
+	resolve, err := f.resolveDDL()
+	return prun.TargetOptions{URL: f.target, Channel: f.channel, Reconnect: f.reconnect, KeepGTID: f.keepGTID,
+		ReadOnly: f.readOnly, PendingDDL: resolve, PGOptions: f.pg.options}, err
+}
+
+// report prints what a run ended with: its figures when the engine ran,
+// then its warnings (in the log too, but for a dry run's).
+func report(o prun.Options, stdout io.Writer, sum prun.Summary, dry bool) {
+	if sum.Ran {
+		printSummary(stdout, sum.Stats)
+	}
+	log := o.Log
+	if dry {
+		log = nil
+	}
+	for _, msg := range sum.Warnings {
+		warn(log, stdout, msg)
+	}
+}
+
+// parseBytes and defaultWindow are package run's, which analyze shares.
+var (
+	parseBytes    = prun.ParseBytes
+	defaultWindow = prun.DefaultWindow
+)

@@ -8,12 +8,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
 	pbar "github.com/prepl/prepl/progress"
-	"github.com/prepl/prepl/redact"
-	"github.com/prepl/prepl/txn"
+	prun "github.com/prepl/prepl/run"
 )
 
 // ops are the flags and state for running prepl as a service: the metrics
@@ -27,7 +25,6 @@ type ops struct {
 
 	term   *pbar.Terminal // stderr, when it is a terminal
 	tables *filter.Filter // from --include, --exclude, --rewrite-schema
-	log    *slog.Logger
 }
 
 func (o *ops) registerOps(fs *flag.FlagSet) {
@@ -59,20 +56,11 @@ func (o *ops) terminal(stderr io.Writer) io.Writer {
 	return o.term
 }
 
-// setupOps checks the filter flags and installs the table filter.
-func (o *ops) setupOps(cfg *apply.Config) error {
-	exclude := o.exclude
-	if !o.applyPreplSchema {
-		exclude = append(exclude[:len(exclude):len(exclude)], mysql.PositionSchema+".*")
-	}
-	t, err := filter.New(o.include, exclude, o.rewrite)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
+// setupOps checks the filter flags and makes the table filter.
+func (o *ops) setupOps() error {
+	t, err := prun.TableFilter(o.include, o.exclude, o.rewrite, o.applyPreplSchema)
 	o.tables = t
-	o.log = cfg.Log
-	cfg.Filter = o.filter(nil)
-	return nil
+	return err
 }
 
 // warn says msg in the log (when there is one: a dry run has only its
@@ -83,71 +71,6 @@ func warn(log *slog.Logger, stdout io.Writer, msg string) {
 		log.Warn(msg)
 	}
 	fmt.Fprintln(stdout, "warning: "+msg)
-}
-
-// unmatchedIncludes is the warning, after a run, for --include patterns
-// that no table of the selected transactions matched: a pattern with a typo
-// ("Shop.*" for shop) applies nothing of what it was meant for, and the
-// run exits 0. "" when there is none.
-func (o *ops) unmatchedIncludes() string {
-	if o.tables == nil {
-		return ""
-	}
-	un := o.tables.Unmatched()
-	if len(un) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("--include %s matched no table in the transactions selected, so nothing of it is applied "+
-		"(names are compared as the binlog has them, case included)", strings.Join(un, ", --include "))
-}
-
-// filter combines a command's own filter (GTIDs, times; nil applies
-// everything) with the table filter, which runs on what the command's
-// filter applies. A transaction with nothing left is skipped, so the
-// position still moves past it.
-func (o *ops) filter(cmd func(*txn.Txn) apply.Action) func(*txn.Txn) apply.Action {
-	tables := o.tables
-	if tables == nil || tables.Empty() {
-		return cmd
-	}
-	return func(t *txn.Txn) apply.Action {
-		a := apply.Apply
-		if cmd != nil {
-			a = cmd(t)
-		}
-		if a != apply.Apply && a != apply.Last {
-			return a
-		}
-		var ddl string
-		if t.IsDDL() {
-			ddl = t.Changes[0].Stmt.SQL
-		}
-		if tables.Apply(t) || t.XA {
-			// An XA transaction's prepared part left with no rows is
-			// still applied: its XA COMMIT looks for it.
-			return a
-		}
-		if ddl != "" && o.log != nil {
-			o.log.Info("DDL skipped by the table filter", "txn", mysql.TxnID(t), "sql", redact.SQL(ddl))
-		}
-		if a == apply.Last {
-			// Nothing of the last transaction is applied: stop before it,
-			// which leaves the target in the same state.
-			return apply.Stop
-		}
-		return apply.Skip
-	}
-}
-
-// filesSource names the files a replay reads, for logs and /status.
-func filesSource(files []string) string {
-	switch len(files) {
-	case 0:
-		return ""
-	case 1:
-		return files[0]
-	}
-	return fmt.Sprintf("%s ... %s (%d files)", files[0], files[len(files)-1], len(files))
 }
 
 // firstLine is the start of a statement, for a log line.

@@ -3,75 +3,26 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/prepl/prepl/metrics"
-	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/redact"
+	prun "github.com/prepl/prepl/run"
 )
 
-// prepl status is a Nagios-style check: its first line is the verdict,
-// its exit code the state.
+// prepl status is a Nagios-style check (prun.Health): its first line is
+// the verdict, its exit code the state.
 const (
-	statusOK       = 0 // positions stored, the live prepl (if asked) running and within --max-lag
-	statusWarning  = 1 // the live prepl failed, cannot read its source or target, or lags past --max-lag
-	statusCritical = 2 // target or live prepl unreachable, or no position stored
+	statusOK       = prun.StatusOK
+	statusWarning  = prun.StatusWarning
+	statusCritical = prun.StatusCritical
 )
 
-var statusNames = [...]string{"OK", "WARNING", "CRITICAL"}
-
-// statusError ends a status check that is not OK; its code is the exit
-// code.
-type statusError struct {
-	code int
-	msg  string
-}
-
-func (e *statusError) Error() string { return e.msg }
-
-// health gathers a check's findings.
-type health struct {
-	code     int
-	problems []string // what makes it WARNING or CRITICAL
-	notes    []string // what is fine, for the OK line
-	perf     string   // Nagios performance data
-}
-
-func (h *health) problem(code int, format string, args ...any) {
-	h.code = max(h.code, code)
-	h.problems = append(h.problems, fmt.Sprintf(format, args...))
-}
-
-func (h *health) note(format string, args ...any) {
-	h.notes = append(h.notes, fmt.Sprintf(format, args...))
-}
-
-// verdict is the first line: STATE: what, | performance data.
-func (h *health) verdict() string {
-	what := h.problems
-	if h.code == statusOK {
-		what = h.notes
-	}
-	line := statusNames[h.code] + ": " + strings.Join(what, "; ")
-	if h.perf != "" {
-		line += " | " + h.perf
-	}
-	return redact.String(line)
-}
-
-func (h *health) err() error {
-	if h.code == statusOK {
-		return nil
-	}
-	return &statusError{code: h.code, msg: redact.String(statusNames[h.code] + ": " + strings.Join(h.problems, "; "))}
-}
+var statusNames = prun.StatusNames
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
@@ -82,7 +33,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	af.register(all, "default")
 	keepFlags(fs, all, "target", "channel", "metrics-addr", "log-format", "log-level", "reconnect-timeout", "defaults-file",
 		"strict-permissions", "target-password-file", "target-defaults-file", "target-ssl-mode", "target-ssl-ca", "target-ssl-cert", "target-ssl-key")
-	af.secrets.configPath = func() string { // --config is on fs, not on all
+	af.secrets.ConfigPath = func() string { // --config is on fs, not on all
 		if f := fs.Lookup("config"); f != nil {
 			return f.Value.String()
 		}
@@ -130,7 +81,7 @@ Flags:
 	channelGiven := false
 	fs.Visit(func(f *flag.Flag) { channelGiven = channelGiven || f.Name == "channel" })
 
-	var h health
+	var h prun.Health
 	var report bytes.Buffer
 	var missing []string // channels without a stored position ("": no channel at all)
 	if af.target != "" {
@@ -142,37 +93,41 @@ Flags:
 	var live *metrics.Status
 	if af.metricsAddr != "" {
 		live = printLive(ctx, &report, af.metricsAddr)
-		judgeLive(&h, live, af.metricsAddr, *maxLag)
+		h.JudgeLive(live, af.metricsAddr, *maxLag)
 	} else {
 		fmt.Fprintln(&report, "live: not asked (give --metrics-addr HOST:PORT of the running prepl for its live status)")
 	}
-	judgeMissing(&h, missing, live, af.metricsAddr)
-	fmt.Fprintln(stdout, h.verdict())
+	h.JudgeMissing(missing, live, af.metricsAddr)
+	fmt.Fprintln(stdout, h.Verdict())
 	stdout.Write(report.Bytes())
-	return h.err()
+	return h.Err()
 }
 
 // printStored prints the positions stored on the target: of --channel if
 // given, else of every channel. It returns the channels asked for that
 // have none ("" when the target has no position at all); it fails only on
 // a usage mistake, and notes an unreachable target in h.
-func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven bool, h *health) ([]string, error) {
+func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven bool, h *prun.Health) ([]string, error) {
 	af.reconnect = 0   // a status check answers now, it does not wait for the target
 	af.readOnly = true // and writes nothing: no prepl schema made where there was none
-	tgt, err := af.openTarget(ctx)
+	to, err := af.targetOptions()
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := prun.OpenTarget(ctx, to, &af.secrets)
 	if errors.Is(err, errUsage) {
 		return nil, err
 	}
 	if err != nil {
 		fmt.Fprintf(w, "target: %v\n", err)
-		h.problem(statusCritical, "cannot read the target: %v", err)
+		h.Problem(prun.StatusCritical, "cannot read the target: %v", err)
 		return nil, nil
 	}
 	defer tgt.Close()
-	stored, err := tgt.channels(ctx)
+	stored, err := tgt.Channels(ctx)
 	if err != nil {
 		fmt.Fprintf(w, "target %s: %v\n", tgt, err)
-		h.problem(statusCritical, "cannot read the positions on %s: %v", tgt, err)
+		h.Problem(prun.StatusCritical, "cannot read the positions on %s: %v", tgt, err)
 		return nil, nil
 	}
 	channels := stored
@@ -185,9 +140,9 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 	}
 	var missing []string
 	for _, ch := range channels {
-		ps, err := tgt.positions(ctx, ch)
+		ps, err := tgt.ChannelPositions(ctx, ch)
 		if err != nil {
-			h.problem(statusCritical, "cannot read the position of channel %q on %s: %v", ch, tgt, err)
+			h.Problem(prun.StatusCritical, "cannot read the position of channel %q on %s: %v", ch, tgt, err)
 			continue
 		}
 		if len(ps) == 0 {
@@ -210,35 +165,14 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 			}
 			fmt.Fprintln(w)
 		}
-		if half, err := tgt.halfApplied(ctx, ch); err != nil {
-			h.problem(statusWarning, "cannot read the maybe-applied marker of channel %q on %s: %v", ch, tgt, err)
+		if half, err := tgt.HalfApplied(ctx, ch); err != nil {
+			h.Problem(prun.StatusWarning, "cannot read the maybe-applied marker of channel %q on %s: %v", ch, tgt, err)
 		} else if half != "" {
 			fmt.Fprintf(w, "channel %q: %s\n", ch, half)
 		}
-		h.note("channel %q applied %d", ch, total)
+		h.Note("channel %q applied %d", ch, total)
 	}
 	return missing, nil
-}
-
-// storedChannels lists the channels with a position on the target.
-func storedChannels(ctx context.Context, db *sql.DB) ([]string, error) {
-	rows, err := db.QueryContext(ctx, "SELECT DISTINCT channel FROM "+mysql.PositionSchema+".position ORDER BY channel")
-	if mysql.NoPositionTable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list channels: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var ch string
-		if err := rows.Scan(&ch); err != nil {
-			return nil, err
-		}
-		out = append(out, ch)
-	}
-	return out, rows.Err()
 }
 
 func sortedSlots[V any](ps map[string]V) []string {
@@ -248,55 +182,4 @@ func sortedSlots[V any](ps map[string]V) []string {
 	}
 	sort.Strings(slots)
 	return slots
-}
-
-// judgeMissing: no stored position is CRITICAL, unless the live prepl
-// runs on that channel and has not committed yet (a fresh start on an
-// idle source).
-func judgeMissing(h *health, missing []string, live *metrics.Status, addr string) {
-	for _, ch := range missing {
-		starting := live != nil && (ch == "" || live.Channel == ch) && live.State != "failed"
-		switch {
-		case starting:
-			h.note("channel %q: nothing applied yet by the prepl at %s", live.Channel, addr)
-		case ch == "":
-			h.problem(statusCritical, "no position stored on the target for any channel")
-		default:
-			h.problem(statusCritical, "no position stored for channel %q", ch)
-		}
-	}
-}
-
-// judgeLive notes what the live status says; live is nil when nothing
-// answered at addr.
-func judgeLive(h *health, live *metrics.Status, addr string, maxLag time.Duration) {
-	if live == nil {
-		h.problem(statusCritical, "no prepl answers at %s", addr)
-		return
-	}
-	warn := ""
-	if maxLag > 0 {
-		warn = fmt.Sprintf("%g", maxLag.Seconds())
-	}
-	h.perf = fmt.Sprintf("lag=%.3fs;%s;;0", live.LagSeconds, warn)
-	what := fmt.Sprintf("prepl %s on channel %q", live.Command, live.Channel)
-	if live.State == "failed" {
-		h.problem(statusWarning, "%s failed: %s", what, live.LastError)
-	}
-	if e := live.SourceEnd; e != nil && e.Error != "" {
-		h.problem(statusWarning, "%s cannot read the source: %s", what, e.Error)
-	}
-	reconnecting := 0
-	for _, w := range live.WorkerStates {
-		if w.State == "reconnecting" {
-			reconnecting++
-		}
-	}
-	if reconnecting > 0 {
-		h.problem(statusWarning, "%s: %d of %d workers reconnecting to the target", what, reconnecting, len(live.WorkerStates))
-	}
-	if maxLag > 0 && live.LagSeconds > maxLag.Seconds() {
-		h.problem(statusWarning, "%s lags %.1fs, more than --max-lag %s", what, live.LagSeconds, maxLag)
-	}
-	h.note("%s %s, lag %.3fs", what, live.State, live.LagSeconds)
 }

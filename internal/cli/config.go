@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -14,36 +14,19 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 )
 
-// commandNames are the commands a config file may have a [COMMAND] table
-// for. Filled in init: the commands table refers to the functions that
-// read config files, so it cannot be referred to in a variable's
-// initializer.
-var commandNames []string
-
-// allCommands is the commands table, for functions that the table's
-// commands call (set in init, as commandNames).
-var allCommands func() []command
-
-func init() {
-	allCommands = func() []command { return commands }
-	for _, c := range commands {
-		commandNames = append(commandNames, c.name)
-	}
-}
-
-// parseFlags registers --config on fs, parses args, then sets every flag
+// ParseFlags registers --config on fs, parses args, then sets every flag
 // the command line left alone from the config file, if one is given. Every
 // flag is a key (its name, without dashes); keys at the top of the file
 // apply to every command and keys under [COMMAND] to that one, overriding
 // the top. The command line overrides both.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+func ParseFlags(fs *flag.FlagSet, args []string) error {
 	path := fs.String("config", "", "TOML file of flag values: one KEY = VALUE per flag, the flag's name as key;\n"+
 		"keys at the top apply to every command, keys under [COMMAND] to that command; the command line wins")
-	if introspecting(fs, args) {
-		return errIntrospect
+	if Introspecting(fs, args) {
+		return ErrIntrospect
 	}
-	if err := parseArgs(fs, args); err != nil {
-		return err // flag.ErrHelp, or wraps errUsage
+	if err := ParseArgs(fs, args); err != nil {
+		return err // flag.ErrHelp, or wraps ErrUsage
 	}
 	if *path == "" {
 		return nil
@@ -51,32 +34,32 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return loadConfig(fs, *path)
 }
 
-// parseFlagsOnly is parseFlags for a command that takes flags and no
+// ParseFlagsOnly is ParseFlags for a command that takes flags and no
 // other arguments.
-func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
-	if err := parseFlags(fs, args); err != nil {
+func ParseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
 	return nil
 }
 
-// loadConfig applies a TOML config file to fs (see parseFlags).
+// loadConfig applies a TOML config file to fs (see ParseFlags).
 func loadConfig(fs *flag.FlagSet, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("%w: --config: %v", errUsage, err)
+		return fmt.Errorf("%w: --config: %v", ErrUsage, err)
 	}
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
-			return fmt.Errorf("%w: config %s:%d:%d: %v", errUsage, path, row, col, de)
+			return fmt.Errorf("%w: config %s:%d:%d: %v", ErrUsage, path, row, col, de)
 		}
-		return fmt.Errorf("%w: config %s: %v", errUsage, path, err)
+		return fmt.Errorf("%w: config %s: %v", ErrUsage, path, err)
 	}
 	cmd := fs.Name()
 	onCommandLine := map[string]bool{}
@@ -84,17 +67,17 @@ func loadConfig(fs *flag.FlagSet, path string) error {
 
 	values := map[string]any{}
 	var where = map[string]string{} // key -> "" (top) or "[cmd]", for messages
-	for _, k := range configKeys(doc) {
+	for _, k := range SortedKeys(doc) {
 		v := doc[k]
 		if table, ok := v.(map[string]any); ok {
-			if !slices.Contains(commandNames, k) {
+			if !slices.Contains(commandNames(), k) {
 				return fmt.Errorf("%w: config %s: unknown table [%s]: tables are named after commands (%s)",
-					errUsage, path, k, strings.Join(commandNames, ", "))
+					ErrUsage, path, k, strings.Join(commandNames(), ", "))
 			}
 			if k != cmd {
 				continue
 			}
-			for _, kk := range configKeys(table) {
+			for _, kk := range SortedKeys(table) {
 				values[kk], where[kk] = table[kk], "["+k+"] "
 			}
 			continue
@@ -103,11 +86,11 @@ func loadConfig(fs *flag.FlagSet, path string) error {
 			values[k], where[k] = v, ""
 		}
 	}
-	for _, k := range configKeys(values) {
+	for _, k := range SortedKeys(values) {
 		f := fs.Lookup(k)
 		switch {
 		case k == "config":
-			return fmt.Errorf("%w: config %s: %skey \"config\": a config file cannot name another one", errUsage, path, where[k])
+			return fmt.Errorf("%w: config %s: %skey \"config\": a config file cannot name another one", ErrUsage, path, where[k])
 		case f == nil && where[k] == "" && knownFlag(k):
 			// A top-level key applies to the commands that have that
 			// flag; the others ignore it.
@@ -118,12 +101,12 @@ func loadConfig(fs *flag.FlagSet, path string) error {
 				hint = "; keys for one command go under [COMMAND]"
 			}
 			return fmt.Errorf("%w: config %s: unknown key %q: prepl %s has no --%s flag (see prepl %s --help)%s",
-				errUsage, path, where[k]+k, cmd, k, cmd, hint)
+				ErrUsage, path, where[k]+k, cmd, k, cmd, hint)
 		case onCommandLine[k]:
 			continue
 		}
 		if err := setFlag(f, values[k]); err != nil {
-			return fmt.Errorf("%w: config %s: key %q = %s: want a %s (as --%s takes): %v", errUsage, path, where[k]+k,
+			return fmt.Errorf("%w: config %s: key %q = %s: want a %s (as --%s takes): %v", ErrUsage, path, where[k]+k,
 				tomlShow(values[k]), typeWanted(f), k, err)
 		}
 	}
@@ -134,7 +117,7 @@ func loadConfig(fs *flag.FlagSet, path string) error {
 // once per element.
 func setFlag(f *flag.Flag, v any) error {
 	if list, ok := v.([]any); ok {
-		if _, repeatable := f.Value.(*multiFlag); !repeatable {
+		if _, repeatable := f.Value.(*Multi); !repeatable {
 			return fmt.Errorf("--%s takes one value, not a list", f.Name)
 		}
 		for _, e := range list {
@@ -182,7 +165,7 @@ func tomlString(v any) (string, error) {
 	return "", fmt.Errorf("unsupported value %v (%T)", v, v)
 }
 
-func configKeys[V any](m map[string]V) []string {
+func SortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -198,8 +181,8 @@ var knownFlags map[string]bool
 func knownFlag(name string) bool {
 	if knownFlags == nil {
 		knownFlags = map[string]bool{}
-		for _, c := range allCommands() {
-			if fs := commandFlags(c); fs != nil {
+		for _, c := range commands() {
+			if fs := CommandFlags(c); fs != nil {
 				fs.VisitAll(func(f *flag.Flag) { knownFlags[f.Name] = true })
 			}
 		}
@@ -209,7 +192,7 @@ func knownFlag(name string) bool {
 
 // typeWanted says what a config value for f must be.
 func typeWanted(f *flag.Flag) string {
-	switch t := flagType(f); t {
+	switch t := FlagType(f); t {
 	case "duration":
 		return "duration string such as \"10s\""
 	case "list":
@@ -231,4 +214,12 @@ func tomlShow(v any) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprintf("%v", v)
+}
+
+func commandNames() []string {
+	var out []string
+	for _, c := range commands() {
+		out = append(out, c.Name)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/txn"
 )
 
 // TestSelectionThatSelectsNothing: bounds that select nothing (start not
@@ -17,26 +18,26 @@ func TestSelectionThatSelectsNothing(t *testing.T) {
 	one, two := []string{"/b/binlog.000001"}, []string{"/b/binlog.000001", "/b/binlog.000002"}
 	for _, c := range []struct {
 		name  string
-		flags selectFlags
+		flags SelectSpec
 		files []string
 		err   string // "" when taken
 	}{
-		{"datetimes swapped", selectFlags{startDatetime: "2026-11-20 10:00:00", stopDatetime: "2026-11-20 09:00:00", timezone: "UTC"}, one,
+		{"datetimes swapped", SelectSpec{StartDatetime: "2026-11-20 10:00:00", StopDatetime: "2026-11-20 09:00:00", Timezone: "UTC"}, one,
 			"--start-datetime 2026-11-20 10:00:00 is not before --stop-datetime 2026-11-20 09:00:00"},
-		{"datetimes equal", selectFlags{startDatetime: "2026-11-20 10:00:00", stopDatetime: "2026-11-20T10:00:00Z", timezone: "UTC"}, one,
+		{"datetimes equal", SelectSpec{StartDatetime: "2026-11-20 10:00:00", StopDatetime: "2026-11-20T10:00:00Z", Timezone: "UTC"}, one,
 			"is not before --stop-datetime"},
-		{"datetimes in order", selectFlags{startDatetime: "2026-11-20 09:00:00", stopDatetime: "2026-11-20 09:00:01", timezone: "UTC"}, one, ""},
-		{"positions swapped in one file", selectFlags{startPosition: "4000", stopPosition: "3000"}, one,
+		{"datetimes in order", SelectSpec{StartDatetime: "2026-11-20 09:00:00", StopDatetime: "2026-11-20 09:00:01", Timezone: "UTC"}, one, ""},
+		{"positions swapped in one file", SelectSpec{StartPosition: "4000", StopPosition: "3000"}, one,
 			"--start-position 4000 is not before --stop-position 3000 in the one file given"},
-		{"positions equal in one file", selectFlags{startPosition: "3000", stopPosition: "3000"}, one, "is not before --stop-position"},
-		{"positions in order", selectFlags{startPosition: "3000", stopPosition: "4000"}, one, ""},
-		{"positions in two files", selectFlags{startPosition: "4000", stopPosition: "3000"}, two, ""},
+		{"positions equal in one file", SelectSpec{StartPosition: "3000", StopPosition: "3000"}, one, "is not before --stop-position"},
+		{"positions in order", SelectSpec{StartPosition: "3000", StopPosition: "4000"}, one, ""},
+		{"positions in two files", SelectSpec{StartPosition: "4000", StopPosition: "3000"}, two, ""},
 	} {
-		_, err := c.flags.parse(c.files)
+		_, err := ParseSelection(c.flags, c.files)
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%s: %v, want it taken", c.name, err)
-		case c.err != "" && (!errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.err)):
+		case c.err != "" && (!errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s: %v, want a usage error saying %q", c.name, err, c.err)
 		}
 	}
@@ -49,13 +50,13 @@ func TestSelectionThatSelectsNothing(t *testing.T) {
 // (MariaDB), a later GNO of the same UUID and tag (MySQL).
 func TestUntilFilter(t *testing.T) {
 	const uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
-	maria := func(d, s uint32, n uint64) *txnT {
-		return &txnT{GTID: fmt.Sprintf("%d-%d-%d", d, s, n), Domain: d, ServerID: s, SeqNo: n}
+	maria := func(d, s uint32, n uint64) *txn.Txn {
+		return &txn.Txn{GTID: fmt.Sprintf("%d-%d-%d", d, s, n), Domain: d, ServerID: s, SeqNo: n}
 	}
-	my := func(id string, n uint64) *txnT { return &txnT{GTID: fmt.Sprintf("%s:%d", id, n), SeqNo: n} }
+	my := func(id string, n uint64) *txn.Txn { return &txn.Txn{GTID: fmt.Sprintf("%s:%d", id, n), SeqNo: n} }
 	for _, c := range []struct {
 		stop string
-		t    *txnT
+		t    *txn.Txn
 		want apply.Action
 	}{
 		{"0-1-10", maria(0, 1, 9), apply.Apply},
@@ -63,7 +64,7 @@ func TestUntilFilter(t *testing.T) {
 		{"0-1-10", maria(0, 1, 11), apply.Stop},
 		{"0-1-10", maria(0, 2, 11), apply.Stop}, // another server of the domain, after a failover
 		{"0-1-10", maria(1, 1, 11), apply.Apply},
-		{"0-1-10", &txnT{}, apply.Apply},
+		{"0-1-10", &txn.Txn{}, apply.Apply},
 		{uuid + ":10", my(uuid, 9), apply.Apply},
 		{uuid + ":10", my(uuid, 10), apply.Last},
 		{uuid + ":10", my(uuid, 11), apply.Stop},
@@ -84,7 +85,7 @@ func TestUntilFilter(t *testing.T) {
 // only when it was asked about a transaction and until never ended the
 // stream. An until GTID that is also skipped still ends the stream.
 func TestReplicateFilterUnreached(t *testing.T) {
-	txn := func(n uint64) *txnT { return &txnT{GTID: fmt.Sprintf("0-1-%d", n), SeqNo: n} }
+	txn := func(n uint64) *txn.Txn { return &txn.Txn{GTID: fmt.Sprintf("0-1-%d", n), SeqNo: n} }
 	f, unreached := replicateFilter("0-1-5", nil)
 	if unreached() {
 		t.Error("unreached before anything was asked")
@@ -120,33 +121,33 @@ func TestSelectionNamesWhatFilesHold(t *testing.T) {
 	damaged := []binlog.FileSummary{{Name: "binlog.000001", End: 700, Damaged: errors.New("truncated")}}
 	for _, c := range []struct {
 		name  string
-		flags selectFlags
+		flags SelectSpec
 		gtids []string
 		sums  []binlog.FileSummary
 		err   string // "" when taken
 	}{
-		{"no selection", selectFlags{}, maria, sums, ""},
-		{"skip held", selectFlags{skipGTID: multiFlag{"0-1-5"}}, maria, sums, ""},
-		{"skip not held", selectFlags{skipGTID: multiFlag{"0-1-5", "0-9-5"}}, maria, sums, "--skip-gtid 0-9-5: not in the files given"},
-		{"skip not held, damaged file", selectFlags{skipGTID: multiFlag{"0-9-5"}}, maria, damaged, ""},
-		{"exclude a GTID held", selectFlags{excludeGTIDs: "1-2-9"}, maria, sums, ""},
-		{"exclude a range reaching into the files", selectFlags{excludeGTIDs: "0-1-1-4"}, maria, sums, ""},
-		{"exclude sets, one held", selectFlags{excludeGTIDs: "0-2-5, 0-1-6"}, maria, sums, ""},
-		{"exclude a range beside the files", selectFlags{excludeGTIDs: "0-1-7-99"}, maria, sums,
+		{"no selection", SelectSpec{}, maria, sums, ""},
+		{"skip held", SelectSpec{SkipGTID: []string{"0-1-5"}}, maria, sums, ""},
+		{"skip not held", SelectSpec{SkipGTID: []string{"0-1-5", "0-9-5"}}, maria, sums, "--skip-gtid 0-9-5: not in the files given"},
+		{"skip not held, damaged file", SelectSpec{SkipGTID: []string{"0-9-5"}}, maria, damaged, ""},
+		{"exclude a GTID held", SelectSpec{ExcludeGTIDs: "1-2-9"}, maria, sums, ""},
+		{"exclude a range reaching into the files", SelectSpec{ExcludeGTIDs: "0-1-1-4"}, maria, sums, ""},
+		{"exclude sets, one held", SelectSpec{ExcludeGTIDs: "0-2-5, 0-1-6"}, maria, sums, ""},
+		{"exclude a range beside the files", SelectSpec{ExcludeGTIDs: "0-1-7-99"}, maria, sums,
 			"--exclude-gtids 0-1-7-99: none of its GTIDs is in the files given"},
-		{"exclude, server id mistyped", selectFlags{excludeGTIDs: "0-2-5"}, maria, sums, "none of its GTIDs"},
-		{"include held", selectFlags{includeGTIDs: "0-1-5-5"}, maria, sums, ""},
-		{"include not held", selectFlags{includeGTIDs: "2-1-5"}, maria, sums,
+		{"exclude, server id mistyped", SelectSpec{ExcludeGTIDs: "0-2-5"}, maria, sums, "none of its GTIDs"},
+		{"include held", SelectSpec{IncludeGTIDs: "0-1-5-5"}, maria, sums, ""},
+		{"include not held", SelectSpec{IncludeGTIDs: "2-1-5"}, maria, sums,
 			"--include-gtids 2-1-5: none of its GTIDs is in the files given, so nothing would be applied"},
-		{"MySQL exclude held, upper case", selectFlags{excludeGTIDs: strings.ToUpper(uuid) + ":1-7"}, mysqlGTIDs, sums, ""},
-		{"MySQL exclude of a tag", selectFlags{excludeGTIDs: uuid + ":pitr:8"}, mysqlGTIDs, sums, ""},
-		{"MySQL exclude, GNO beside", selectFlags{excludeGTIDs: uuid + ":8"}, mysqlGTIDs, sums, "none of its GTIDs"},
-		{"MySQL include, other UUID", selectFlags{includeGTIDs: "4e11fa47-71ca-11e1-9e33-c80aa9429562:7"}, mysqlGTIDs, sums, "none of its GTIDs"},
-		{"start at the first file's end", selectFlags{startPosition: "1500"}, maria, sums, ""},
-		{"start past the first file's end", selectFlags{startPosition: "15000"}, maria, sums,
+		{"MySQL exclude held, upper case", SelectSpec{ExcludeGTIDs: strings.ToUpper(uuid) + ":1-7"}, mysqlGTIDs, sums, ""},
+		{"MySQL exclude of a tag", SelectSpec{ExcludeGTIDs: uuid + ":pitr:8"}, mysqlGTIDs, sums, ""},
+		{"MySQL exclude, GNO beside", SelectSpec{ExcludeGTIDs: uuid + ":8"}, mysqlGTIDs, sums, "none of its GTIDs"},
+		{"MySQL include, other UUID", SelectSpec{IncludeGTIDs: "4e11fa47-71ca-11e1-9e33-c80aa9429562:7"}, mysqlGTIDs, sums, "none of its GTIDs"},
+		{"start at the first file's end", SelectSpec{StartPosition: "1500"}, maria, sums, ""},
+		{"start past the first file's end", SelectSpec{StartPosition: "15000"}, maria, sums,
 			"--start-position 15000 is past the end of binlog.000001, whose last event ends at 1500"},
 	} {
-		sel, err := c.flags.parse([]string{"/b/binlog.000001", "/b/binlog.000002"})
+		sel, err := ParseSelection(c.flags, []string{"/b/binlog.000001", "/b/binlog.000002"})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -160,7 +161,7 @@ func TestSelectionNamesWhatFilesHold(t *testing.T) {
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%s: %v, want it taken", c.name, err)
-		case c.err != "" && (!errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.err)):
+		case c.err != "" && (!errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s: %v, want a usage error saying %q", c.name, err, c.err)
 		}
 	}

@@ -1,15 +1,17 @@
-package main
+package run
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/position"
 	pbar "github.com/prepl/prepl/progress"
@@ -88,30 +90,41 @@ const (
 	stormQuiet   = time.Minute
 )
 
+// WatchOptions say how a run is watched.
+type WatchOptions struct {
+	Version     string        // prepl's, for the start line and /status
+	MetricsAddr string        // HOST:PORT serving /metrics, /status, /pause, /resume ("": none)
+	WebConfig   string        // exporter-toolkit web configuration of MetricsAddr
+	Progress    time.Duration // a progress line this often (0: none)
+	// Terminal is stderr when it is a terminal, where ProgressBar draws.
+	Terminal    *pbar.Terminal
+	ProgressBar bool
+}
+
 // startWatch starts the watch of a run that uses cfg: it sets cfg.Live,
 // binds --metrics-addr and logs the start line.
-func (f *applyFlags) startWatch(ctx context.Context, log *slog.Logger, cfg *apply.Config, o watchOptions) (*watch, error) {
+func startWatch(ctx context.Context, log *slog.Logger, cfg *apply.Config, f WatchOptions, channel string, o watchOptions) (*watch, error) {
 	cfg.Live = new(apply.Live)
 	cfg.ProgressEvery = 0 // the watch logs progress lines, with lag and rate over a window
-	o.info.Version, o.info.Channel = version, f.channel
+	o.info.Version, o.info.Channel = f.Version, channel
 	o.info.Mode, o.info.Workers = string(cfg.Mode), cfg.Workers
 	if cfg.Workers < 1 {
 		o.info.Mode = "serial"
 	}
-	w := &watch{ctx: ctx, log: log, live: cfg.Live, o: o, every: f.progress, base: -1,
+	w := &watch{ctx: ctx, log: log, live: cfg.Live, o: o, every: f.Progress, base: -1,
 		stopCh: make(chan struct{}), done: make(chan struct{}), state: "running"}
 	w.mon = metrics.New(cfg.Live.Stats, o.info, w.extra)
 	attrs := []any{"source", o.info.Source, "target", o.info.Target, "mode", o.info.Mode, "workers", o.info.Workers,
-		"channel", f.channel, "version", version}
+		"channel", channel, "version", f.Version}
 	attrs = append(attrs, o.security...)
-	if f.metricsAddr != "" {
+	if f.MetricsAddr != "" {
 		h := w.mon.Handler()
 		if o.gate != nil {
 			h = o.gate.handlers(h)
 		}
-		srv, err := metrics.ListenWeb(f.metricsAddr, h, f.webConfig, log)
+		srv, err := metrics.ListenWeb(f.MetricsAddr, h, f.WebConfig, log)
 		if errors.Is(err, metrics.ErrWebConfig) {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		if err != nil {
 			return nil, err // exit 1, not 2: the address may be free again on a restart
@@ -119,8 +132,8 @@ func (f *applyFlags) startWatch(ctx context.Context, log *slog.Logger, cfg *appl
 		w.srv = srv
 		attrs = append(attrs, "metrics", srv.URL()+"/metrics", "status", srv.URL()+"/status")
 	}
-	if o.bar && f.term != nil && f.progressBar {
-		w.bar = pbar.NewBar(f.term, o.info.Command, nil)
+	if o.bar && f.Terminal != nil && f.ProgressBar {
+		w.bar = pbar.NewBar(f.Terminal, o.info.Command, nil)
 	}
 	log.Info(o.info.Command+" started", attrs...)
 	go w.loop()
@@ -243,7 +256,7 @@ func (w *watch) progressLine(s apply.Stats) {
 		attrs = append(attrs, "skipped", s.Skipped)
 	}
 	attrs = append(attrs, "rows", s.Rows)
-	if why := serializedString(s.Serialized); why != "" {
+	if why := Serialized(s.Serialized); why != "" {
 		attrs = append(attrs, "serialized", why)
 	}
 	w.log.Info("progress", attrs...)
@@ -320,4 +333,21 @@ func (w *watch) finish(s apply.Stats, runErr error) {
 		defer cancel()
 		w.srv.Close(ctx)
 	}
+}
+
+// Serialized lists how often transactions waited, by reason, most
+// frequent first: "key-conflict=826 ddl=1".
+func Serialized(m map[depend.Reason]uint64) string {
+	var rs []depend.Reason
+	for r, n := range m {
+		if r != "" && n > 0 {
+			rs = append(rs, r)
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool { return m[rs[i]] > m[rs[j]] || m[rs[i]] == m[rs[j]] && rs[i] < rs[j] })
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s=%d", r, m[r])
+	}
+	return strings.Join(parts, " ")
 }

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func (a serverIdentity) same(b serverIdentity) (bool, string) {
 // answered.
 func refuseSameServer(ctx context.Context, srcDB *sql.DB, src, tgt mysql.Endpoint, log *slog.Logger) error {
 	if src.Socket == "" && tgt.Socket == "" && sameAddr(src, tgt) {
-		return fmt.Errorf("%w: --source and --target are the same server (%s): prepl replicates from one server to another; give the replica as --target", errUsage, src.Addr())
+		return fmt.Errorf("%w: --source and --target are the same server (%s): prepl replicates from one server to another; give the replica as --target", ErrUsage, src.Addr())
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -71,7 +71,7 @@ func refuseSameServer(ctx context.Context, srcDB *sql.DB, src, tgt mysql.Endpoin
 		return nil
 	}
 	if same, why := srcID.same(tgtID); same {
-		return fmt.Errorf("%w: --source %s and --target %s are the same server (%s): prepl replicates from one server to another; give the replica as --target", errUsage, src, tgt, why)
+		return fmt.Errorf("%w: --source %s and --target %s are the same server (%s): prepl replicates from one server to another; give the replica as --target", ErrUsage, src, tgt, why)
 	}
 	return nil
 }

@@ -1,15 +1,19 @@
-package main
+package run
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
 
 // Go's soft memory limit keeps the heap near what prepl holds, where
-// GOGC=400 alone (main) would let a live heap of 100 MiB take 500 MiB.
+// GOGC=400 alone (cmd/prepl's main) would let a live heap of 100 MiB take 500 MiB.
 // But a limit below the live heap has the collector run without end: one
 // transaction bigger than --memory-budget, applied alone, is live whole.
 // So after each collection the limit is set to the base, or to 3/2 of
@@ -32,6 +36,14 @@ var (
 	memoryLimitOnce sync.Once
 )
 
+// SetMemoryLimit sets Go's soft memory limit from a --memory-budget of
+// budget bytes, unless GOMEMLIMIT in the environment does.
+func SetMemoryLimit(budget int) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		keepMemoryLimit(int64(budget) + memoryLimitRoom)
+	}
+}
+
 // keepMemoryLimit sets the soft memory limit to base, raised after each
 // collection as the live heap needs.
 func keepMemoryLimit(base int64) {
@@ -53,4 +65,48 @@ func afterGC(s *gcSentinel) {
 	}
 	debug.SetMemoryLimit(limit)
 	runtime.SetFinalizer(s, afterGC)
+}
+
+// DefaultMemoryBudget, --memory-budget's default, keeps prepl's RSS under 200 MB on the scale
+// benchmark's binlog (docs/benchmarks.md, make bench-scale).
+const DefaultMemoryBudget = "96MiB"
+
+// WindowOf is the --window a memory budget leaves when none is given: a
+// quarter of it. analyze predicts replay/replicate with the window of the
+// default budget (DefaultWindow), so both take the default from here.
+func WindowOf(budget int) int { return budget / 4 }
+
+// DefaultWindow is --window's default: WindowOf the default --memory-budget,
+// written as a size ParseBytes reads back ("24MiB").
+func DefaultWindow() string {
+	b, err := ParseBytes(DefaultMemoryBudget)
+	if err != nil {
+		panic("DefaultMemoryBudget: " + err.Error())
+	}
+	w := WindowOf(b)
+	if w%(1<<20) == 0 {
+		return strconv.Itoa(w>>20) + "MiB"
+	}
+	return strconv.Itoa(w)
+}
+
+// ParseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.
+func ParseBytes(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mult := 1
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 64MiB)", s)
+	}
+	return n * mult, nil
 }

@@ -1,8 +1,7 @@
-package main
+package cli
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -11,44 +10,9 @@ import (
 	"time"
 )
 
-// Shell completion and the man page are made from the commands' own flag
-// sets and help texts (commandFlags), so they cannot drift from them.
-
-func runCompletion(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("completion", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: prepl completion bash|zsh
-
-Writes a completion script for the shell: commands and each command's flags.
-  bash: source <(prepl completion bash)    (or save it in /etc/bash_completion.d/prepl)
-  zsh:  prepl completion zsh > "${fpath[1]}/_prepl"; then compinit
-
-Flags:
-`)
-		printFlags(fs)
-	}
-	if introspecting(fs, args) {
-		return errIntrospect
-	}
-	if err := parseArgs(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: give the shell: bash or zsh", errUsage)
-	}
-	switch fs.Arg(0) {
-	case "bash":
-		return bashCompletion(stdout)
-	case "zsh":
-		return zshCompletion(stdout)
-	}
-	return fmt.Errorf("%w: shell %q: want bash or zsh", errUsage, fs.Arg(0))
-}
-
 // flagNames lists a command's flags, sorted.
-func flagNames(c command) []*flag.Flag {
-	fs := commandFlags(c)
+func flagNames(c Command) []*flag.Flag {
+	fs := CommandFlags(c)
 	if fs == nil {
 		return nil
 	}
@@ -58,11 +22,12 @@ func flagNames(c command) []*flag.Flag {
 	return out
 }
 
-func bashCompletion(w io.Writer) error {
+// Bash writes a bash completion script: the commands and each one's flags.
+func Bash(w io.Writer) error {
 	var b bytes.Buffer
 	var names []string
-	for _, c := range allCommands() {
-		names = append(names, c.name)
+	for _, c := range commands() {
+		names = append(names, c.Name)
 	}
 	fmt.Fprintf(&b, `# bash completion for prepl (prepl completion bash)
 _prepl() {
@@ -73,13 +38,13 @@ _prepl() {
     fi
     case "$cmd" in
 `, strings.Join(names, " "))
-	for _, c := range allCommands() {
+	for _, c := range commands() {
 		var opts []string
 		for _, f := range flagNames(c) {
 			opts = append(opts, "--"+f.Name)
 		}
 		opts = append(opts, "--help")
-		fmt.Fprintf(&b, "        %s) opts=%q ;;\n", c.name, strings.Join(opts, " "))
+		fmt.Fprintf(&b, "        %s) opts=%q ;;\n", c.Name, strings.Join(opts, " "))
 	}
 	fmt.Fprint(&b, `    esac
     if [[ "$cur" == -* ]]; then
@@ -101,17 +66,18 @@ func zshQuote(s string) string {
 	return r.Replace(s)
 }
 
-func zshCompletion(w io.Writer) error {
+// Zsh writes a zsh completion script.
+func Zsh(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprint(&b, "#compdef prepl\n# zsh completion for prepl (prepl completion zsh)\n_prepl() {\n    local -a commands\n    commands=(\n")
-	for _, c := range allCommands() {
-		fmt.Fprintf(&b, "        '%s:%s'\n", c.name, zshQuote(c.summary))
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "        '%s:%s'\n", c.Name, zshQuote(c.Summary))
 	}
 	fmt.Fprint(&b, "    )\n    if (( CURRENT == 2 )); then\n        _describe 'command' commands\n        return\n    fi\n    case $words[2] in\n")
-	for _, c := range allCommands() {
-		fmt.Fprintf(&b, "        %s)\n            _arguments \\\n", c.name)
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "        %s)\n            _arguments \\\n", c.Name)
 		for _, f := range flagNames(c) {
-			switch t := flagType(f); t {
+			switch t := FlagType(f); t {
 			case "bool":
 				fmt.Fprintf(&b, "                '--%s[%s]' \\\n", f.Name, zshQuote(f.Usage))
 			case "list":
@@ -132,23 +98,6 @@ func zshCompletion(w io.Writer) error {
 	return err
 }
 
-func runMan(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("man", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: prepl man > prepl.1\n\nWrites prepl's man page (roff), made from the commands' help. make man writes docs/prepl.1.\n\nFlags:\n")
-		printFlags(fs)
-	}
-	if introspecting(fs, args) {
-		return errIntrospect
-	}
-	if err := parseArgs(fs, args); err != nil {
-		return err
-	}
-	_, err := io.WriteString(stdout, manPage(time.Now()))
-	return err
-}
-
 // roff escapes text for a man page.
 func roff(s string) string {
 	s = strings.ReplaceAll(s, `\`, `\e`)
@@ -162,9 +111,9 @@ func roff(s string) string {
 	return strings.Join(out, "\n")
 }
 
-// commandHelp is a command's help text (its --help output).
-func commandHelp(c command) string {
-	fs := commandFlags(c)
+// CommandHelp is a command's help text (its --help output).
+func CommandHelp(c Command) string {
+	fs := CommandFlags(c)
 	if fs == nil || fs.Usage == nil {
 		return ""
 	}
@@ -174,7 +123,9 @@ func commandHelp(c command) string {
 	return b.String()
 }
 
-func manPage(now time.Time) string {
+// ManPage is the man page (roff) of prepl at version, its description usage's
+// text, each command's section its help.
+func ManPage(now time.Time, version string, usage func(io.Writer)) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, ".TH PREPL 1 %q \"prepl %s\" \"User Commands\"\n", now.Format("2006-01"), version)
 	fmt.Fprint(&b, ".SH NAME\nprepl \\- apply a MySQL/MariaDB row\\-based binlog to a target in parallel\n")
@@ -183,8 +134,8 @@ func manPage(now time.Time) string {
 	usage(&u)
 	fmt.Fprintf(&b, ".SH DESCRIPTION\n.nf\n%s\n.fi\n", roff(strings.TrimSpace(u.String())))
 	fmt.Fprint(&b, ".SH COMMANDS\n")
-	for _, c := range allCommands() {
-		fmt.Fprintf(&b, ".SS %s\n%s\n.PP\n.nf\n%s\n.fi\n", c.name, roff(c.summary), roff(strings.TrimRight(commandHelp(c), "\n")))
+	for _, c := range commands() {
+		fmt.Fprintf(&b, ".SS %s\n%s\n.PP\n.nf\n%s\n.fi\n", c.Name, roff(c.Summary), roff(strings.TrimRight(CommandHelp(c), "\n")))
 	}
 	fmt.Fprint(&b, ".SH EXIT STATUS\n0 done or stopped on a signal; 1 a fault a restart may fix; 2 a mistake a restart cannot fix (usage, config,\ndamaged binlog, diverged target). prepl status: 0 OK, 1 WARNING, 2 CRITICAL.\n")
 	fmt.Fprint(&b, ".SH SEE ALSO\nmariadb\\-binlog(1), mysqlbinlog(1), README.md and docs/ of the prepl repository.\n")

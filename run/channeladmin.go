@@ -1,0 +1,101 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/postgres"
+)
+
+// OpenIdle opens a MySQL target to change channel's stored state (prepl
+// skip, prepl reset), refusing when a prepl runs on the channel (it holds
+// the channel's lock).
+func OpenIdle(ctx context.Context, url, channel string, s *Secrets) (*mysql.Target, error) {
+	if url == "" {
+		return nil, fmt.Errorf("%w: --target is required", ErrUsage)
+	}
+	if postgres.IsURL(url) {
+		return nil, fmt.Errorf("%w: prepl skip and prepl reset change a MySQL target's channel; with a PostgreSQL target, "+
+			"run replicate or replay with --skip-gtid GTID, or change prepl.position there by hand", ErrUsage)
+	}
+	e, err := s.Endpoint(url, &s.Target)
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := mysql.Open(ctx, e, channel)
+	if err != nil {
+		return nil, err
+	}
+	if h := tgt.ChannelHolder(ctx); h != "" {
+		tgt.Close()
+		return nil, fmt.Errorf("a prepl runs on channel %q (it holds the lock %q%s): stop it first; changing a running channel's "+
+			"position is refused", channel, mysql.LockName(channel), h)
+	}
+	return tgt, nil
+}
+
+// SkipID is the transaction a skip request names: a GTID, or FILE:OFFSET
+// where it begins (the file's base name); exactly one is given.
+func SkipID(gtid, pos string) (string, error) {
+	switch {
+	case (gtid == "") == (pos == ""):
+		return "", fmt.Errorf("%w: give one of --gtid and --position", ErrUsage)
+	case gtid != "":
+		if _, err := position.ParseMariaGTID(gtid); err != nil && !strings.Contains(gtid, ":") {
+			return "", fmt.Errorf("%w: --gtid %q: want a MariaDB GTID D-S-N or a MySQL UUID:N", ErrUsage, gtid)
+		}
+		return gtid, nil
+	}
+	f, off, ok := strings.Cut(pos, ":")
+	n, err := strconv.ParseUint(off, 10, 32)
+	if !ok || f == "" || err != nil {
+		return "", fmt.Errorf("%w: --position %q: want FILE:OFFSET (e.g. binlog.000042:1234)", ErrUsage, pos)
+	}
+	return fmt.Sprintf("%s:%d", filepath.Base(f), n), nil
+}
+
+// AddSkip records that tgt's channel's next run leaves transaction id out.
+// warning is not "" when the channel has no stored position: a first run
+// to come, or a mistyped name (then the run that stopped on the
+// transaction never sees the skip and stops on it again).
+func AddSkip(ctx context.Context, tgt *mysql.Target, id string) (warning string, err error) {
+	if err := tgt.AddSkip(ctx, id); err != nil {
+		return "", fmt.Errorf("record the skip on target %s: %w", tgt.Endpoint, err)
+	}
+	ch := tgt.Channel
+	if chs, err := StoredChannels(ctx, tgt.DB); err == nil && !slices.Contains(chs, ch) {
+		have := "none"
+		if len(chs) > 0 {
+			have = strings.Join(chs, ", ")
+		}
+		return fmt.Sprintf("channel %s has no stored position on this target (channels that have one: %s): the skip waits for "+
+			"a run of channel %s; if the name is mistyped, record it again with the right --channel", ch, have, ch), nil
+	}
+	return "", nil
+}
+
+// Reset deletes tgt's channel's stored positions, prepared XA transactions
+// and skip requests; with start, the next run starts after that GTID
+// position.
+func Reset(ctx context.Context, tgt *mysql.Target, start string) error {
+	if err := tgt.ResetPositions(ctx); err != nil {
+		return fmt.Errorf("reset channel %q on %s: %w", tgt.Channel, tgt.Endpoint, err)
+	}
+	if err := tgt.ResetSkips(ctx); err != nil {
+		return fmt.Errorf("reset channel %q on %s: %w", tgt.Channel, tgt.Endpoint, err)
+	}
+	if start != "" {
+		p := position.Checkpoint{Slot: apply.SlotMain, GTIDPos: start, Floor: position.Floor{GTIDPos: start}}
+		if err := tgt.StorePosition(ctx, p); err != nil {
+			return fmt.Errorf("store the start position of channel %q on %s: %w", tgt.Channel, tgt.Endpoint, err)
+		}
+	}
+	return nil
+}

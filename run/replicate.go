@@ -1,0 +1,163 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/metrics"
+	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/sourceend"
+	"github.com/prepl/prepl/txn"
+)
+
+// Replicate reads o.Source's binlog over the replication protocol and
+// applies it to the target, from the position the target stores on
+// o.Target.Channel (else after o.StartGTID, else from the oldest binlog).
+func Replicate(ctx context.Context, o Options) (Summary, error) {
+	r := newRunner(o)
+	log, src := r.log, o.Source
+	filter, untilUnreached := replicateFilter(o.UntilGTID, o.SkipGTIDs)
+	r.cfg.Filter = withTables(o.Tables, log, filter)
+	srcTLS, srcFallback, err := src.TLSConfig()
+	if err != nil {
+		return Summary{}, fmt.Errorf("%w: --source: %v", ErrUsage, err)
+	}
+
+	srcDB, err := src.OpenDB()
+	if err != nil {
+		return Summary{}, err
+	}
+	defer srcDB.Close()
+	// The source's first answers get a deadline: a source that accepts
+	// connections and never answers must not hold prepl at its start.
+	pctx, pcancel := context.WithTimeout(ctx, sourceAnswerTimeout)
+	warnings, err := binlog.Preflight(pctx, srcDB)
+	pcancel()
+	if err != nil {
+		if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return Summary{}, fmt.Errorf("source %s did not answer within %s: check that it is up and that the network lets its replies through: %w", src, sourceAnswerTimeout, err)
+		}
+		return Summary{}, fmt.Errorf("source %s: %w", src, err)
+	}
+	for _, w := range warnings {
+		log.Warn(w, "source", src.String())
+	}
+	if tgtEnd, err := mysql.ParseURL(o.Target.URL); err == nil {
+		if err := refuseSameServer(ctx, srcDB, src, tgtEnd, log); err != nil {
+			return Summary{}, err
+		}
+	}
+	checkPrivileges(ctx, log, srcDB, "source", src, sourceNeeds)
+	poller := sourceend.StartPoller(srcDB, log)
+	defer poller.Stop()
+
+	defer r.close()
+	if err := r.open(ctx, true); err != nil {
+		return Summary{}, err
+	}
+	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
+		TLS: srcTLS, TLSFallback: srcFallback,
+		ServerID: o.ServerID, Heartbeat: o.Heartbeat, StopAtEnd: o.StopAtEnd, ReconnectTimeout: o.SourceReconnect, Log: log, Limits: o.Limits,
+		Skip: r.ch.requestedSkip}
+	channel := o.Target.Channel
+	switch res := r.res; {
+	case res.Found && res.Position.GTIDPos != "":
+		sc.StartGTID = res.Position.GTIDPos
+		log.Info("resuming from the target's stored position", "gtid", sc.StartGTID, "channel", channel)
+	case res.Found && res.Position.File != "":
+		sc.StartFile, sc.StartPos = res.Position.File, res.Position.Pos
+		log.Info("resuming from the target's stored position", "file", sc.StartFile, "pos", sc.StartPos, "channel", channel)
+	case o.StartGTID != "":
+		sc.StartGTID = o.StartGTID
+		log.Info("starting after GTID position", "gtid", sc.StartGTID)
+	default:
+		log.Info("no stored position and no --start-gtid: starting from the source's oldest binlog")
+	}
+	if r.res.Found && o.StartGTID != "" {
+		log.Warn("--start-gtid ignored: the target has a stored position (prepl reset --start-gtid starts over)", "channel", channel)
+	}
+	r.res.StartAfter(sc.StartGTID)
+	rd, err := binlog.OpenStream(ctx, sc)
+	if err != nil {
+		return Summary{}, fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
+	}
+	defer rd.Close()
+	wo := watchOptions{info: metrics.Info{Command: "replicate", Source: src.String(), Target: r.tgt.String()},
+		end: poller, bar: o.StopAtEnd, sourceReconnects: rd.Reconnects,
+		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode)}}
+	sum, err := r.apply(ctx, rd, wo, nil)
+	if sum.Ran && o.StopAtEnd && err == nil && untilUnreached() {
+		// As replay's unreached stop: everything the source had was applied.
+		sum.Warnings = append(sum.Warnings, "the source's binlog ended (--stop-at-end) before --until-gtid "+o.UntilGTID+
+			" was reached: everything in it was applied")
+	}
+	return sum, err
+}
+
+// sourceAnswerTimeout bounds the checks of the source at start.
+const sourceAnswerTimeout = 30 * time.Second
+
+// replicateFilter skips the transactions of skip and stops after until
+// (see untilFilter); nil when there is nothing to do. unreached reports,
+// after the run, that until was given, the filter was asked about a
+// transaction (an earlier run had not applied them all), and until did
+// not end the stream.
+func replicateFilter(until string, skip []string) (filter func(t *txn.Txn) apply.Action, unreached func() bool) {
+	var watch stopWatch
+	unreached = func() bool { return until != "" && watch.unreached() }
+	if until == "" && len(skip) == 0 {
+		return nil, unreached
+	}
+	skips := map[string]bool{}
+	for _, g := range skip {
+		skips[strings.TrimSpace(g)] = true
+	}
+	var last func(t *txn.Txn) apply.Action
+	if until != "" {
+		last = untilFilter(until)
+	}
+	return func(t *txn.Txn) apply.Action {
+		a := apply.Apply
+		if last != nil {
+			a = last(t)
+		}
+		if a != apply.Stop && t.GTID != "" && skips[t.GTID] {
+			if a == apply.Last {
+				a = apply.Stop // skipped, and still the last: as replay's --stop-gtid
+			} else {
+				a = apply.Skip
+			}
+		}
+		return watch.note(a)
+	}, unreached
+}
+
+// untilFilter applies up to and including GTID g, then stops. A later
+// transaction of the same stream also stops: a later sequence number in
+// the same domain for a MariaDB GTID, a later GNO of the same UUID (and
+// tag) for a MySQL one. A stop GTID that is not in the binlog (the
+// transaction was never written, or one of its digits is wrong) still
+// stops where it would have been.
+func untilFilter(g string) func(t *txn.Txn) apply.Action {
+	mg, derr := position.ParseMariaGTID(g)
+	key, gno, merr := position.SplitMySQLGTID(g)
+	return func(t *txn.Txn) apply.Action {
+		switch {
+		case t.GTID == g:
+			return apply.Last
+		case t.GTID == "":
+		case derr == nil && t.Domain == mg.Domain && t.SeqNo > mg.Seq:
+			return apply.Stop
+		case derr != nil && merr == nil && t.SeqNo > gno:
+			if k, _, err := position.SplitMySQLGTID(t.GTID); err == nil && k == key {
+				return apply.Stop
+			}
+		}
+		return apply.Apply
+	}
+}
