@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -18,7 +19,7 @@ type fkRef struct {
 // reference through the foreign keys cat knows, over before and after
 // images as the writeset tracker keys them (depend.Keys: a reference is
 // the parent's row key, held shared, so it waits for a change to that row
-// in flight). A key is named only when it references the parent's row key
+// in flight; an update that keeps its reference holds none). A key is named only when it references the parent's row key
 // (its primary key, else a NOT NULL unique key), as hot keys name rows; a
 // NULL part references nothing.
 func references(tx *txn.Txn, cat txn.Catalog, targets map[*txn.ForeignKeyDef]*fkTarget, buf []fkRef) []fkRef {
@@ -50,8 +51,8 @@ func references(tx *txn.Txn, cat txn.Catalog, targets map[*txn.ForeignKeyDef]*fk
 				targets[fk] = tg
 			}
 			parent, ix, order := tg.parent, tg.ix, tg.order
-			if ix == nil {
-				continue
+			if ix == nil || depend.KeepsReference(def, fk, rc) {
+				continue // an update keeping its reference holds none
 			}
 			for _, img := range [][]txn.Value{rc.Before, rc.After} {
 				if img == nil {

@@ -70,10 +70,13 @@ func TestForeignKeysToChangedRows(t *testing.T) {
 		// 6: two rows referencing parent 1 (changed by 1, five back) and 2:
 		// counted once, to a changed row.
 		g.txn(rowIns(fkChildMap, int64(14), int64(1), int64(0)), rowIns(fkChildMap, int64(15), int64(2), int64(0))),
-		// 7: an update of a child row, both images referencing parent 3
-		// (changed by 5): counted once, to a changed row.
+		// 7: an update of a child row keeping its reference to parent 3
+		// (changed by 5): it holds no reference, not counted.
 		g.txn(rowUpd(fkChildMap, []txn.Value{int64(13), int64(3), int64(0)}, []txn.Value{int64(13), int64(3), int64(9)})),
-		// 8: references parent 1, last changed by 1, seven back: beyond a
+		// 8: an update moving child 11 from parent 2 to parent 3 (changed
+		// by 5, three back): counted once, to a changed row.
+		g.txn(rowUpd(fkChildMap, []txn.Value{int64(11), int64(2), int64(0)}, []txn.Value{int64(11), int64(3), int64(0)})),
+		// 9: references parent 1, last changed by 1, eight back: beyond a
 		// window of 5, not to a changed row.
 		g.txn(rowIns(fkChildMap, int64(16), int64(1), int64(0))),
 	}

@@ -169,12 +169,22 @@ func (ks *keySet) row(cat txn.Catalog, def *txn.TableDef, rc *txn.RowChange) {
 			}
 		}
 		for i := range def.ForeignKeys {
-			if imgs[0].vals != nil && imgs[1].vals != nil && unchangedReference(def, &def.ForeignKeys[i], imgs[0], imgs[1]) {
+			if KeepsReference(def, &def.ForeignKeys[i], rc) {
 				continue
 			}
 			ks.reference(cat, def, &def.ForeignKeys[i], img)
 		}
 	}
+}
+
+// KeepsReference reports whether rc is an update that leaves its row's
+// reference through fk as it was (unchangedReference): the writeset then
+// holds no reference to the parent row for it.
+func KeepsReference(def *txn.TableDef, fk *txn.ForeignKeyDef, rc *txn.RowChange) bool {
+	if rc.Before == nil || rc.After == nil {
+		return false
+	}
+	return unchangedReference(def, fk, image{rc.Before, rc.BeforeCols}, image{rc.After, rc.AfterCols})
 }
 
 // unchangedReference reports whether an update leaves the row's reference
