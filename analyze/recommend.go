@@ -130,7 +130,7 @@ func recommend(r *Report) []string {
 			strings.Join(names, ", "), more, r.Serial.AvgUnit, maxSpeedup(ws))
 		if len(o.ForeignKeys) > 0 {
 			f := o.ForeignKeys[0]
-			msg += fmt.Sprintf(" Foreign keys add to it: through %s, %d transactions referenced a parent row changed within %d transactions before them and wait for that change, though they do not change the row.",
+			msg += fmt.Sprintf(" Foreign keys reference changed rows too: through %s, %d transactions referenced a parent row changed within %d transactions before them (a reference waits for a change in flight to its row).",
 				f.Name, f.Waits, o.HotKeyWindow)
 		}
 		add("%s", msg)
