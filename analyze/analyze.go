@@ -138,6 +138,9 @@ type Analyzer struct {
 
 	perTxnSerial float64
 	hot          *hotKeys
+	fkTargets    map[*txn.ForeignKeyDef]*fkTarget
+	fkBuf        []fkRef
+	fkRefs       nameCounts // per foreign key: transactions referencing through it, and to a row changed shortly before
 	offenders    [numCategories]nameCounts
 	largest      largest[BigTxn]
 	multiSchema  uint64
@@ -164,7 +167,7 @@ type txnItem struct {
 func New(opt Options) *Analyzer {
 	opt = opt.withDefaults()
 	a := &Analyzer{opt: opt, meta: NewMetadataCatalog(), fileIx: map[string]int{}, cur: -1, clockSN: -1,
-		hot: newHotKeys(opt.HotWindow, 1024)}
+		hot: newHotKeys(opt.HotWindow, 1024), fkTargets: map[*txn.ForeignKeyDef]*fkTarget{}}
 	a.cat = layeredCatalog{primary: opt.Catalog, meta: a.meta}
 	a.largest.k = opt.Top
 
@@ -321,6 +324,7 @@ func (a *Analyzer) Add(tx *txn.Txn) {
 	if len(depend.Schemas(tx)) > 1 {
 		a.multiSchema++
 	}
+	a.foreignKeys(tx)
 	a.hot.add(tx.Seq, a.hot.rowKeys(tx, a.cat))
 	if a.largest.wouldKeep(float64(tx.Size)) {
 		a.largest.add(float64(tx.Size), BigTxn{GTID: tx.GTID, Seq: tx.Seq, Bytes: tx.Size, Rows: tx.Rows(),
@@ -341,6 +345,23 @@ func (a *Analyzer) Add(tx *txn.Txn) {
 	}
 	for _, us := range a.sizes {
 		us.push(tx)
+	}
+}
+
+// foreignKeys counts, per foreign key, the transactions with a reference
+// through it and, of them, those referencing a parent row one of the
+// HotWindow transactions before changed: those the writeset tracker makes
+// wait for that change when both are in flight.
+func (a *Analyzer) foreignKeys(tx *txn.Txn) {
+	a.fkBuf = references(tx, a.cat, a.fkTargets, a.fkBuf)
+	refs := a.fkBuf
+	for i := 0; i < len(refs); {
+		j, hot := i, false
+		for ; j < len(refs) && refs[j].fk == refs[i].fk; j++ {
+			hot = hot || a.hot.recent(refs[j].row, tx.Seq)
+		}
+		a.fkRefs.add(refs[i].fk, hot, txnName(tx))
+		i = j
 	}
 }
 

@@ -117,6 +117,24 @@ func recommend(r *Report) []string {
 				h.Name, h.Transactions, o.HotKeyWindow, 100*float64(h.Transactions)/txns)
 		}
 	}
+	if ws, ok := r.Mode(string(depend.Writeset)); ok && len(o.EveryUnit) > 0 && maxSpeedup(ws) < 1.2 {
+		var names []string
+		for _, h := range first(o.EveryUnit, 3) {
+			names = append(names, h.Name)
+		}
+		more := ""
+		if n := len(o.EveryUnit) - len(names); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		msg := fmt.Sprintf("%s%s are changed in nearly every commit unit (units of %.0f transactions): in writeset mode every unit waits for the one before it on them, so workers add nothing (%.2fx at best).",
+			strings.Join(names, ", "), more, r.Serial.AvgUnit, maxSpeedup(ws))
+		if len(o.ForeignKeys) > 0 {
+			f := o.ForeignKeys[0]
+			msg += fmt.Sprintf(" Foreign keys reference changed rows too: through %s, %d transactions referenced a parent row changed within %d transactions before them (a reference waits for a change in flight to its row).",
+				f.Name, f.Waits, o.HotKeyWindow)
+		}
+		add("%s", msg)
+	}
 	for _, b := range first(o.Largest, 3) {
 		if !b.Big {
 			continue

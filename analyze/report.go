@@ -147,6 +147,20 @@ type Offenders struct {
 	HotKeys       []Offender `json:"hot_keys"`
 	HotKeyWindow  int        `json:"hot_key_window"`
 	HotKeyChanges uint64     `json:"hot_key_changes"` // all such changes, of every row
+	// EveryUnit are the hot keys changed in nearly every commit unit:
+	// at least once per unit of the serial run on average (their
+	// changes times its transactions per unit reach the binlog's
+	// transactions). In writeset mode every unit waits for the one
+	// before it on them.
+	EveryUnit []Offender `json:"hot_keys_every_unit,omitempty"`
+	// ForeignKeys are the foreign keys through which transactions
+	// referenced a parent row one of the HotKeyWindow transactions before
+	// them changed (Waits; Transactions: all with a reference through
+	// the key): the writeset tracker holds a reference as the parent's
+	// row key, shared, so they wait for that change when in flight with
+	// it, though they do not change the parent row. Only keys with such
+	// references are listed; none without a catalog that has them.
+	ForeignKeys []Offender `json:"foreign_keys_to_changed_rows,omitempty"`
 	// Largest are the biggest transactions; Big marks those at least
 	// BigBytes.
 	Largest  []BigTxn `json:"largest"`

@@ -52,6 +52,7 @@ func (a *Analyzer) report() *Report {
 		sort.Slice(r.UnitSizes, func(i, j int) bool { return r.UnitSizes[i].UnitTxns < r.UnitSizes[j].UnitTxns })
 	}
 	r.Offenders = a.offenderReport()
+	r.Offenders.EveryUnit = everyUnit(r.Offenders.HotKeys, r.Summary.Transactions, r.Serial.AvgUnit)
 	r.Recommendations = recommend(r)
 	r.Assumptions = assumptions(r)
 	return r
@@ -173,7 +174,24 @@ func (a *Analyzer) offenderReport() Offenders {
 	for _, h := range a.hot.hh.top(k) {
 		o.HotKeys = append(o.HotKeys, Offender{Name: h.name, Transactions: h.count})
 	}
+	for _, f := range a.fkRefs.top(k) {
+		if f.Waits > 0 {
+			o.ForeignKeys = append(o.ForeignKeys, f)
+		}
+	}
 	return o
+}
+
+// everyUnit returns the hot keys changed at least once per commit unit of
+// avgUnit transactions on average, over txns transactions.
+func everyUnit(hot []Offender, txns uint64, avgUnit float64) []Offender {
+	var out []Offender
+	for _, h := range hot {
+		if h.Transactions > 0 && avgUnit >= 2 && float64(h.Transactions)*avgUnit >= float64(txns) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // assumptions states what the prediction takes for granted.

@@ -153,6 +153,20 @@ func (r *Report) WriteText(w io.Writer) error {
 			p("    %8s  %s\n", fmtCount(h.Transactions), h.Name)
 		}
 	}
+	if len(o.EveryUnit) > 0 {
+		p("  hot keys in nearly every commit unit (changed at least once per %.0f transactions, the serial run's unit;\n", r.Serial.AvgUnit)
+		p("  in writeset mode every unit waits for the one before it on them):\n")
+		for _, h := range o.EveryUnit {
+			p("    every %6.1f txns  %s\n", float64(s.Transactions)/float64(h.Transactions), h.Name)
+		}
+	}
+	if len(o.ForeignKeys) > 0 {
+		p("  foreign keys to rows changed shortly before (a child row's reference holds its parent row, shared:\n")
+		p("  it waits for a change to that row in flight, though it does not change it):\n")
+		for _, f := range o.ForeignKeys {
+			p("    %8s txns %8s to a row changed within %d before  %s\n", fmtCount(f.Transactions), fmtCount(f.Waits), o.HotKeyWindow, f.Name)
+		}
+	}
 	if largest := notable(o.Largest, s.Size.P50); len(largest) > 0 {
 		p("  largest transactions:\n")
 		for _, t := range largest {

@@ -67,6 +67,11 @@ func testCatalog() catalog {
 	rc.ForeignKeys = []txn.ForeignKeyDef{{Name: "fk", Columns: []int{1}, RefSchema: "s", RefTable: "rparent", RefColumns: []string{"id"},
 		OnDelete: "RESTRICT", OnUpdate: "NO ACTION"}}
 	c.add(rc)
+	// s.rchildv: the same foreign key, on a row with a column besides it.
+	rcv := def("s.rchildv", []txn.ColumnDef{intCol("id"), intCol("pid"), intCol("v")}, pk(0))
+	rcv.ForeignKeys = []txn.ForeignKeyDef{{Name: "fkv", Columns: []int{1}, RefSchema: "s", RefTable: "rparent", RefColumns: []string{"id"},
+		OnDelete: "NO ACTION", OnUpdate: "NO ACTION"}}
+	c.add(rcv)
 	c.add(def("s.trig", []txn.ColumnDef{intCol("id")}, pk(0)))
 	c["s.trig"].HasTriggers = true
 	// PRIMARY KEY (id, p WITHOUT OVERLAPS), PERIOD FOR p (s, e): the

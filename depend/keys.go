@@ -1,9 +1,11 @@
 package depend
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/prepl/prepl/txn"
@@ -167,9 +169,77 @@ func (ks *keySet) row(cat txn.Catalog, def *txn.TableDef, rc *txn.RowChange) {
 			}
 		}
 		for i := range def.ForeignKeys {
+			if KeepsReference(def, &def.ForeignKeys[i], rc) {
+				continue
+			}
 			ks.reference(cat, def, &def.ForeignKeys[i], img)
 		}
 	}
+}
+
+// KeepsReference reports whether rc is an update that leaves its row's
+// reference through fk as it was (unchangedReference): the writeset then
+// holds no reference to the parent row for it.
+func KeepsReference(def *txn.TableDef, fk *txn.ForeignKeyDef, rc *txn.RowChange) bool {
+	if rc.Before == nil || rc.After == nil {
+		return false
+	}
+	return unchangedReference(def, fk, image{rc.Before, rc.BeforeCols}, image{rc.After, rc.AfterCols})
+}
+
+// unchangedReference reports whether an update leaves the row's reference
+// through fk as it was, with the index entry that holds it: the foreign
+// key's columns and every key's (the clustered key is part of every
+// secondary index entry) are in both images and equal. The target then
+// checks nothing for it and locks no parent row (InnoDB checks a child's
+// foreign key when it inserts the entry of the index that holds it: an
+// insert, or an update that changes that entry; PostgreSQL checks an
+// update when the key changed, or when the row is the transaction's own,
+// whose insert holds the reference), and no ordering is lost: the row
+// referenced the same parent row before and after, so that row existed
+// throughout, and a change to it in flight does not concern the update.
+// Values are compared as they are (a collation's equal but different
+// strings count as a change, which keeps the reference).
+func unchangedReference(def *txn.TableDef, fk *txn.ForeignKeyDef, before, after image) bool {
+	same := func(cols []int) bool {
+		if before.state(cols) == absent || after.state(cols) == absent {
+			return false
+		}
+		for _, c := range cols {
+			if !sameValue(before.vals[c], after.vals[c]) {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(fk.Columns) {
+		return false
+	}
+	for i := range def.Indexes {
+		if !same(def.Indexes[i].Columns) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue reports whether two values of one column are identical.
+func sameValue(a, b txn.Value) bool {
+	switch x := a.(type) {
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case float64: // bit for bit: -0 is a change
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case float32:
+		y, ok := b.(float32)
+		return ok && math.Float32bits(x) == math.Float32bits(y)
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // reference locks, shared, the parent row a child row points to, keyed as

@@ -98,6 +98,21 @@ func TestWritesetPairs(t *testing.T) {
 		{"fk child null reference", mk(ins("s.child", 1, nil)), mk(ins("s.child", 2, nil)), ReasonNone},
 		{"fk parent change after child", mk(ins("s.child", 1, 5)), mk(del("s.parent", 5, 0)), ReasonForeignKey},
 		{"fk child after parent change", mk(ins("s.parent", 5, 0)), mk(ins("s.child", 1, 5)), ReasonForeignKey},
+		// An update that keeps its reference (and its key) checks nothing
+		// and locks no parent row: it does not wait for a change to the
+		// parent row. One that sets, drops or moves it does.
+		{"fk child update keeping its reference, after a parent change",
+			mk(upd("s.rparent", row(5, 0), row(5, 1))), mk(upd("s.rchildv", row(1, 5, 0), row(1, 5, 1))), ReasonNone},
+		{"fk child update setting its reference, after a parent change",
+			mk(upd("s.rparent", row(5, 0), row(5, 1))), mk(upd("s.rchildv", row(1, 6, 0), row(1, 5, 0))), ReasonForeignKey},
+		{"fk parent delete after a child update dropping its reference",
+			mk(upd("s.rchildv", row(1, 5, 0), row(1, 6, 0))), mk(del("s.rparent", 5, 0)), ReasonForeignKey},
+		{"fk parent delete after a child update from NULL",
+			mk(upd("s.rchildv", row(1, nil, 0), row(1, 5, 0))), mk(del("s.rparent", 5, 0)), ReasonForeignKey},
+		{"fk child update moving its key, keeping its reference, after a parent change",
+			mk(upd("s.rparent", row(5, 0), row(5, 1))), mk(upd("s.rchildv", row(1, 5, 0), row(2, 5, 0))), ReasonForeignKey},
+		{"fk child update keeping its reference, image without it",
+			mk(upd("s.rparent", row(5, 0), row(5, 1))), mk(minimal(upd("s.rchildv", row(1, 5, 0), row(1, 5, 1)), 1)), ReasonForeignKey},
 		{"without overlaps: same id, overlapping periods, other bounds",
 			mk(del("s.period", 1, 0, date("2000-01-01"), date("2000-03-01"), nil)),
 			mk(ins("s.period", 1, 0, date("2000-02-01"), date("2000-04-01"), nil)), ReasonKeyConflict},

@@ -138,13 +138,11 @@ Flags:
 		return err
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// What analyze holds is bounded by the window: the transactions
-		// the simulated runs have in flight (about 3 times their binlog
-		// bytes, shared) and each run's units (a copy of their changes
-		// and keys). On a TPC-C-like binlog the peak was 160 MiB with the
-		// default window; GOGC's slack would take the process to 3 times
-		// that. The soft limit makes the collector keep to it.
-		debug.SetMemoryLimit(int64(8*opt.WindowBytes) + 64<<20)
+		// What analyze holds is bounded by the window and the number
+		// of simulated runs (analyze.MemoryLimit); GOGC's slack would
+		// take the process to 3 times that. The soft limit makes the
+		// collector keep to it.
+		debug.SetMemoryLimit(analyze.MemoryLimit(opt))
 	}
 	files := fs.Args()
 	if err := f.checkInput(files); err != nil {
