@@ -103,6 +103,15 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 	if err != nil {
 		return Position{}, err
 	}
+	if n, ok := cfg.Target.(interface {
+		NoteForeignKeys([]*postgres.TableDef)
+	}); ok {
+		defs := make([]*postgres.TableDef, len(tables))
+		for i, t := range tables {
+			defs[i] = t.def
+		}
+		n.NoteForeignKeys(defs)
+	}
 	var total int64
 	var work []partOf
 	for _, t := range tables {
