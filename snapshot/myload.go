@@ -91,6 +91,10 @@ func loadTargets(d *postgres.TableDef) (cols, set string) {
 	return cols, set
 }
 
+// escapes maps each byte that appendField escapes to the letter after
+// its backslash.
+var escapes = [256]byte{'\\': '\\', '\t': 't', '\n': 'n', '\r': 'r', 0: '0'}
+
 // appendField appends v as one field of LOAD DATA's text.
 func appendField(b []byte, v []byte) []byte {
 	if v == nil {
@@ -98,24 +102,11 @@ func appendField(b []byte, v []byte) []byte {
 	}
 	from := 0
 	for i, c := range v {
-		var e byte
-		switch c {
-		case '\\':
-			e = '\\'
-		case '\t':
-			e = 't'
-		case '\n':
-			e = 'n'
-		case '\r':
-			e = 'r'
-		case 0:
-			e = '0'
-		default:
-			continue
+		if e := escapes[c]; e != 0 {
+			b = append(b, v[from:i]...)
+			b = append(b, '\\', e)
+			from = i + 1
 		}
-		b = append(b, v[from:i]...)
-		b = append(b, '\\', e)
-		from = i + 1
 	}
 	return append(b, v[from:]...)
 }
