@@ -357,13 +357,7 @@ type partOf struct {
 // not cut (parts of one table contend on its pages, and cost a chunk
 // query each at their bounds).
 func split(ctx context.Context, c *sql.Conn, t *table, rows, total int64, cfg Config) ([]Part, error) {
-	n := int64(cfg.Workers)
-	if share := total / int64(cfg.Workers); share > 0 && (rows+share-1)/share < n {
-		n = (rows + share - 1) / share
-	}
-	if chunks := rows / int64(cfg.ChunkRows); chunks < n {
-		n = chunks
-	}
+	n := partCount(rows, total, int64(cfg.Workers), int64(cfg.ChunkRows))
 	if n < 2 || len(t.key) != 1 || !intColumn(t.def.Column(t.key[0])) {
 		return []Part{{N: 0}}, nil
 	}
@@ -399,6 +393,17 @@ func split(ctx context.Context, c *sql.Conn, t *table, rows, total int64, cfg Co
 		}
 	}
 	return parts, nil
+}
+
+// partCount is how many parts split cuts a table of rows rows in, of
+// total rows in the copy: one per total/workers rows it holds, at most
+// workers and at most one per chunk.
+func partCount(rows, total, workers, chunkRows int64) int64 {
+	n := workers
+	if share := total / workers; share > 0 && (rows+share-1)/share < n {
+		n = (rows + share - 1) / share
+	}
+	return min(n, rows/chunkRows)
 }
 
 func intColumn(c *postgres.Column) bool {
