@@ -63,6 +63,9 @@ func exactWorkload() []string {
 		"INSERT INTO x.nopk VALUES (3, 'c\\td'), (1, NULL), (2, '')",
 		`CREATE TABLE x.ai (a INT NOT NULL, id INT NOT NULL AUTO_INCREMENT, PRIMARY KEY (a, id), KEY id (id)) ENGINE=InnoDB`,
 		"INSERT INTO x.ai VALUES (1, 1), (1, 2), (2, 3)",
+		`CREATE TABLE x.wide (id INT PRIMARY KEY, u16 VARCHAR(10) CHARACTER SET utf16, u32 TEXT CHARACTER SET utf32,
+			u2 CHAR(3) CHARACTER SET ucs2, KEY u16 (u16)) ENGINE=InnoDB`,
+		"INSERT INTO x.wide VALUES (1, CONCAT('a', CHAR(9), 'b😀'), CONCAT(CHAR(10), CHAR(92)), CHAR(9)), (2, NULL, '', 'ü')",
 		`CREATE TABLE x.geo (id INT PRIMARY KEY, p POINT, t VARCHAR(10), KEY t (t)) ENGINE=InnoDB`,
 		"INSERT INTO x.geo VALUES (1, POINT(1.5, -2), 'a\\tb'), (2, NULL, NULL)",
 	}
