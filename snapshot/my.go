@@ -74,7 +74,7 @@ func (m *MySQLTarget) conn(ctx context.Context) (*sql.Conn, error) {
 		return nil, err
 	}
 	for _, q := range []string{"SET SESSION foreign_key_checks = 0", "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO'",
-		"SET SESSION time_zone = '+00:00'", "SET NAMES utf8mb4"} {
+		"SET SESSION time_zone = '+00:00'", "SET NAMES utf8mb4", "SET SESSION autocommit = 0"} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			c.Close()
 			return nil, err
@@ -200,11 +200,13 @@ func (m *MySQLTarget) WriteChunk(ctx context.Context, channel string, d *postgre
 	return err
 }
 
-// writeChunk writes rows and their progress in one transaction on c.
+// writeChunk writes rows and their progress in one transaction on c, in
+// two round trips (LOAD DATA; the progress and COMMIT) or one (the
+// INSERT, the progress and COMMIT): the session has autocommit off, and
+// the target's connections take several statements at once.
 func (m *MySQLTarget) writeChunk(ctx context.Context, c *sql.Conn, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
-	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
-		return err
-	}
+	end := fmt.Sprintf("UPDATE prepl.copy_progress SET last_key = %s, rows_copied = rows_copied + %d, done = %v WHERE channel = %s AND schema_name = %s AND table_name = %s AND part = %d; COMMIT",
+		mysql.QuoteString(encodeKey(last)), len(rows), done, mysql.QuoteString(channel), mysql.QuoteString(d.Schema), mysql.QuoteString(d.Name), part)
 	if len(rows) > 0 && m.loadData && loadable(d) {
 		if err := loadChunk(ctx, c, d, rows); err != nil {
 			return err
@@ -214,17 +216,10 @@ func (m *MySQLTarget) writeChunk(ctx context.Context, c *sql.Conn, channel strin
 		if err != nil {
 			return err
 		}
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			return err
-		}
+		end = q + "; " + end
 	}
-	for _, q := range []string{fmt.Sprintf("UPDATE prepl.copy_progress SET last_key = %s, rows_copied = rows_copied + %d, done = %v WHERE channel = %s AND schema_name = %s AND table_name = %s AND part = %d",
-		mysql.QuoteString(encodeKey(last)), len(rows), done, mysql.QuoteString(channel), mysql.QuoteString(d.Schema), mysql.QuoteString(d.Name), part), "COMMIT"} {
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := c.ExecContext(ctx, end)
+	return err
 }
 
 // insertChunk is rows as one multi-row INSERT of literals.
