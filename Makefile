@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build man deps deps-server test fuzz soak corpus demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-tpcc tpcc-binlog bench-full bench-scale bench-pg bench-docs clean
+.PHONY: all build man deps deps-server test fuzz soak corpus demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-tpcc tpcc-binlog bench-full bench-scale bench-pg bench-copy bench-docs clean
 
 all: build
 
@@ -202,6 +202,17 @@ bench-pg: deps build
 	@/usr/bin/python3 -c 'import pymysql, psycopg2, yaml, tabulate, daemonize, packaging, pkg_resources' 2>/dev/null || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(BENCH_PG_PY); }
 	$(GO) run ./bench/pgmigrate/cmd --prepl $(BIN) --out bench-out/pg $(BENCH_PG_ARGS)
+
+# bench-copy (not part of test or bench): prepl copy beside mydumper +
+# myloader (Debian's mydumper package, installed here), MariaDB to MariaDB:
+# 8 sysbench tables of 100,000 rows, 4 threads each, into fresh targets
+# with innodb_flush_log_at_trx_commit=1, BENCH_COPY_REPEATS repeats, every
+# target checksummed against the source (docs/benchmarks.md, "prepl copy
+# beside mydumper + myloader"; about 5 minutes here).
+BENCH_COPY_REPEATS ?= 5
+bench-copy: deps build
+	@command -v mydumper >/dev/null && command -v myloader >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mydumper; }
+	$(GO) run ./bench/mycopy/cmd --prepl $(BIN) --repeats $(BENCH_COPY_REPEATS) --out bench-out/copy $(BENCH_COPY_ARGS)
 
 # bench-pg-identity (not part of test): the catch-up of single-row inserts
 # into PostgreSQL by this build against PEER (default: the commit before

@@ -11,12 +11,25 @@ import (
 	"github.com/prepl/prepl/postgres"
 )
 
-// MySQLTarget copies into MySQL/MariaDB: the source's own CREATE TABLE,
-// rows as literals that keep every byte (strings in hex with their charset).
+// MySQLTarget copies into MySQL/MariaDB: the source's own CREATE TABLE
+// (its secondary keys added after the rows: mykeys.go), rows by LOAD DATA
+// LOCAL INFILE streamed from memory (myload.go) or, where the server
+// refuses local_infile or a column is spatial, as INSERT literals that
+// keep every byte (strings in hex with their charset).
 type MySQLTarget struct {
 	DB *sql.DB
 	t  *mysql.Target
+
+	channel      string
+	loadData     bool               // the server allows LOAD DATA LOCAL INFILE
+	keysAtCreate bool               // create every table with all its keys (tests compare both ways)
+	referenced   map[[2]string]bool // tables a foreign key references: NoteForeignKeys
+	idle         chan *sql.Conn     // connections with the copy's session settings
 }
+
+// maxIdle is how many writing connections stay open between chunks:
+// more than any --workers in use.
+const maxIdle = 64
 
 // OpenMySQL connects and creates the position table (target/mysql's).
 func OpenMySQL(ctx context.Context, url string) (*MySQLTarget, error) {
@@ -31,13 +44,64 @@ func OpenMySQL(ctx context.Context, url string) (*MySQLTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MySQLTarget{DB: t.DB, t: t}, nil
+	m := &MySQLTarget{DB: t.DB, t: t, idle: make(chan *sql.Conn, maxIdle)}
+	var local sql.NullInt64
+	m.loadData = t.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.local_infile").Scan(&local) == nil && local.Int64 == 1
+	return m, nil
 }
 
-func (m *MySQLTarget) Close() error { return m.t.Close() }
+func (m *MySQLTarget) Close() error {
+	for {
+		select {
+		case c := <-m.idle:
+			c.Close()
+		default:
+			return m.t.Close()
+		}
+	}
+}
+
+// conn returns a connection with the copy's session settings: one
+// already set up, or a new one.
+func (m *MySQLTarget) conn(ctx context.Context) (*sql.Conn, error) {
+	select {
+	case c := <-m.idle:
+		return c, nil
+	default:
+	}
+	c, err := m.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range []string{"SET SESSION foreign_key_checks = 0", "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO'",
+		"SET SESSION time_zone = '+00:00'", "SET NAMES utf8mb4", "SET SESSION autocommit = 0"} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// release keeps c for the next chunk; ok false (an error, so a
+// transaction may be open) closes it.
+func (m *MySQLTarget) release(c *sql.Conn, ok bool) {
+	if ok {
+		select {
+		case m.idle <- c:
+			return
+		default:
+		}
+	}
+	c.Close()
+}
 
 func (m *MySQLTarget) Prepare(ctx context.Context, channel string) error {
+	m.channel = channel
 	for _, q := range []string{
+		`CREATE TABLE IF NOT EXISTS prepl.copy_keys (channel VARCHAR(64) NOT NULL, schema_name VARCHAR(64) NOT NULL,
+			table_name VARCHAR(64) NOT NULL, key_defs MEDIUMTEXT NOT NULL,
+			PRIMARY KEY (channel, schema_name, table_name)) ENGINE=InnoDB`,
 		`CREATE TABLE IF NOT EXISTS prepl.copy_snapshot (channel VARCHAR(64) PRIMARY KEY, gtid_pos TEXT NOT NULL,
 			file VARCHAR(512) NOT NULL, pos BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB`,
 		`CREATE TABLE IF NOT EXISTS prepl.copy_progress (channel VARCHAR(64) NOT NULL, schema_name VARCHAR(64) NOT NULL,
@@ -72,14 +136,30 @@ func (m *MySQLTarget) CreateTable(ctx context.Context, channel string, d *postgr
 		return err
 	}
 	defer c.Close()
-	// SHOW CREATE TABLE names the table without its database.
-	create = strings.Replace(create, "CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1)
-	for _, q := range []string{"SET SESSION foreign_key_checks = 0", "CREATE DATABASE IF NOT EXISTS " + quoteMy(d.Schema), "USE " + quoteMy(d.Schema), create} {
+	for _, q := range []string{"SET SESSION foreign_key_checks = 0", "CREATE DATABASE IF NOT EXISTS " + quoteMy(d.Schema), "USE " + quoteMy(d.Schema)} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}
-	return nil
+	var exists int
+	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", d.Schema, d.Name).Scan(&exists); err != nil {
+		return err
+	}
+	if exists > 0 {
+		return nil // created by the interrupted copy (its keys recorded then), or there before the copy
+	}
+	if m.deferKeys(d) {
+		if table, keys, ok := splitKeys(create); ok {
+			// Recorded before the table is created: a copy killed in between adds them when it resumes.
+			if _, err := c.ExecContext(ctx, "REPLACE INTO prepl.copy_keys VALUES (?, ?, ?, ?)", channel, d.Schema, d.Name, strings.Join(keys, "\n")); err != nil {
+				return err
+			}
+			create = table
+		}
+	}
+	// SHOW CREATE TABLE names the table without its database.
+	_, err = c.ExecContext(ctx, strings.Replace(create, "CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1))
+	return err
 }
 
 func (m *MySQLTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
@@ -108,60 +188,73 @@ func (m *MySQLTarget) PlanParts(ctx context.Context, channel string, d *postgres
 }
 
 func (m *MySQLTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
-	var stmts []string
-	if len(rows) > 0 {
-		var cols []string
-		for _, c := range d.Columns {
-			if c.Generated == "" {
-				cols = append(cols, quoteMy(c.Name))
-			}
-		}
-		var b strings.Builder
-		b.WriteString("INSERT INTO " + quoteMy(d.Schema) + "." + quoteMy(d.Name) + " (" + strings.Join(cols, ",") + ") VALUES ")
-		for r, row := range rows {
-			if r > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('(')
-			n := 0
-			for i, v := range row {
-				if d.Columns[i].Generated != "" {
-					continue
-				}
-				if n > 0 {
-					b.WriteByte(',')
-				}
-				n++
-				lit, err := myLiteral(v, &d.Columns[i])
-				if err != nil {
-					return fmt.Errorf("row %s: %w", keyOf(d, row), err)
-				}
-				b.WriteString(lit)
-			}
-			b.WriteByte(')')
-		}
-		stmts = append(stmts, b.String())
-	}
-	c, err := m.DB.Conn(ctx)
+	c, err := m.conn(ctx)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	for _, q := range []string{"SET SESSION foreign_key_checks = 0", "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO'",
-		"SET SESSION time_zone = '+00:00'", "SET NAMES utf8mb4", "BEGIN"} {
-		if _, err := c.ExecContext(ctx, q); err != nil {
+	err = m.writeChunk(ctx, c, channel, d, part, rows, last, done)
+	if err != nil {
+		c.ExecContext(context.Background(), "ROLLBACK")
+	}
+	m.release(c, err == nil)
+	return err
+}
+
+// writeChunk writes rows and their progress in one transaction on c, in
+// two round trips (LOAD DATA; the progress and COMMIT) or one (the
+// INSERT, the progress and COMMIT): the session has autocommit off, and
+// the target's connections take several statements at once.
+func (m *MySQLTarget) writeChunk(ctx context.Context, c *sql.Conn, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
+	end := fmt.Sprintf("UPDATE prepl.copy_progress SET last_key = %s, rows_copied = rows_copied + %d, done = %v WHERE channel = %s AND schema_name = %s AND table_name = %s AND part = %d; COMMIT",
+		mysql.QuoteString(encodeKey(last)), len(rows), done, mysql.QuoteString(channel), mysql.QuoteString(d.Schema), mysql.QuoteString(d.Name), part)
+	if len(rows) > 0 && m.loadData && loadable(d) {
+		if err := loadChunk(ctx, c, d, rows); err != nil {
 			return err
 		}
-	}
-	stmts = append(stmts, fmt.Sprintf("UPDATE prepl.copy_progress SET last_key = %s, rows_copied = rows_copied + %d, done = %v WHERE channel = %s AND schema_name = %s AND table_name = %s AND part = %d",
-		mysql.QuoteString(encodeKey(last)), len(rows), done, mysql.QuoteString(channel), mysql.QuoteString(d.Schema), mysql.QuoteString(d.Name), part), "COMMIT")
-	for _, q := range stmts {
-		if _, err := c.ExecContext(ctx, q); err != nil {
-			c.ExecContext(context.Background(), "ROLLBACK")
+	} else if len(rows) > 0 {
+		q, err := insertChunk(d, rows)
+		if err != nil {
 			return err
 		}
+		end = q + "; " + end
 	}
-	return nil
+	_, err := c.ExecContext(ctx, end)
+	return err
+}
+
+// insertChunk is rows as one multi-row INSERT of literals.
+func insertChunk(d *postgres.TableDef, rows [][][]byte) (string, error) {
+	var cols []string
+	for _, c := range d.Columns {
+		if c.Generated == "" {
+			cols = append(cols, quoteMy(c.Name))
+		}
+	}
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + quoteMy(d.Schema) + "." + quoteMy(d.Name) + " (" + strings.Join(cols, ",") + ") VALUES ")
+	for r, row := range rows {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		n := 0
+		for i, v := range row {
+			if d.Columns[i].Generated != "" {
+				continue
+			}
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			n++
+			lit, err := myLiteral(v, &d.Columns[i])
+			if err != nil {
+				return "", fmt.Errorf("row %s: %w", keyOf(d, row), err)
+			}
+			b.WriteString(lit)
+		}
+		b.WriteByte(')')
+	}
+	return b.String(), nil
 }
 
 // myLiteral writes a source value (SourceExpr's text) back as a literal
@@ -191,8 +284,6 @@ func myLiteral(v []byte, c *postgres.Column) (string, error) {
 	return "X'" + hex.EncodeToString(v) + "'", nil
 }
 
-func (m *MySQLTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error { return nil }
-
 func (m *MySQLTarget) FinishCopy(ctx context.Context, tables []*postgres.TableDef) error { return nil }
 
 func (m *MySQLTarget) StorePosition(ctx context.Context, channel string, p Position) error {
@@ -208,6 +299,7 @@ func (m *MySQLTarget) StorePosition(ctx context.Context, channel string, p Posit
 			mysql.QuoteString(channel), mysql.QuoteString(p.GTIDPos), mysql.QuoteString(p.File), p.Pos),
 		"DELETE FROM prepl.copy_snapshot WHERE channel = " + mysql.QuoteString(channel),
 		"DELETE FROM prepl.copy_progress WHERE channel = " + mysql.QuoteString(channel),
+		"DELETE FROM prepl.copy_keys WHERE channel = " + mysql.QuoteString(channel),
 		"COMMIT"} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			c.ExecContext(context.Background(), "ROLLBACK")

@@ -103,12 +103,24 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 	if err != nil {
 		return Position{}, err
 	}
+	if n, ok := cfg.Target.(interface {
+		NoteForeignKeys([]*postgres.TableDef)
+	}); ok {
+		defs := make([]*postgres.TableDef, len(tables))
+		for i, t := range tables {
+			defs[i] = t.def
+		}
+		n.NoteForeignKeys(defs)
+	}
 	var total int64
+	estimates := make([]int64, len(tables))
+	for i, t := range tables {
+		conns[0].QueryRowContext(ctx, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", t.def.Schema, t.def.Name).Scan(&estimates[i])
+		total += estimates[i]
+	}
 	var work []partOf
-	for _, t := range tables {
-		var n int64
-		conns[0].QueryRowContext(ctx, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", t.def.Schema, t.def.Name).Scan(&n)
-		total += n
+	for i, t := range tables {
+		n := estimates[i]
 		if err := cfg.Target.CreateTable(ctx, cfg.Channel, t.def, t.create); err != nil {
 			return Position{}, fmt.Errorf("create %s.%s on target: %w", t.def.Schema, t.def.Name, err)
 		}
@@ -117,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 			return Position{}, fmt.Errorf("read the copy's progress of %s.%s on target: %w", t.def.Schema, t.def.Name, err)
 		}
 		if len(parts) == 0 {
-			if parts, err = split(ctx, conns[0], t, n, cfg); err != nil {
+			if parts, err = split(ctx, conns[0], t, n, total, cfg); err != nil {
 				return Position{}, fmt.Errorf("split %s.%s in parts: %w", t.def.Schema, t.def.Name, err)
 			}
 			if err := cfg.Target.PlanParts(ctx, cfg.Channel, t.def, parts); err != nil {
@@ -334,16 +346,18 @@ type partOf struct {
 	p Part
 }
 
-// split plans the parts a table is copied in: a table whose primary key
-// is one integer column and that holds at least two chunks is cut into up
-// to cfg.Workers ranges of equal key width between its smallest and
-// largest key in the snapshot, copied in parallel; any other table is one
-// part, copied in key order (or, without a key, in one chunk).
-func split(ctx context.Context, c *sql.Conn, t *table, rows int64, cfg Config) ([]Part, error) {
-	n := int64(cfg.Workers)
-	if chunks := rows / int64(cfg.ChunkRows); chunks < n {
-		n = chunks
-	}
+// split plans the parts a table of about rows rows (of total in the
+// copy) is copied in: a table whose primary key is one integer column and
+// that holds at least two chunks is cut into ranges of equal key width
+// between its smallest and largest key in the snapshot, copied in
+// parallel; any other table is one part, copied in key order (or,
+// without a key, in one chunk). A table gets as many parts as it holds
+// shares of total/cfg.Workers rows, at most cfg.Workers: the workers
+// have a part each to copy, and tables that already keep them busy are
+// not cut (parts of one table contend on its pages, and cost a chunk
+// query each at their bounds).
+func split(ctx context.Context, c *sql.Conn, t *table, rows, total int64, cfg Config) ([]Part, error) {
+	n := partCount(rows, total, int64(cfg.Workers), int64(cfg.ChunkRows))
 	if n < 2 || len(t.key) != 1 || !intColumn(t.def.Column(t.key[0])) {
 		return []Part{{N: 0}}, nil
 	}
@@ -379,6 +393,17 @@ func split(ctx context.Context, c *sql.Conn, t *table, rows int64, cfg Config) (
 		}
 	}
 	return parts, nil
+}
+
+// partCount is how many parts split cuts a table of rows rows in, of
+// total rows in the copy: one per total/workers rows it holds, at most
+// workers and at most one per chunk.
+func partCount(rows, total, workers, chunkRows int64) int64 {
+	n := workers
+	if share := total / workers; share > 0 && (rows+share-1)/share < n {
+		n = (rows + share - 1) / share
+	}
+	return min(n, rows/chunkRows)
 }
 
 func intColumn(c *postgres.Column) bool {
