@@ -55,6 +55,7 @@ type memTarget struct {
 	sends      int
 	kills      int
 	loads      int
+	lockPolls  int               // LockWaits answered
 	resolved   map[string]string // the resolution ApplyDDL got, by DDL
 }
 
@@ -277,6 +278,7 @@ func (t *memTarget) LockWaits(ctx context.Context) ([]ConnWait, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.lockPolls++
 	var ws []ConnWait
 	for _, c := range t.conns {
 		if c.waiting != "" {

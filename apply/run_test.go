@@ -84,6 +84,7 @@ func TestRunModes(t *testing.T) {
 		for _, workers := range []int{1, 4} {
 			for _, unit := range []int{1, 6} {
 				t.Run(fmt.Sprintf("%s/w%d/u%d", mode, workers, unit), func(t *testing.T) {
+					t.Parallel()
 					w := wl(uint64(workers*10+unit), 150, 40, "a", "b")
 					tgt := newMemTarget()
 					tgt.hook = jitter(uint64(unit))
@@ -758,9 +759,15 @@ func TestGate(t *testing.T) {
 		st, err := Run(context.Background(), src, tgt, Resume{}, Config{Workers: 2, Gate: &g, Live: live, ProgressEvery: time.Millisecond})
 		done <- result{st, err}
 	}()
+	// The source is read ahead whole, and the engine publishes its first
+	// snapshot: it has fed the sequencer nothing, committed nothing.
 	<-src.at
-	if n := len(tgt.committed()); n != 0 {
-		t.Fatalf("%d committed while paused", n)
+	var s Stats
+	if !until(func() (ok bool) { s, ok = live.Stats(); return ok }) {
+		t.Fatal("no snapshot published")
+	}
+	if n := len(tgt.committed()); n != 0 || s.Read != 0 {
+		t.Fatalf("%d committed, %d read while paused", n, s.Read)
 	}
 	if !g.State().Paused || g.Pause() {
 		t.Fatal("gate not paused")
