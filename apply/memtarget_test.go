@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prepl/prepl/compact"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -187,15 +188,32 @@ func (t *memTarget) Load(ctx context.Context, tx *txn.Txn) error {
 	return nil
 }
 
-// memBatch is a rendered unit: its members, and whether compacted.
+// memBatch is a rendered unit: its members, and whether compacted. A
+// planned one (memPlanner) has its statements in steps.
 type memBatch struct {
 	txs     []*txn.Txn
 	compact bool
+	planned bool
+	steps   []memStep
+	saved   int
 }
 
-// Saved: a compacted batch claims one saved row change per member after the first.
+// memStep is one statement of a planned batch: a source row change, or a
+// row of a table's net effect (its image; an update's net has no before
+// image, only the row's final one).
+type memStep struct {
+	tx  *txn.Txn
+	row *txn.RowChange
+	net bool
+}
+
+// Saved: a compacted batch claims one saved row change per member after
+// the first; a planned one, what its plan dropped.
 func (b *memBatch) Saved() int {
-	if b.compact {
+	switch {
+	case b.planned:
+		return b.saved
+	case b.compact:
 		return len(b.txs) - 1
 	}
 	return 0
@@ -404,12 +422,23 @@ func (c *memConn) Send(ctx context.Context, b Batch) error {
 		}
 	}
 	t.maxOpen, t.maxBytes = max(t.maxOpen, open), max(t.maxBytes, bytes)
+	if mb.planned {
+		for _, st := range mb.steps {
+			if err := c.apply(ctx, st.row, st.net); err != nil {
+				if st.net {
+					return fmt.Errorf("compacted %s: %v: %w", st.row.Kind, err, ErrCompacted)
+				}
+				return fmt.Errorf("apply %s: %w", st.tx.ID(), err)
+			}
+		}
+		return nil
+	}
 	for _, tx := range mb.txs {
 		for _, ch := range tx.Changes {
 			if ch.Row == nil {
 				continue
 			}
-			if err := c.apply(ctx, ch.Row); err != nil {
+			if err := c.apply(ctx, ch.Row, false); err != nil {
 				return fmt.Errorf("apply %s: %w", tx.ID(), err)
 			}
 		}
@@ -417,10 +446,16 @@ func (c *memConn) Send(ctx context.Context, b Batch) error {
 	return nil
 }
 
-// apply locks the row and checks the change against what c sees; t.mu held.
-func (c *memConn) apply(ctx context.Context, rc *txn.RowChange) error {
+// apply locks the row and checks the change against what c sees (a net
+// update: that the row is there); t.mu held.
+func (c *memConn) apply(ctx context.Context, rc *txn.RowChange, net bool) error {
 	t := c.t
-	k := rowKey(rc)
+	var k string
+	if net && rc.Kind == txn.Update {
+		k = fmt.Sprintf("%s/%v", rc.Table.QualifiedName(), rc.After[0])
+	} else {
+		k = rowKey(rc)
+	}
 	if err := c.lock(ctx, k); err != nil {
 		return err
 	}
@@ -436,7 +471,7 @@ func (c *memConn) apply(ctx context.Context, rc *txn.RowChange) error {
 		}
 		row = rc.After
 	case txn.Update, txn.Delete:
-		if row == nil || !slices.Equal(row, rc.Before) {
+		if row == nil || !(net && rc.Kind == txn.Update) && !slices.Equal(row, rc.Before) {
 			return fmt.Errorf("%s of %s: found %v, want %v: %w", rc.Kind, k, row, rc.Before, ErrRowCount)
 		}
 		row = nil
@@ -756,4 +791,54 @@ func checkRows(t *testing.T, tgt *memTarget, want map[string]map[string][]txn.Va
 			}
 		}
 	}
+}
+
+// memPlanner is memTarget as a Planner, as the MySQL target is: the
+// engine plans compaction (package compact) and the target applies the
+// plan, its net effects checked only by row key, so a target that
+// diverged surprises a compacted statement (ErrCompacted).
+type memPlanner struct{ *memTarget }
+
+func (p memPlanner) Verbatim(ctx context.Context, tx *txn.Txn) (string, error) { return "", nil }
+
+func (p memPlanner) Lookup(ctx context.Context) compact.Lookup {
+	return func(schema, name string) (*txn.TableDef, error) {
+		d, ok := p.cat.Table(schema, name)
+		if !ok {
+			return nil, fmt.Errorf("no table %s.%s", schema, name)
+		}
+		return d, nil
+	}
+}
+
+func (p memPlanner) RenderPlan(ctx context.Context, txs []*txn.Txn, up compact.UnitPlan) (Batch, error) {
+	b := &memBatch{txs: slices.Clone(txs), compact: up.Compaction, planned: true}
+	for _, r := range up.Runs {
+		if r.Plan == nil {
+			for _, tx := range r.Txs {
+				for _, ch := range tx.Changes {
+					if ch.Row != nil {
+						b.steps = append(b.steps, memStep{tx: tx, row: ch.Row})
+					}
+				}
+			}
+			continue
+		}
+		b.saved += r.Plan.Dropped
+		for _, s := range r.Plan.Ordered {
+			b.steps = append(b.steps, memStep{tx: s.Tx, row: s.Row})
+		}
+		for _, n := range r.Plan.Nets {
+			for _, img := range n.Deletes {
+				b.steps = append(b.steps, memStep{tx: r.Txs[0], net: true, row: &txn.RowChange{Kind: txn.Delete, Table: n.Map, Before: img}})
+			}
+			for _, img := range n.Updates {
+				b.steps = append(b.steps, memStep{tx: r.Txs[0], net: true, row: &txn.RowChange{Kind: txn.Update, Table: n.Map, After: img}})
+			}
+			for _, img := range n.Inserts {
+				b.steps = append(b.steps, memStep{tx: r.Txs[0], net: true, row: &txn.RowChange{Kind: txn.Insert, Table: n.Map, After: img}})
+			}
+		}
+	}
+	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -89,23 +90,31 @@ func TestSlowHeadNoChurn(t *testing.T) {
 // and the run stops with the target's divergence error: nothing of the
 // unit is committed, the position stays before it.
 func TestDivergedUnitNotCommitted(t *testing.T) {
-	txs, rows := updates(10)
-	delete(rows, "s.t/5")
-	tgt := newMemTarget()
-	tgt.rows["s.t"] = rows
-	tgt.hook = func(op *memOp) error {
-		if op.Kind == "send" && op.Batch.compact {
-			return ErrCompacted
-		}
-		return nil
-	}
-	st, err := runOn(t, tgt, txs, Resume{}, Config{Workers: 1, UnitTxns: 10})
-	if !errors.Is(err, ErrRowCount) {
-		t.Fatalf("err = %v, want ErrRowCount", err)
-	}
-	checkRun(t, tgt, st, true)
-	if len(tgt.log) != 0 || tgt.ckpt[SlotMain].LastGTID != "" || st.CompactFallbacks != 1 {
-		t.Fatalf("%d commits, position %q, %d fallbacks", len(tgt.log), tgt.ckpt[SlotMain].LastGTID, st.CompactFallbacks)
+	for _, planned := range []bool{false, true} {
+		t.Run(map[bool]string{false: "rendered", true: "planned"}[planned], func(t *testing.T) {
+			txs, rows := updates(10)
+			delete(rows, "s.t/5")
+			tgt := newMemTarget()
+			tgt.rows["s.t"] = rows
+			var target Target = memPlanner{tgt} // its compacted update of row 5 finds none
+			if !planned {
+				target = tgt
+				tgt.hook = func(op *memOp) error {
+					if op.Kind == "send" && op.Batch.compact {
+						return ErrCompacted
+					}
+					return nil
+				}
+			}
+			st, err := runOn(t, target, txs, Resume{}, Config{Workers: 1, UnitTxns: 10})
+			if !errors.Is(err, ErrRowCount) || !strings.Contains(err.Error(), "0-1-5") {
+				t.Fatalf("err = %v, want ErrRowCount naming 0-1-5", err)
+			}
+			checkRun(t, tgt, st, true)
+			if len(tgt.log) != 0 || tgt.ckpt[SlotMain].LastGTID != "" || st.CompactFallbacks != 1 {
+				t.Fatalf("%d commits, position %q, %d fallbacks", len(tgt.log), tgt.ckpt[SlotMain].LastGTID, st.CompactFallbacks)
+			}
+		})
 	}
 }
 
@@ -133,5 +142,47 @@ func TestWorkersOpenedAsUsed(t *testing.T) {
 	}
 	if opened := int(tgt.nextID); opened > peak+1 {
 		t.Fatalf("%d connections opened for at most %d units in flight", opened, peak)
+	}
+}
+
+// TestDDLRefused: a DDL the target refuses stops the run before it, what
+// is before it committed and stored.
+func TestDDLRefused(t *testing.T) {
+	w := wl(20, 10, 1000)
+	w.txs[4] = ddlTxn(5)
+	tgt := newMemTarget()
+	refused := memErr{Refused, "Table 't' already exists"}
+	tgt.hook = func(op *memOp) error {
+		if op.Kind == "ddl" {
+			return refused
+		}
+		return nil
+	}
+	st, err := runOn(t, tgt, w.txs, Resume{}, Config{Workers: 3, UnitTxns: 2})
+	if !errors.Is(err, refused) {
+		t.Fatalf("err = %v", err)
+	}
+	checkFailedRun(t, tgt, st, true)
+	if p := tgt.checkpoint(SlotMain); p.LastGTID != "0-1-4" || len(tgt.committed()) != 4 {
+		t.Fatalf("stopped at %s with %d committed", p.LastGTID, len(tgt.committed()))
+	}
+}
+
+// TestConnectRefused: a target that refuses a worker's connection (not a
+// lost one: no retry helps) fails the run before anything is applied.
+func TestConnectRefused(t *testing.T) {
+	w := wl(21, 10, 1000)
+	tgt := newMemTarget()
+	denied := memErr{Fatal, "Access denied for user"}
+	var n atomic.Int64
+	tgt.hook = func(op *memOp) error {
+		if op.Kind == "conn" && n.Add(1) > 1 {
+			return denied
+		}
+		return nil
+	}
+	st, err := runOn(t, tgt, w.txs, Resume{}, Config{Workers: 3, FixedWorkers: true})
+	if !errors.Is(err, denied) || st.Txns != 0 || len(tgt.committed()) != 0 || len(tgt.conns) != 0 {
+		t.Fatalf("err = %v, %d applied, %d connections left open", err, st.Txns, len(tgt.conns))
 	}
 }
