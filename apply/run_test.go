@@ -409,42 +409,52 @@ func TestTargetUnreachableAtStart(t *testing.T) {
 }
 
 // TestCancel: a cancelled run stops reading, finishes what is in flight
-// and returns: what committed is a gapless prefix of the source, counted
-// and stored, and no transaction is left open on the target.
+// (retrying a unit that deadlocks or loses its connection after the
+// stop) and returns: what committed is a gapless prefix of the source,
+// counted and stored, and every connection is closed.
 func TestCancel(t *testing.T) {
-	w := wl(8, 400, 1000)
-	tgt := newMemTarget()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var commits int
-	var mu sync.Mutex
-	tgt.hook = func(op *memOp) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if op.Kind == "commit" {
-			if commits++; commits == 20 {
-				cancel()
+	for _, fault := range []error{nil, errDeadlock, errLost} {
+		t.Run(fmt.Sprint(fault), func(t *testing.T) {
+			w := wl(8, 400, 1000)
+			tgt := newMemTarget()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var commits int
+			var mu sync.Mutex
+			injected := fault == nil
+			tgt.hook = func(op *memOp) error {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case op.Kind == "commit":
+					if commits++; commits == 20 {
+						cancel()
+					}
+				case op.Kind == "send" && ctx.Err() != nil && !injected:
+					injected = true
+					return fault
+				}
+				return nil
 			}
-		}
-		return nil
-	}
-	st, err := Run(ctx, &sliceSource{txs: w.txs, live: true}, tgt, Resume{},
-		Config{Workers: 4, FixedWorkers: true, WindowBytes: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkRun(t, tgt, st, true)
-	got := tgt.committed()
-	if len(got) < 20 || len(got) >= len(w.txs) {
-		t.Fatalf("%d committed, want at least 20 and not all", len(got))
-	}
-	for i, tx := range got {
-		if tx != w.txs[i] {
-			t.Fatalf("commit %d is %s, want %s", i, tx.ID(), w.txs[i].ID())
-		}
-	}
-	if len(tgt.conns) != 0 {
-		t.Errorf("%d connections left open", len(tgt.conns))
+			st, err := Run(ctx, &sliceSource{txs: w.txs, live: true}, tgt, Resume{},
+				Config{Workers: 4, FixedWorkers: true, WindowBytes: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRun(t, tgt, st, true)
+			got := tgt.committed()
+			if len(got) < 20 || len(got) >= len(w.txs) || !injected {
+				t.Fatalf("%d committed, want at least 20 and not all (fault injected: %v)", len(got), injected)
+			}
+			for i, tx := range got {
+				if tx != w.txs[i] {
+					t.Fatalf("commit %d is %s, want %s", i, tx.ID(), w.txs[i].ID())
+				}
+			}
+			if len(tgt.conns) != 0 {
+				t.Errorf("%d connections left open", len(tgt.conns))
+			}
+		})
 	}
 }
 
