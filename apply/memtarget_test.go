@@ -24,9 +24,13 @@ import (
 // committed. It checks every row change as the MySQL target does (an
 // insert must find no row, an update or a delete the row of its before
 // image), so a transaction applied out of its order, twice, or lost shows
-// in the rows or in the log. A hook sees every operation before it runs
-// and can fail it (any class), stall it, or lose the connection, which
-// makes the faults of a real server reproducible.
+// in the rows or in the log. A row lock another connection holds is
+// waited for, and reported by LockWaits; a wait that closes a cycle fails
+// as a deadlock, a long one as a lock wait timeout, and Kill interrupts
+// it. A table's definition is there only once Load has read it. A hook
+// sees every operation before it runs and can fail it (any class), stall
+// it, or lose the connection, which makes the faults of a real server
+// reproducible.
 type memTarget struct {
 	cat       memCatalog
 	keepGTIDs bool
@@ -55,7 +59,7 @@ type memTarget struct {
 	maxBytes   int // and their source bytes, at most
 	sends      int
 	kills      int
-	loads      int
+	loaded     map[string]bool   // tables whose definition Load read
 	lockPolls  int               // LockWaits answered
 	resolved   map[string]string // the resolution ApplyDDL got, by DDL
 }
@@ -107,7 +111,7 @@ var (
 func newMemTarget() *memTarget {
 	return &memTarget{cat: testCatalog(), retryFor: 2 * time.Second, lockWaitTimeout: 5 * time.Second,
 		changed: make(chan struct{}), rows: map[string]map[string][]txn.Value{}, ckpt: map[string]position.Checkpoint{},
-		conns: map[uint64]*memConn{}, locks: map[string]*memConn{}, resolved: map[string]string{}}
+		conns: map[uint64]*memConn{}, locks: map[string]*memConn{}, resolved: map[string]string{}, loaded: map[string]bool{}}
 }
 
 type memCatalog map[string]*txn.TableDef
@@ -173,7 +177,20 @@ func (t *memTarget) Conn(ctx context.Context) (Conn, error) {
 	return c, nil
 }
 
-func (t *memTarget) Tables() txn.Catalog { return t.cat }
+func (t *memTarget) Tables() txn.Catalog { return loadedCatalog{t} }
+
+// loadedCatalog is the target's catalog as the engine sees it: a table
+// not loaded yet is a rule broken.
+type loadedCatalog struct{ t *memTarget }
+
+func (c loadedCatalog) Table(schema, name string) (*txn.TableDef, bool) {
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	if !c.t.loaded[schema+"."+name] {
+		c.t.violate("definition of %s.%s read before Load", schema, name)
+	}
+	return c.t.cat.Table(schema, name)
+}
 
 func (t *memTarget) Load(ctx context.Context, tx *txn.Txn) error {
 	if err := t.callHook(&memOp{Kind: "load", Txn: tx}); err != nil {
@@ -184,7 +201,11 @@ func (t *memTarget) Load(ctx context.Context, tx *txn.Txn) error {
 	if t.down {
 		return errLost
 	}
-	t.loads++
+	for _, ch := range tx.Changes {
+		if ch.Row != nil {
+			t.loaded[ch.Row.Table.QualifiedName()] = true
+		}
+	}
 	return nil
 }
 
