@@ -187,11 +187,20 @@ func (w *worker) run(j job) {
 	}
 	w.setState("committing", j.txID())
 	if err := w.conn.Commit(w.ctx, j.pos); err != nil {
-		if w.sh.tgt.Classify(err) == Connection && w.reconnect() == nil && w.committedBeforeCrash(j) {
+		if w.sh.tgt.Classify(err) != Connection {
+			w.fail(j, err)
+			return
+		}
+		// Reconnected once, here: the commit may have happened.
+		if rerr := w.reconnect(); rerr != nil {
+			w.reconnectFailed(j, err, rerr)
+			return
+		}
+		if w.committedBeforeCrash(j) {
 			w.send(event{kind: evCommitted, seq: j.seq()})
 			return
 		}
-		w.fail(j, err)
+		w.report(j, err)
 		return
 	}
 	w.sh.counters.compacted.Add(uint64(saved))
@@ -334,14 +343,25 @@ func (w *worker) commitPrefix(j job, failed *txn.Txn) (*sequencer.Prefix, error)
 func (w *worker) fail(j job, err error) {
 	if w.sh.tgt.Classify(err) == Connection {
 		if rerr := w.reconnect(); rerr != nil {
-			err = fmt.Errorf("%w (and reconnecting failed: %v)", err, rerr)
-			w.send(event{kind: evFailed, seq: j.seq(), err: fatalErr{err}})
+			w.reconnectFailed(j, err, rerr)
 			return
 		}
 	} else {
 		w.conn.Rollback(w.ctx)
 	}
+	w.report(j, err)
+}
+
+// report tells the engine that j's attempt failed with err and is over.
+func (w *worker) report(j job, err error) {
 	w.send(event{kind: evFailed, seq: j.seq(), err: err, speculative: !j.commitNow})
+}
+
+// reconnectFailed: j failed with err, a lost connection that could not be
+// opened again (rerr): the run stops.
+func (w *worker) reconnectFailed(j job, err, rerr error) {
+	err = fmt.Errorf("%w (and reconnecting failed: %v)", err, rerr)
+	w.send(event{kind: evFailed, seq: j.seq(), err: fatalErr{err}})
 }
 
 // fatalErr is never retried.
