@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/prepl
 
-.PHONY: all build man deps deps-server test fuzz soak corpus demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-tpcc tpcc-binlog bench-full bench-scale bench-pg bench-copy bench-docs clean
+.PHONY: all build man deps deps-server test test-race test-rest fuzz soak corpus demo analyze-accuracy bench bench-io bench-keepgtid bench-workers bench-tpcc tpcc-binlog bench-full bench-scale bench-pg bench-copy bench-docs clean
 
 all: build
 
@@ -30,14 +30,25 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The packages with goroutines of their own run under the race detector.
 # -parallel 4: cmd/prepl's fault tests mostly wait (a 30 s stall, target
 # restarts), and those marked t.Parallel overlap with each other.
-RACE_PKGS := ./apply/ ./binlog/ ./metrics/ ./progress/ ./cmd/prepl/
+# The two groups (the race packages, cmd/prepl's end-to-end tests the
+# longest of them; and the rest, the differential scenarios the longest)
+# run at the same time: each mostly waits on its servers, so on 2 cores
+# together they take far less than one after the other. Each group's
+# output is printed whole when it ends (--output-sync).
+RACE_PKGS := ./apply/ ./binlog/ ./metrics/ ./progress/ ./run/ ./cmd/prepl/
 
 test: deps
 	@out=$$(gofmt -l .); test -z "$$out" || { echo "not gofmt'ed (run gofmt -w on them):"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 20m -parallel 4 -race $(RACE_PKGS)
-	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vE '/(apply|binlog|metrics|progress|cmd/prepl)$$')
+	$(GO) build ./...
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-rest
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+test-race:
+	$(GO) test -count=1 -timeout 25m -parallel 4 -race $(RACE_PKGS)
+
+test-rest:
+	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -vE '/(apply|binlog|metrics|progress|run|cmd/prepl)$$')
 
 # fuzz runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
 # A failing input is written to the package's testdata/fuzz/FuzzX/: commit
