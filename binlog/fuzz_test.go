@@ -215,6 +215,18 @@ func FuzzDecodeRowsFast(f *testing.F) {
 		{txn.TypeBlob, []byte{2}, []byte{2, 0, 0xde, 0xad}},
 		{txn.TypeBlob, []byte{4}, []byte{1, 0, 0, 0, 0xde}},
 		{txn.TypeGeometry, []byte{4}, []byte{0, 0, 0, 0}},
+		{txn.TypeNewDecimal, []byte{12, 2}, []byte{0x80, 0, 0, 0, 0x0c, 0x22}},                      // 12.34
+		{txn.TypeNewDecimal, []byte{12, 2}, []byte{0x7f, 0xff, 0xff, 0xff, 0xf3, 0xdd}},             // -12.34
+		{txn.TypeNewDecimal, []byte{19, 9}, []byte{0x80, 0, 0, 0, 0x01, 0x3b, 0x9a, 0xc9, 0xff}},    // a group of ten digits
+		{txn.TypeNewDecimal, []byte{4, 4}, []byte{0x80, 0x27, 0x0f}},                                // 0.9999
+		{txn.TypeNewDecimal, []byte{70, 2}, []byte{0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}, // no server's metadata
+		{txn.TypeDatetime2, []byte{0}, []byte{0x99, 0xb2, 0x3e, 0x86, 0x1b}},                        // 2024-02-15 08:06:27
+		{txn.TypeDatetime2, []byte{6}, []byte{0x80, 0, 0, 0, 0, 0x0f, 0x42, 0x3f}},                  // zero date, .999999
+		{txn.TypeDatetime2, []byte{2}, []byte{0x00, 0, 0, 0, 0, 0xff}},                              // below the offset
+		{txn.TypeTimestamp2, []byte{3}, []byte{0x65, 0x5c, 0x8e, 0x00, 0x03, 0xe7}},
+		{txn.TypeTimestamp2, []byte{0}, []byte{0, 0, 0, 0}},
+		{txn.TypeDate, nil, []byte{0x42, 0xd0, 0x0f}},
+		{txn.TypeDate, nil, []byte{0, 0, 0}},
 	} {
 		f.Add(c.typ, c.meta, false, c.v)
 		f.Add(c.typ, c.meta, true, c.v)

@@ -143,7 +143,7 @@ func forgotten(typ replication.EventType) bool {
 func newGuard(lim Limits) *eventGuard {
 	return &eventGuard{lim: lim.withDefaults(), p: newParser(), tables: map[uint64]*tableMap{},
 		maps: map[uint64]*tableMap{}, parsed: map[uint64]*tableMap{},
-		slabs: valueSlabs{rows: rowSlots{size: 256}, bytes: slab[[]byte]{size: 64}, ints: slab[int64]{size: 64}}}
+		slabs: newValueSlabs(256, 64)}
 }
 
 // newParser is a go-mysql parser configured as the txn model needs

@@ -11,13 +11,13 @@ import (
 	"github.com/prepl/prepl/txn"
 )
 
-// Row images of the common column types (integers, floats, strings and
-// blobs) are decoded here, straight into the values of the txn model,
-// rather than by go-mysql: go-mysql boxes every integer in the type of
+// Row images of the common column types (integers, floats, strings,
+// blobs, DECIMAL, DATE, DATETIME and TIMESTAMP) are decoded here,
+// straight into the values of the txn model, rather than by go-mysql: go-mysql boxes every integer in the type of
 // its width, builds a map of the table's signedness and a list of skipped
 // columns for every image, and returns strings that the model then had to
 // copy. Those were most of prepl's CPU per row. A table with a column of
-// any other type (DECIMAL, temporal, ENUM, SET, BIT, JSON), and every
+// any other type (old temporal, TIME, ENUM, SET, BIT, JSON), and every
 // compressed or partial-JSON rows event, is decoded by go-mysql as before.
 //
 // The values are those go-mysql's decoding gives after normalize (the
@@ -38,9 +38,21 @@ func fastType(typ byte, meta uint16) bool {
 	case txn.TypeString:
 		_, rt := stringLength(meta)
 		return rt == txn.TypeString
+	case txn.TypeNewDecimal:
+		// Metadata a server writes: go-mysql panics on the others.
+		prec, scale := int(meta>>8), int(meta&0xff)
+		return prec >= 1 && prec <= maxDecimalDigits && scale <= prec
+	case txn.TypeDatetime2, txn.TypeTimestamp2:
+		return meta <= 6
+	case txn.TypeDate:
+		return true
 	}
 	return false
 }
+
+// maxDecimalDigits is the most digits a DECIMAL column has (MySQL and
+// MariaDB: 65).
+const maxDecimalDigits = 65
 
 // stringLength is a MYSQL_TYPE_STRING column's declared length in bytes
 // and real type (ENUM and SET hide in its metadata), as go-mysql reads it.
@@ -101,7 +113,7 @@ func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool)
 		images = 2
 	}
 	n := images * len(e.Table.ColumnType)
-	slabs := valueSlabs{bytes: slab[[]byte]{size: n}, ints: slab[int64]{size: n}}
+	slabs := newValueSlabs(0, n)
 	var err error
 	e.Rows, err = appendRows(make([][]any, 0, images), e.Table, e.ColumnBitmap1, e.ColumnBitmap2, data, pos, update, &slabs)
 	return err
@@ -221,6 +233,14 @@ func decodeValue(typ byte, meta uint16, b []byte, slabs *valueSlabs) (txn.Value,
 		return decodeString(b, length, slabs)
 	case txn.TypeBlob, txn.TypeGeometry:
 		return decodeBlob(b, int(meta), slabs)
+	case txn.TypeNewDecimal:
+		return decodeDecimal(b, int(meta>>8), int(meta&0xff), slabs)
+	case txn.TypeDatetime2:
+		return decodeDatetime2(b, int(meta), slabs)
+	case txn.TypeTimestamp2:
+		return decodeTimestamp2(b, int(meta), slabs)
+	case txn.TypeDate:
+		return decodeDate(b, slabs)
 	default:
 		return nil, 0, errors.New("decodeRowsFast: column type not decoded here")
 	}

@@ -49,8 +49,11 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 			return v, nil
 		}
 	case txn.TypeNewDecimal:
-		if s, ok := v.(string); ok {
+		switch s := v.(type) {
+		case string:
 			return txn.Decimal(s), nil
+		case txn.Decimal: // decodeRowsFast's
+			return v, nil
 		}
 	case txn.TypeBit:
 		if i, ok := v.(int64); ok {
@@ -66,8 +69,11 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 		}
 	case txn.TypeTimestamp, txn.TypeTimestamp2, txn.TypeDatetime, txn.TypeDatetime2,
 		txn.TypeDate, txn.TypeNewDate, txn.TypeTime:
-		if s, ok := v.(string); ok {
+		switch s := v.(type) {
+		case string:
 			return txn.Temporal(s), nil
+		case txn.Temporal: // decodeRowsFast's
+			return v, nil
 		}
 	case txn.TypeTime2:
 		if s, ok := v.(string); ok {

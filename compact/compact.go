@@ -84,10 +84,11 @@ type table struct {
 	net  *Net
 	keys []int // row key columns
 	// rows indexes states by row key; states are in first-touch order.
-	rows   map[string]int
-	states []rowState
-	ok     bool
-	buf    []byte // key's, reused
+	rows    map[string]int
+	states  []rowState
+	ok      bool
+	buf     []byte // key's, reused
+	changes int    // the unit's row changes to the table
 }
 
 // Unit reduces txs (a unit's members, in order). ok is false when the unit
@@ -181,11 +182,19 @@ func histories(txs []*txn.Txn, lookup Lookup, anyEngine bool, p *Plan) (ts table
 			if t.ok && !fullImages(rc, t.net.Def) {
 				t.ok = false
 			}
+			t.changes++
 		}
 	}
 	for _, t := range ts.order {
 		if d := t.net.Def; len(d.ForeignKeys) > 0 || d.Referenced {
 			p.ForeignKeys = true
+		}
+		if t.ok {
+			// Room for a history per change: growing the map and the
+			// slice change by change rehashed and copied them over and
+			// over.
+			t.rows = make(map[string]int, t.changes)
+			t.states = make([]rowState, 0, t.changes)
 		}
 	}
 	// Second pass: ordered steps, and row histories of compactable tables.
@@ -236,7 +245,7 @@ func (ts *tables) of(m *txn.Table, lookup Lookup) (*table, error) {
 			if err != nil {
 				return nil, err
 			}
-			t = &table{net: &Net{Def: d, Map: m}, rows: map[string]int{}}
+			t = &table{net: &Net{Def: d, Map: m}}
 			t.ok, t.keys = compactable(d, ts.anyEngine)
 			ts.byName[name] = t
 			ts.order = append(ts.order, t)

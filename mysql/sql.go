@@ -90,10 +90,12 @@ func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]b
 		if len(x) == 0 {
 			return append(b, "''"...), nil
 		}
-		if printableASCII(x) && !wideCharset(cs) {
+		if !wideCharset(cs) {
 			// Most text is plain ASCII, the same bytes in every charset
 			// but the wide ones: quoted, it is half the size of hex.
-			return appendEscaped(b, x), nil
+			if out, ok := appendPrintable(b, x); ok {
+				return out, nil
+			}
 		}
 		if len(x) >= rawAbove {
 			if cs == "" || cs == "binary" {
@@ -302,14 +304,31 @@ func appendEscaped(b, x []byte) []byte {
 	return append(b, '\'')
 }
 
-// printableASCII reports whether every byte is a printable ASCII character.
-func printableASCII(x []byte) bool {
-	for _, c := range x {
-		if c < 0x20 || c > 0x7e {
-			return false
+// appendPrintable appends x as appendEscaped does when every byte of x
+// is a printable ASCII character, in one pass; else it reports false
+// (b keeps its length, the bytes past it are scratch).
+func appendPrintable(b, x []byte) ([]byte, bool) {
+	b = slices.Grow(b, len(x)+2)
+	b = append(b, '\'')
+	from := 0 // x[from:i] needs no escape: copied in one append
+	for i, c := range x {
+		var esc string
+		switch {
+		case c < 0x20 || c > 0x7e:
+			return nil, false
+		case c == '\'':
+			esc = "''"
+		case c == '\\':
+			esc = `\\`
+		default:
+			continue
 		}
+		b = append(b, x[from:i]...)
+		b = append(b, esc...)
+		from = i + 1
 	}
-	return true
+	b = append(b, x[from:]...)
+	return append(b, '\''), true
 }
 
 // wideCharset: charsets in which ASCII text is not one byte per character.

@@ -64,6 +64,9 @@ func TestAppendLiteral(t *testing.T) {
 		{[]byte(`{"a":1}`), txn.TypeJSON, json, `_utf8mb4 '{"a":1}'`},
 		{[]byte(`it's a \ back`), txn.TypeVarchar, text, `_utf8mb4 'it''s a \\ back'`},
 		{[]byte("tab\there"), txn.TypeVarchar, text, "_utf8mb4 X'7461620968657265'"},
+		// A byte past printable ASCII after an escape: hex, nothing of the quoted start left.
+		{[]byte("a'\\b\x01"), txn.TypeVarchar, text, "_utf8mb4 X'61275c6201'"},
+		{[]byte("del\x7f"), txn.TypeVarchar, latin, "_latin1 X'64656c7f'"},
 		{[]byte("ab"), txn.TypeVarchar, &txn.ColumnDef{Name: "w", Charset: "ucs2"}, "_ucs2 X'6162'"},
 		{[]byte("plain"), txn.TypeVarchar, bin, "'plain'"},
 	}
