@@ -67,10 +67,14 @@ func (d Divergence) String() string {
 
 // TestResult is one test under one row image.
 type TestResult struct {
-	Test, Image   string
-	MTR           string // pass, fail, skipped
-	MTRComment    string
-	Excluded      *Exclusion
+	Test, Image string
+	MTR         string // pass, fail, skipped
+	MTRComment  string
+	Excluded    *Exclusion
+	// ServerOpts are the test's own server options its targets started
+	// with (from its .opt files and combination, as mtr ran it), minus
+	// the binlog and replication ones.
+	ServerOpts    []string
 	Checkpoints   int    // compared (up to a reference failure)
 	ReferenceFail string // where and why mariadb-binlog | mariadb failed
 	Err           string // the corpus itself could not run the test
@@ -197,6 +201,12 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 		r.Err = "mtr left no binlog file"
 		return r
 	}
+	opts, _, err := TargetOptions(m.ServerOpts)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	r.ServerOpts = opts
 	cps, err := Checkpoints(m.Binlogs)
 	if err != nil {
 		r.Err = err.Error()
@@ -220,7 +230,7 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 	for i := range targets {
 		targets[i] = make(chan started, 1)
 		go func(ch chan started) {
-			t, err := startTarget(ctx, tmpl)
+			t, err := startTarget(ctx, tmpl, opts)
 			ch <- started{t, err}
 		}(targets[i])
 	}
@@ -391,6 +401,9 @@ func progressLine(r TestResult) string {
 	}
 	if r.Err != "" {
 		s += ", ERROR " + oneLine(r.Err)
+	}
+	if len(r.Stops)+len(r.Divergences) > 0 || r.ReferenceFail != "" || r.Err != "" {
+		s += withOpts(r.ServerOpts)
 	}
 	rd := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
 	return s + fmt.Sprintf(" (%s: mtr %s, reference %s, prepl %s summed over configurations, dumps %s)", rd(r.Took),

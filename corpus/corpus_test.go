@@ -196,3 +196,62 @@ func TestClientError(t *testing.T) {
 		t.Errorf("clientError = %q\nwant %q", got, want)
 	}
 }
+
+// mtr --verbose's output for a test run in two combinations, the server
+// restarted for the second: the options of the last one's first server
+// are the ones its binlog was written under.
+const mtrVerbose = `worker[01] > mysqld_start:  [' --default-storage-engine=innodb', '--innodb', '--plugin-load-add=test_versioning.so', '--log-bin', '--binlog-format=ROW ']
+worker[01] versioning.delete 'timestamp'            worker[01] [ pass ]    596
+versioning.delete 'timestamp'            [ pass ]    596
+versioning.delete 'trx_id'               [ pass ]    317
+worker[01] > mysqld_start:  [' --default-storage-engine=myisam', '--sql-mode=traditional', '--innodb', '--innodb', '--plugin-load-add=test_versioning.so', '--loose-server_id=2', '--skip-log-bin', '--log-bin', '--binlog-format=ROW', '--binlog-row-image=FULL', '--master-retry-count=10', '--log_slave_updates', '--gtid-domain-id=1 ']
+worker[01] > mysqld_start:  [' --server-id=3', '--log-bin ']
+versioning.delete 'traditional'          [ pass ]    452
+`
+
+func TestServerOpts(t *testing.T) {
+	got := serverOpts(mtrVerbose)
+	want := []string{"--default-storage-engine=myisam", "--sql-mode=traditional", "--innodb", "--innodb",
+		"--plugin-load-add=test_versioning.so", "--loose-server_id=2", "--skip-log-bin", "--log-bin",
+		"--binlog-format=ROW", "--binlog-row-image=FULL", "--master-retry-count=10", "--log_slave_updates", "--gtid-domain-id=1"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("serverOpts = %q\nwant %q", got, want)
+	}
+	keep, dropped, err := TargetOptions(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := strings.Join(keep, " "); k != "--default-storage-engine=myisam --sql-mode=traditional --innodb --plugin-load-add=test_versioning.so" {
+		t.Errorf("kept %q", k)
+	}
+	if d := strings.Join(dropped, " "); d != "--loose-server_id=2 --skip-log-bin --log-bin --binlog-format=ROW --binlog-row-image=FULL --master-retry-count=10 --log_slave_updates --gtid-domain-id=1" {
+		t.Errorf("dropped %q", d)
+	}
+	if _, _, err := TargetOptions([]string{"--innodb-page-size=4k"}); err == nil {
+		t.Error("--innodb-page-size=4k: no error, but a target from install.db cannot start with it")
+	}
+	if _, _, err := TargetOptions([]string{"--innodb-page-size=16K"}); err != nil {
+		t.Errorf("--innodb-page-size=16K, install.db's own: %v", err)
+	}
+	if _, _, err := TargetOptions([]string{"--loose-innodb_data_file_path=ibdata1:1M"}); err == nil {
+		t.Error("innodb_data_file_path: no error")
+	}
+}
+
+func TestMTRResult(t *testing.T) {
+	for _, c := range []struct {
+		out, test, result string
+		runs              int
+	}{
+		{mtrVerbose, "versioning.delete", "pass", 3},
+		// A combination given in the list is named apart in mtr's output.
+		{"worker[01] innodb.instant_alter '16k' worker[01] [ pass ] 13270\ninnodb.instant_alter '16k'       [ pass ]  13270\n", "innodb.instant_alter,16k", "pass", 1},
+		{"main.xa                                  [ skipped ]  Need debug\n", "main.xa", "skipped", 1},
+		{"main.xa                                  [ pass ]  1\n", "main.other", "", 0},
+	} {
+		result, _, runs := mtrResult(c.out, c.test)
+		if result != c.result || runs != c.runs {
+			t.Errorf("mtrResult(%q) = %q, %d runs; want %q, %d", c.test, result, runs, c.result, c.runs)
+		}
+	}
+}

@@ -29,13 +29,13 @@ func (res *Result) WriteReport(w io.Writer, command string) error {
 			divs = append(divs, d.String())
 		}
 		if t.ReferenceFail != "" {
-			refs = append(refs, id+": "+t.ReferenceFail)
+			refs = append(refs, id+": "+t.ReferenceFail+withOpts(t.ServerOpts))
 		}
 		if t.MTR == "skipped" || t.MTR == "disabled" {
 			skips = append(skips, id+": "+oneLine(t.MTRComment))
 		}
 		if t.Err != "" {
-			errs = append(errs, id+": "+oneLine(t.Err))
+			errs = append(errs, id+": "+oneLine(t.Err)+withOpts(t.ServerOpts))
 		}
 		if t.Excluded != nil {
 			excl = append(excl, fmt.Sprintf("%s: %s: %s", t.Test, t.Excluded.Kind, t.Excluded.Why))
@@ -76,4 +76,12 @@ var (
 // blurred, so that one cause met in several tests groups as one.
 func cause(msg string) string {
 	return digits.ReplaceAllString(logTime.ReplaceAllString(msg, ""), "N")
+}
+
+// withOpts says which of the test's own server options its targets had.
+func withOpts(opts []string) string {
+	if len(opts) == 0 {
+		return ""
+	}
+	return " (targets started with the test's " + strings.Join(opts, " ") + ")"
 }

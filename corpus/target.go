@@ -44,7 +44,9 @@ type target struct {
 	db  *sql.DB
 }
 
-func startTarget(ctx context.Context, installDB string) (*target, error) {
+// startTarget starts a target from installDB with mtr's options and then
+// the test's own (opts, TargetOptions'), which win.
+func startTarget(ctx context.Context, installDB string, opts []string) (*target, error) {
 	o := sandbox.Defaults()
 	o.ServerID = 3
 	o.FromDataDir = installDB
@@ -58,8 +60,12 @@ func startTarget(ctx context.Context, installDB string) (*target, error) {
 		"--default-storage-engine=myisam", "--max-heap-table-size=1M",
 		"--innodb-log-file-size=10M", "--innodb-buffer-pool-size=64M", "--max-allowed-packet=1G",
 		"--log-bin-trust-function-creators=1", "--secure-file-priv="}
+	o.Flags = append(o.Flags, opts...)
 	s, err := sandbox.Start(ctx, o)
 	if err != nil {
+		if len(opts) > 0 {
+			err = fmt.Errorf("%w (with the test's server options %s)", err, strings.Join(opts, " "))
+		}
 		return nil, err
 	}
 	db, err := s.Open("")
