@@ -36,6 +36,9 @@ type Options struct {
 	Jobs       int      // tests at once; 0: 2
 	WorkDir    string   // mtr's vardirs and the reference dumps; "" a temp dir, removed
 	Keep       bool     // keep WorkDir's per-test directories
+	// Replica adds MariaDB's replica as a second reference, compared
+	// with mariadb-binlog | mariadb at every checkpoint (replica.go).
+	Replica bool
 	// Say receives each line as it happens: stops, divergences, reference
 	// failures, mtr skips, and per-test progress.
 	Say func(line string)
@@ -80,11 +83,15 @@ type TestResult struct {
 	Err           string // the corpus itself could not run the test
 	Stops         []Stop
 	Divergences   []Divergence
-	Took          time.Duration
+	// With Options.Replica: the checkpoints at which MariaDB's replica was
+	// compared with mariadb-binlog | mariadb, and where they differ.
+	ReplicaCheckpoints int
+	RefDiffs           []RefDiff
+	Took               time.Duration
 	// Where the time went: mtr, the reference's steps, prepl's steps and
 	// the dumps; prepl's configurations run at once, and their times are
 	// summed.
-	MTRTime, RefTime, PreplTime, DumpTime time.Duration
+	MTRTime, RefTime, PreplTime, DumpTime, ReplicaTime time.Duration
 }
 
 // timed adds the time f takes to *d.
@@ -226,7 +233,11 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 	}
 	// Every target starts at once: a start-up mostly waits (on the copy
 	// of install.db, on InnoDB), and a test's replays are short.
-	targets := make([]chan started, len(configs))
+	ntargets := len(configs)
+	if o.Replica {
+		ntargets++ // the last
+	}
+	targets := make([]chan started, ntargets)
 	for i := range targets {
 		targets[i] = make(chan started, 1)
 		go func(ch chan started) {
@@ -270,7 +281,23 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 			errs[i] = preplRun(ctx, o, &subs[i], c, m.Binlogs, cps[:len(refs)], refs, start)
 		}()
 	}
+	var rep TestResult
+	var repErr error
+	if o.Replica {
+		rep = TestResult{Test: r.Test, Image: r.Image}
+		start := take(len(configs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			repErr = replicaRun(ctx, o, &rep, dir, tmpl, m.Binlogs, cps[:len(refs)], refs, start)
+		}()
+	}
 	wg.Wait()
+	r.ReplicaCheckpoints, r.RefDiffs, r.ReplicaTime = rep.ReplicaCheckpoints, rep.RefDiffs, rep.ReplicaTime
+	r.DumpTime += rep.DumpTime
+	if repErr != nil {
+		r.Err = "replica: " + repErr.Error()
+	}
 	for i, s := range subs {
 		r.Stops = append(r.Stops, s.Stops...)
 		r.Divergences = append(r.Divergences, s.Divergences...)
@@ -364,12 +391,8 @@ func preplRun(ctx context.Context, o Options, r *TestResult, c Config, files []s
 		if sumLines(lines) == refs[i].sum {
 			continue
 		}
-		b, err := os.ReadFile(refs[i].path)
+		want, err := readDump(refs[i].path)
 		if err != nil {
-			return err
-		}
-		var want []string
-		if err := json.Unmarshal(b, &want); err != nil {
 			return err
 		}
 		d := Divergence{Test: r.Test, Image: r.Image, Config: c, At: cp, Diff: scenario.Diff(want, lines)}
@@ -378,6 +401,16 @@ func preplRun(ctx context.Context, o Options, r *TestResult, c Config, files []s
 		return nil
 	}
 	return nil
+}
+
+// readDump reads a reference state written by reference().
+func readDump(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	return lines, json.Unmarshal(b, &lines)
 }
 
 func sumLines(lines []string) [32]byte {
@@ -396,6 +429,9 @@ func progressLine(r TestResult) string {
 		s += " (" + oneLine(r.MTRComment) + ")"
 	}
 	s += fmt.Sprintf(", %d checkpoints, %d stops, %d divergences", r.Checkpoints, len(r.Stops), len(r.Divergences))
+	if r.ReplicaCheckpoints > 0 || len(r.RefDiffs) > 0 {
+		s += fmt.Sprintf(", replica %d checkpoints, %d differences from mariadb-binlog", r.ReplicaCheckpoints, len(r.RefDiffs))
+	}
 	if r.ReferenceFail != "" {
 		s += ", REFERENCE FAILS " + r.ReferenceFail
 	}
@@ -406,8 +442,12 @@ func progressLine(r TestResult) string {
 		s += withOpts(r.ServerOpts)
 	}
 	rd := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
-	return s + fmt.Sprintf(" (%s: mtr %s, reference %s, prepl %s summed over configurations, dumps %s)", rd(r.Took),
+	s += fmt.Sprintf(" (%s: mtr %s, reference %s, prepl %s summed over configurations, dumps %s", rd(r.Took),
 		rd(r.MTRTime), rd(r.RefTime), rd(r.PreplTime), rd(r.DumpTime))
+	if r.ReplicaTime > 0 {
+		s += fmt.Sprintf(", replica %s", rd(r.ReplicaTime))
+	}
+	return s + ")"
 }
 
 func indent(s string) string {
@@ -416,7 +456,8 @@ func indent(s string) string {
 
 // Summary is the run's one-line summary.
 func (res *Result) Summary() string {
-	var tests, skipped, refFails, errs, cps, stops, divs, excl int
+	var tests, skipped, refFails, errs, cps, stops, divs, excl, repCps, repDiffs int
+	replica := false
 	kinds := map[string]int{}
 	for _, t := range res.Tests {
 		switch {
@@ -438,6 +479,9 @@ func (res *Result) Summary() string {
 			errs++
 		}
 		cps += t.Checkpoints
+		repCps += t.ReplicaCheckpoints
+		repDiffs += len(t.RefDiffs)
+		replica = replica || t.ReplicaCheckpoints > 0 || len(t.RefDiffs) > 0
 		stops += len(t.Stops)
 		divs += len(t.Divergences)
 	}
@@ -450,8 +494,12 @@ func (res *Result) Summary() string {
 	if len(ks) > 0 {
 		ex += " (" + strings.Join(ks, ", ") + ")"
 	}
-	return fmt.Sprintf("corpus: %d tests (%d skipped by mtr, %d reference fails, %d errors), %d checkpoints, %d stops, %d divergences, %s, in %s",
-		tests, skipped, refFails, errs, cps, stops, divs, ex, res.Took.Round(time.Second))
+	rep := ""
+	if replica {
+		rep = fmt.Sprintf(", replica at %d checkpoints: %d differences from mariadb-binlog | mariadb", repCps, repDiffs)
+	}
+	return fmt.Sprintf("corpus: %d tests (%d skipped by mtr, %d reference fails, %d errors), %d checkpoints, %d stops, %d divergences%s, %s, in %s",
+		tests, skipped, refFails, errs, cps, stops, divs, rep, ex, res.Took.Round(time.Second))
 }
 
 // Failed reports whether the run found a stop, a divergence or an error

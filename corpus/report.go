@@ -18,7 +18,7 @@ func (res *Result) WriteReport(w io.Writer, command string) error {
 		fmt.Fprintf(&b, "command: %s\n", command)
 	}
 	causes := map[string][]string{}
-	var stops, divs, refs, skips, errs, excl []string
+	var stops, divs, refs, skips, errs, excl, repDiffs []string
 	for _, t := range res.Tests {
 		id := t.Test + " " + t.Image
 		for _, s := range t.Stops {
@@ -27,6 +27,9 @@ func (res *Result) WriteReport(w io.Writer, command string) error {
 		}
 		for _, d := range t.Divergences {
 			divs = append(divs, d.String())
+		}
+		for _, d := range t.RefDiffs {
+			repDiffs = append(repDiffs, d.String())
 		}
 		if t.ReferenceFail != "" {
 			refs = append(refs, id+": "+t.ReferenceFail+withOpts(t.ServerOpts))
@@ -50,6 +53,7 @@ func (res *Result) WriteReport(w io.Writer, command string) error {
 	section(&b, "stops", stops)
 	section(&b, "divergences", divs)
 	section(&b, "reference fails (checkpoints after it not compared)", refs)
+	section(&b, "MariaDB's replica against mariadb-binlog | mariadb (--replica)", repDiffs)
 	section(&b, "skipped by mtr", skips)
 	section(&b, "errors of the corpus itself", errs)
 	section(&b, "exclusions", excl)
