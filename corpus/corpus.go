@@ -85,8 +85,13 @@ type TestResult struct {
 	Divergences   []Divergence
 	// With Options.Replica: the checkpoints at which MariaDB's replica was
 	// compared with mariadb-binlog | mariadb, and where they differ.
+	// ReplicaOnly of the Checkpoints were judged against the replica
+	// alone: it applied steps mariadb-binlog | mariadb failed on. Where
+	// it fails too, ReplicaFail says how.
 	ReplicaCheckpoints int
 	RefDiffs           []RefDiff
+	ReplicaOnly        int
+	ReplicaFail        string
 	Took               time.Duration
 	// Where the time went: mtr, the reference's steps, prepl's steps and
 	// the dumps; prepl's configurations run at once, and their times are
@@ -262,7 +267,24 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 		}
 	}
 	refs, ok := reference(ctx, &r, m.Binlogs, cps, take(0), filepath.Join(dir, "ref"))
-	if !ok || len(refs) == 0 {
+	if !ok {
+		return r
+	}
+	if o.Replica {
+		// MariaDB's replica, compared with the reference; where the
+		// reference failed and the replica goes on, its states are the
+		// reference for the checkpoints after.
+		rep := TestResult{Test: r.Test, Image: r.Image}
+		more, err := replicaRun(ctx, o, &rep, tmpl, m.Binlogs, cps, refs, take(len(configs)), filepath.Join(dir, "replica"))
+		r.ReplicaCheckpoints, r.RefDiffs, r.ReplicaTime, r.ReplicaFail = rep.ReplicaCheckpoints, rep.RefDiffs, rep.ReplicaTime, rep.ReplicaFail
+		r.DumpTime += rep.DumpTime
+		if err != nil {
+			r.Err = "replica: " + err.Error()
+		}
+		refs = append(refs, more...)
+		r.ReplicaOnly = len(more)
+	}
+	if len(refs) == 0 {
 		return r
 	}
 	r.Checkpoints = len(refs)
@@ -281,23 +303,7 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 			errs[i] = preplRun(ctx, o, &subs[i], c, m.Binlogs, cps[:len(refs)], refs, start)
 		}()
 	}
-	var rep TestResult
-	var repErr error
-	if o.Replica {
-		rep = TestResult{Test: r.Test, Image: r.Image}
-		start := take(len(configs))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			repErr = replicaRun(ctx, o, &rep, dir, tmpl, m.Binlogs, cps[:len(refs)], refs, start)
-		}()
-	}
 	wg.Wait()
-	r.ReplicaCheckpoints, r.RefDiffs, r.ReplicaTime = rep.ReplicaCheckpoints, rep.RefDiffs, rep.ReplicaTime
-	r.DumpTime += rep.DumpTime
-	if repErr != nil {
-		r.Err = "replica: " + repErr.Error()
-	}
 	for i, s := range subs {
 		r.Stops = append(r.Stops, s.Stops...)
 		r.Divergences = append(r.Divergences, s.Divergences...)
@@ -431,6 +437,12 @@ func progressLine(r TestResult) string {
 	s += fmt.Sprintf(", %d checkpoints, %d stops, %d divergences", r.Checkpoints, len(r.Stops), len(r.Divergences))
 	if r.ReplicaCheckpoints > 0 || len(r.RefDiffs) > 0 {
 		s += fmt.Sprintf(", replica %d checkpoints, %d differences from mariadb-binlog", r.ReplicaCheckpoints, len(r.RefDiffs))
+		if r.ReplicaOnly > 0 {
+			s += fmt.Sprintf(" (%d checkpoints judged against the replica alone)", r.ReplicaOnly)
+		}
+	}
+	if r.ReplicaFail != "" {
+		s += ", REPLICA FAILS TOO " + r.ReplicaFail
 	}
 	if r.ReferenceFail != "" {
 		s += ", REFERENCE FAILS " + r.ReferenceFail
@@ -456,7 +468,7 @@ func indent(s string) string {
 
 // Summary is the run's one-line summary.
 func (res *Result) Summary() string {
-	var tests, skipped, refFails, errs, cps, stops, divs, excl, repCps, repDiffs int
+	var tests, skipped, refFails, errs, cps, stops, divs, excl, repCps, repDiffs, repOnly int
 	replica := false
 	kinds := map[string]int{}
 	for _, t := range res.Tests {
@@ -481,6 +493,7 @@ func (res *Result) Summary() string {
 		cps += t.Checkpoints
 		repCps += t.ReplicaCheckpoints
 		repDiffs += len(t.RefDiffs)
+		repOnly += t.ReplicaOnly
 		replica = replica || t.ReplicaCheckpoints > 0 || len(t.RefDiffs) > 0
 		stops += len(t.Stops)
 		divs += len(t.Divergences)
@@ -496,7 +509,7 @@ func (res *Result) Summary() string {
 	}
 	rep := ""
 	if replica {
-		rep = fmt.Sprintf(", replica at %d checkpoints: %d differences from mariadb-binlog | mariadb", repCps, repDiffs)
+		rep = fmt.Sprintf(", replica at %d checkpoints: %d differences from mariadb-binlog | mariadb, %d checkpoints judged against the replica alone", repCps, repDiffs, repOnly)
 	}
 	return fmt.Sprintf("corpus: %d tests (%d skipped by mtr, %d reference fails, %d errors), %d checkpoints, %d stops, %d divergences%s, %s, in %s",
 		tests, skipped, refFails, errs, cps, stops, divs, rep, ex, res.Took.Round(time.Second))

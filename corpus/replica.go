@@ -3,6 +3,7 @@ package corpus
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,9 +20,11 @@ import (
 // started on the test's binlog files as its own binlog serves them, and a
 // replica target applies them with CHANGE MASTER TO ... MASTER_LOG_POS=4
 // and START SLAVE UNTIL each checkpoint. Its state is compared with
-// mariadb-binlog | mariadb's at every checkpoint: where the two references
-// differ, prepl's result is judged against neither (a RefDiff, not a
-// divergence), and where only the replica applies a step, the run says so.
+// mariadb-binlog | mariadb's at every checkpoint the latter reached (a
+// RefDiff where they differ: MariaDB's own tools disagree there, which the
+// report shows next to prepl's divergences from mariadb-binlog | mariadb);
+// past a failure of mariadb-binlog | mariadb, the replica's states are the
+// reference prepl is compared with.
 
 // RefDiff is MariaDB's replica differing from mariadb-binlog | mariadb at
 // a checkpoint, or stopping on a step the latter applied.
@@ -68,63 +71,82 @@ func startMaster(ctx context.Context, dir, installDB string, files []string) (*s
 }
 
 // replicaRun applies the binlog with MariaDB's replica up to each
-// checkpoint the reference reached and compares the two; it ends at the
-// replica's first stop.
-func replicaRun(ctx context.Context, o Options, r *TestResult, dir, installDB string, files []string, cps []Checkpoint, refs []refDump, start func() (*target, error)) error {
+// checkpoint and compares its state with the reference's (refs) where the
+// reference reached; it ends at the replica's first stop or difference.
+// Past the reference's failure, it returns its own states (written under
+// dir), which prepl is then judged against.
+func replicaRun(ctx context.Context, o Options, r *TestResult, installDB string, files []string, cps []Checkpoint, refs []refDump, start func() (*target, error), dir string) ([]refDump, error) {
 	t, err := start()
 	if err != nil {
-		return fmt.Errorf("start the replica: %w", err)
+		return nil, fmt.Errorf("start the replica: %w", err)
 	}
 	defer t.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	m, err := startMaster(ctx, dir, installDB, files)
 	if err != nil {
-		return fmt.Errorf("start the replica's source: %w", err)
+		return nil, fmt.Errorf("start the replica's source: %w", err)
 	}
 	defer m.Close()
 	if _, err := t.db.ExecContext(ctx, "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT="+strconv.Itoa(m.Port)+
 		", MASTER_USER='root', MASTER_PASSWORD='', MASTER_USE_GTID=no, MASTER_LOG_FILE='"+filepath.Base(files[0])+"', MASTER_LOG_POS=4"); err != nil {
-		return fmt.Errorf("CHANGE MASTER: %w", err)
+		return nil, fmt.Errorf("CHANGE MASTER: %w", err)
 	}
 	defer t.db.Exec("STOP SLAVE")
+	var more []refDump
 	for i, cp := range cps {
 		file, pos := filepath.Base(files[cp.File]), cp.Offset
 		if cp.End() {
 			st, err := os.Stat(files[cp.File])
 			if err != nil {
-				return err
+				return more, err
 			}
 			pos = st.Size()
 		}
 		var stopErr string
 		timed(&r.ReplicaTime, func() { stopErr, err = t.replicaUntil(ctx, file, pos) })
 		if err != nil {
-			return fmt.Errorf("replica %s: %w", cp, err)
+			return more, fmt.Errorf("%s: %w", cp, err)
 		}
 		if stopErr != "" {
+			if i >= len(refs) {
+				r.ReplicaFail = fmt.Sprintf("%s: %s", cp, stopErr)
+				return more, nil
+			}
 			d := RefDiff{Test: r.Test, Image: r.Image, At: cp, Stop: stopErr}
 			r.RefDiffs = append(r.RefDiffs, d)
 			o.Say(d.String())
-			return nil
+			return nil, nil
 		}
 		var lines []string
 		timed(&r.DumpTime, func() { lines, err = t.dump(ctx) })
 		if err != nil {
-			return fmt.Errorf("dump the replica %s: %w", cp, err)
+			return more, fmt.Errorf("dump the replica %s: %w", cp, err)
 		}
 		r.ReplicaCheckpoints++
+		if i >= len(refs) {
+			d := refDump{sum: sumLines(lines), path: filepath.Join(dir, fmt.Sprintf("%04d.json", i))}
+			b, _ := json.Marshal(lines)
+			if err := os.WriteFile(d.path, b, 0o644); err != nil {
+				return more, err
+			}
+			more = append(more, d)
+			continue
+		}
 		if sumLines(lines) == refs[i].sum {
 			continue
 		}
 		want, err := readDump(refs[i].path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d := RefDiff{Test: r.Test, Image: r.Image, At: cp, Diff: scenario.Diff(want, lines)}
 		r.RefDiffs = append(r.RefDiffs, d)
 		o.Say(d.String())
-		return nil
+		return nil, nil
 	}
-	return nil
+	return more, nil
 }
 
 // replicaUntil runs the replica's SQL thread up to file:pos (START SLAVE

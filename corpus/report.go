@@ -52,7 +52,7 @@ func (res *Result) WriteReport(w io.Writer, command string) error {
 	section(&b, "stop causes (digits as N)", cs)
 	section(&b, "stops", stops)
 	section(&b, "divergences", divs)
-	section(&b, "reference fails (checkpoints after it not compared)", refs)
+	section(&b, "reference fails (mariadb-binlog | mariadb; the checkpoints after it are compared with the replica alone where --replica applied them, else not at all)", refs)
 	section(&b, "MariaDB's replica against mariadb-binlog | mariadb (--replica)", repDiffs)
 	section(&b, "skipped by mtr", skips)
 	section(&b, "errors of the corpus itself", errs)
