@@ -255,3 +255,23 @@ func TestMTRResult(t *testing.T) {
 		}
 	}
 }
+
+func TestSummary(t *testing.T) {
+	res := &Result{Tests: []TestResult{
+		{Test: "a.x", Image: "FULL", MTR: "pass", Checkpoints: 5, ReplicaCheckpoints: 5, ReplicaOnly: 2, ReferenceFail: "before 0-1-9: ...",
+			Stops: []Stop{{Test: "a.x"}}},
+		{Test: "a.y", Image: "FULL", MTR: "pass", Checkpoints: 3, ReplicaCheckpoints: 1, RefDiffs: []RefDiff{{Test: "a.y"}}},
+		{Test: "a.z", Excluded: &Exclusion{"a.z", "shared-files", "DATA DIRECTORY"}},
+		{}, // not run: interrupted
+	}}
+	want := "corpus: 2 tests (0 skipped by mtr, 1 reference fails, 0 errors), 8 checkpoints, 1 stops, 0 divergences, " +
+		"replica at 6 checkpoints: 1 differences from mariadb-binlog | mariadb, 2 checkpoints judged against the replica alone, " +
+		"1 exclusions (shared-files 1), in 0s"
+	if got := res.Summary(); got != want {
+		t.Errorf("Summary() = %q\nwant        %q", got, want)
+	}
+	res.Tests = res.Tests[2:] // no replica: the summary does not speak of it
+	if got := res.Summary(); strings.Contains(got, "replica") {
+		t.Errorf("Summary() without --replica = %q", got)
+	}
+}
