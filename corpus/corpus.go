@@ -384,7 +384,11 @@ func preplRun(ctx context.Context, o Options, r *TestResult, c Config, files []s
 			return ctx.Err()
 		}
 		if err != nil {
-			s := Stop{Test: r.Test, Image: r.Image, Config: c, At: cp, Message: preplError(out)}
+			msg := preplError(out)
+			if err == errStepTimeout {
+				msg = err.Error() + " (its last output: " + msg + ")"
+			}
+			s := Stop{Test: r.Test, Image: r.Image, Config: c, At: cp, Message: msg}
 			r.Stops = append(r.Stops, s)
 			o.Say(s.String())
 			return nil

@@ -37,6 +37,10 @@ var Modes = []string{"serial", "writeset", "optimistic"}
 // stepTimeout bounds one increment of a replay.
 const stepTimeout = 5 * time.Minute
 
+// errStepTimeout is a prepl step killed after stepTimeout: its output
+// then ends without prepl's error line.
+var errStepTimeout = fmt.Errorf("prepl killed: the step took over %s", stepTimeout)
+
 // target is a sandbox started from the test's install.db, with the
 // options of mtr's server that change what a statement does.
 type target struct {
@@ -144,7 +148,7 @@ func (t *target) replayPrepl(ctx context.Context, bin string, c Config, files []
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		err = fmt.Errorf("timed out after %s", stepTimeout)
+		err = errStepTimeout
 	}
 	return out.String(), err
 }
