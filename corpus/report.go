@@ -82,10 +82,24 @@ func cause(msg string) string {
 	return digits.ReplaceAllString(logTime.ReplaceAllString(msg, ""), "N")
 }
 
-// withOpts says which of the test's own server options its targets had.
+// withOpts says which of the test's own server options its targets had;
+// the InnoDB information-schema plugins most suites switch on ("--innodb",
+// "--innodb-trx", no value) are counted, not listed.
 func withOpts(opts []string) string {
-	if len(opts) == 0 {
+	var shown []string
+	plugins := 0
+	for _, o := range opts {
+		if o == "--innodb" || strings.HasPrefix(o, "--innodb-") && !strings.Contains(o, "=") {
+			plugins++
+			continue
+		}
+		shown = append(shown, o)
+	}
+	if plugins > 0 {
+		shown = append(shown, fmt.Sprintf("and %d InnoDB information-schema plugins", plugins))
+	}
+	if len(shown) == 0 {
 		return ""
 	}
-	return " (targets started with the test's " + strings.Join(opts, " ") + ")"
+	return " (targets started with the test's " + strings.Join(shown, " ") + ")"
 }
