@@ -36,6 +36,9 @@ type Options struct {
 	Jobs       int      // tests at once; 0: 2
 	WorkDir    string   // mtr's vardirs and the reference dumps; "" a temp dir, removed
 	Keep       bool     // keep WorkDir's per-test directories
+	// Replica adds MariaDB's replica as a second reference, compared
+	// with mariadb-binlog | mariadb at every checkpoint (replica.go).
+	Replica bool
 	// Say receives each line as it happens: stops, divergences, reference
 	// failures, mtr skips, and per-test progress.
 	Say func(line string)
@@ -67,20 +70,33 @@ func (d Divergence) String() string {
 
 // TestResult is one test under one row image.
 type TestResult struct {
-	Test, Image   string
-	MTR           string // pass, fail, skipped
-	MTRComment    string
-	Excluded      *Exclusion
+	Test, Image string
+	MTR         string // pass, fail, skipped
+	MTRComment  string
+	Excluded    *Exclusion
+	// ServerOpts are the test's own server options its targets started
+	// with (from its .opt files and combination, as mtr ran it), minus
+	// the binlog and replication ones.
+	ServerOpts    []string
 	Checkpoints   int    // compared (up to a reference failure)
 	ReferenceFail string // where and why mariadb-binlog | mariadb failed
 	Err           string // the corpus itself could not run the test
 	Stops         []Stop
 	Divergences   []Divergence
-	Took          time.Duration
+	// With Options.Replica: the checkpoints at which MariaDB's replica was
+	// compared with mariadb-binlog | mariadb, and where they differ.
+	// ReplicaOnly of the Checkpoints were judged against the replica
+	// alone: it applied steps mariadb-binlog | mariadb failed on. Where
+	// it fails too, ReplicaFail says how.
+	ReplicaCheckpoints int
+	RefDiffs           []RefDiff
+	ReplicaOnly        int
+	ReplicaFail        string
+	Took               time.Duration
 	// Where the time went: mtr, the reference's steps, prepl's steps and
 	// the dumps; prepl's configurations run at once, and their times are
 	// summed.
-	MTRTime, RefTime, PreplTime, DumpTime time.Duration
+	MTRTime, RefTime, PreplTime, DumpTime, ReplicaTime time.Duration
 }
 
 // timed adds the time f takes to *d.
@@ -197,6 +213,12 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 		r.Err = "mtr left no binlog file"
 		return r
 	}
+	opts, _, err := TargetOptions(m.ServerOpts)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	r.ServerOpts = opts
 	cps, err := Checkpoints(m.Binlogs)
 	if err != nil {
 		r.Err = err.Error()
@@ -216,11 +238,15 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 	}
 	// Every target starts at once: a start-up mostly waits (on the copy
 	// of install.db, on InnoDB), and a test's replays are short.
-	targets := make([]chan started, len(configs))
+	ntargets := len(configs)
+	if o.Replica {
+		ntargets++ // the last
+	}
+	targets := make([]chan started, ntargets)
 	for i := range targets {
 		targets[i] = make(chan started, 1)
 		go func(ch chan started) {
-			t, err := startTarget(ctx, tmpl)
+			t, err := startTarget(ctx, tmpl, opts)
 			ch <- started{t, err}
 		}(targets[i])
 	}
@@ -241,7 +267,24 @@ func runTest(ctx context.Context, o Options, mtrDir, test, image string) (r Test
 		}
 	}
 	refs, ok := reference(ctx, &r, m.Binlogs, cps, take(0), filepath.Join(dir, "ref"))
-	if !ok || len(refs) == 0 {
+	if !ok {
+		return r
+	}
+	if o.Replica {
+		// MariaDB's replica, compared with the reference; where the
+		// reference failed and the replica goes on, its states are the
+		// reference for the checkpoints after.
+		rep := TestResult{Test: r.Test, Image: r.Image}
+		more, err := replicaRun(ctx, o, &rep, tmpl, m.Binlogs, cps, refs, take(len(configs)), filepath.Join(dir, "replica"))
+		r.ReplicaCheckpoints, r.RefDiffs, r.ReplicaTime, r.ReplicaFail = rep.ReplicaCheckpoints, rep.RefDiffs, rep.ReplicaTime, rep.ReplicaFail
+		r.DumpTime += rep.DumpTime
+		if err != nil {
+			r.Err = "replica: " + err.Error()
+		}
+		refs = append(refs, more...)
+		r.ReplicaOnly = len(more)
+	}
+	if len(refs) == 0 {
 		return r
 	}
 	r.Checkpoints = len(refs)
@@ -341,7 +384,11 @@ func preplRun(ctx context.Context, o Options, r *TestResult, c Config, files []s
 			return ctx.Err()
 		}
 		if err != nil {
-			s := Stop{Test: r.Test, Image: r.Image, Config: c, At: cp, Message: preplError(out)}
+			msg := preplError(out)
+			if err == errStepTimeout {
+				msg = err.Error() + " (its last output: " + msg + ")"
+			}
+			s := Stop{Test: r.Test, Image: r.Image, Config: c, At: cp, Message: msg}
 			r.Stops = append(r.Stops, s)
 			o.Say(s.String())
 			return nil
@@ -354,12 +401,8 @@ func preplRun(ctx context.Context, o Options, r *TestResult, c Config, files []s
 		if sumLines(lines) == refs[i].sum {
 			continue
 		}
-		b, err := os.ReadFile(refs[i].path)
+		want, err := readDump(refs[i].path)
 		if err != nil {
-			return err
-		}
-		var want []string
-		if err := json.Unmarshal(b, &want); err != nil {
 			return err
 		}
 		d := Divergence{Test: r.Test, Image: r.Image, Config: c, At: cp, Diff: scenario.Diff(want, lines)}
@@ -368,6 +411,16 @@ func preplRun(ctx context.Context, o Options, r *TestResult, c Config, files []s
 		return nil
 	}
 	return nil
+}
+
+// readDump reads a reference state written by reference().
+func readDump(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	return lines, json.Unmarshal(b, &lines)
 }
 
 func sumLines(lines []string) [32]byte {
@@ -386,15 +439,31 @@ func progressLine(r TestResult) string {
 		s += " (" + oneLine(r.MTRComment) + ")"
 	}
 	s += fmt.Sprintf(", %d checkpoints, %d stops, %d divergences", r.Checkpoints, len(r.Stops), len(r.Divergences))
+	if r.ReplicaCheckpoints > 0 || len(r.RefDiffs) > 0 {
+		s += fmt.Sprintf(", replica %d checkpoints, %d differences from mariadb-binlog", r.ReplicaCheckpoints, len(r.RefDiffs))
+		if r.ReplicaOnly > 0 {
+			s += fmt.Sprintf(" (%d checkpoints judged against the replica alone)", r.ReplicaOnly)
+		}
+	}
+	if r.ReplicaFail != "" {
+		s += ", REPLICA FAILS TOO " + r.ReplicaFail
+	}
 	if r.ReferenceFail != "" {
 		s += ", REFERENCE FAILS " + r.ReferenceFail
 	}
 	if r.Err != "" {
 		s += ", ERROR " + oneLine(r.Err)
 	}
+	if len(r.Stops)+len(r.Divergences) > 0 || r.ReferenceFail != "" || r.Err != "" {
+		s += withOpts(r.ServerOpts)
+	}
 	rd := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
-	return s + fmt.Sprintf(" (%s: mtr %s, reference %s, prepl %s summed over configurations, dumps %s)", rd(r.Took),
+	s += fmt.Sprintf(" (%s: mtr %s, reference %s, prepl %s summed over configurations, dumps %s", rd(r.Took),
 		rd(r.MTRTime), rd(r.RefTime), rd(r.PreplTime), rd(r.DumpTime))
+	if r.ReplicaTime > 0 {
+		s += fmt.Sprintf(", replica %s", rd(r.ReplicaTime))
+	}
+	return s + ")"
 }
 
 func indent(s string) string {
@@ -403,7 +472,8 @@ func indent(s string) string {
 
 // Summary is the run's one-line summary.
 func (res *Result) Summary() string {
-	var tests, skipped, refFails, errs, cps, stops, divs, excl int
+	var tests, skipped, refFails, errs, cps, stops, divs, excl, repCps, repDiffs, repOnly int
+	replica := false
 	kinds := map[string]int{}
 	for _, t := range res.Tests {
 		switch {
@@ -425,6 +495,10 @@ func (res *Result) Summary() string {
 			errs++
 		}
 		cps += t.Checkpoints
+		repCps += t.ReplicaCheckpoints
+		repDiffs += len(t.RefDiffs)
+		repOnly += t.ReplicaOnly
+		replica = replica || t.ReplicaCheckpoints > 0 || len(t.RefDiffs) > 0
 		stops += len(t.Stops)
 		divs += len(t.Divergences)
 	}
@@ -437,8 +511,12 @@ func (res *Result) Summary() string {
 	if len(ks) > 0 {
 		ex += " (" + strings.Join(ks, ", ") + ")"
 	}
-	return fmt.Sprintf("corpus: %d tests (%d skipped by mtr, %d reference fails, %d errors), %d checkpoints, %d stops, %d divergences, %s, in %s",
-		tests, skipped, refFails, errs, cps, stops, divs, ex, res.Took.Round(time.Second))
+	rep := ""
+	if replica {
+		rep = fmt.Sprintf(", replica at %d checkpoints: %d differences from mariadb-binlog | mariadb, %d checkpoints judged against the replica alone", repCps, repDiffs, repOnly)
+	}
+	return fmt.Sprintf("corpus: %d tests (%d skipped by mtr, %d reference fails, %d errors), %d checkpoints, %d stops, %d divergences%s, %s, in %s",
+		tests, skipped, refFails, errs, cps, stops, divs, rep, ex, res.Took.Round(time.Second))
 }
 
 // Failed reports whether the run found a stop, a divergence or an error

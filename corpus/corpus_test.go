@@ -196,3 +196,82 @@ func TestClientError(t *testing.T) {
 		t.Errorf("clientError = %q\nwant %q", got, want)
 	}
 }
+
+// mtr --verbose's output for a test run in two combinations, the server
+// restarted for the second: the options of the last one's first server
+// are the ones its binlog was written under.
+const mtrVerbose = `worker[01] > mysqld_start:  [' --default-storage-engine=innodb', '--innodb', '--plugin-load-add=test_versioning.so', '--log-bin', '--binlog-format=ROW ']
+worker[01] versioning.delete 'timestamp'            worker[01] [ pass ]    596
+versioning.delete 'timestamp'            [ pass ]    596
+versioning.delete 'trx_id'               [ pass ]    317
+worker[01] > mysqld_start:  [' --default-storage-engine=myisam', '--sql-mode=traditional', '--innodb', '--innodb', '--plugin-load-add=test_versioning.so', '--loose-server_id=2', '--skip-log-bin', '--log-bin', '--binlog-format=ROW', '--binlog-row-image=FULL', '--master-retry-count=10', '--log_slave_updates', '--gtid-domain-id=1 ']
+worker[01] > mysqld_start:  [' --server-id=3', '--log-bin ']
+versioning.delete 'traditional'          [ pass ]    452
+`
+
+func TestServerOpts(t *testing.T) {
+	got := serverOpts(mtrVerbose)
+	want := []string{"--default-storage-engine=myisam", "--sql-mode=traditional", "--innodb", "--innodb",
+		"--plugin-load-add=test_versioning.so", "--loose-server_id=2", "--skip-log-bin", "--log-bin",
+		"--binlog-format=ROW", "--binlog-row-image=FULL", "--master-retry-count=10", "--log_slave_updates", "--gtid-domain-id=1"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("serverOpts = %q\nwant %q", got, want)
+	}
+	keep, dropped, err := TargetOptions(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := strings.Join(keep, " "); k != "--default-storage-engine=myisam --sql-mode=traditional --innodb --plugin-load-add=test_versioning.so" {
+		t.Errorf("kept %q", k)
+	}
+	if d := strings.Join(dropped, " "); d != "--loose-server_id=2 --skip-log-bin --log-bin --binlog-format=ROW --binlog-row-image=FULL --master-retry-count=10 --log_slave_updates --gtid-domain-id=1" {
+		t.Errorf("dropped %q", d)
+	}
+	if _, _, err := TargetOptions([]string{"--innodb-page-size=4k"}); err == nil {
+		t.Error("--innodb-page-size=4k: no error, but a target from install.db cannot start with it")
+	}
+	if _, _, err := TargetOptions([]string{"--innodb-page-size=16K"}); err != nil {
+		t.Errorf("--innodb-page-size=16K, install.db's own: %v", err)
+	}
+	if _, _, err := TargetOptions([]string{"--loose-innodb_data_file_path=ibdata1:1M"}); err == nil {
+		t.Error("innodb_data_file_path: no error")
+	}
+}
+
+func TestMTRResult(t *testing.T) {
+	for _, c := range []struct {
+		out, test, result string
+		runs              int
+	}{
+		{mtrVerbose, "versioning.delete", "pass", 3},
+		// A combination given in the list is named apart in mtr's output.
+		{"worker[01] innodb.instant_alter '16k' worker[01] [ pass ] 13270\ninnodb.instant_alter '16k'       [ pass ]  13270\n", "innodb.instant_alter,16k", "pass", 1},
+		{"main.xa                                  [ skipped ]  Need debug\n", "main.xa", "skipped", 1},
+		{"main.xa                                  [ pass ]  1\n", "main.other", "", 0},
+	} {
+		result, _, runs := mtrResult(c.out, c.test)
+		if result != c.result || runs != c.runs {
+			t.Errorf("mtrResult(%q) = %q, %d runs; want %q, %d", c.test, result, runs, c.result, c.runs)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	res := &Result{Tests: []TestResult{
+		{Test: "a.x", Image: "FULL", MTR: "pass", Checkpoints: 5, ReplicaCheckpoints: 5, ReplicaOnly: 2, ReferenceFail: "before 0-1-9: ...",
+			Stops: []Stop{{Test: "a.x"}}},
+		{Test: "a.y", Image: "FULL", MTR: "pass", Checkpoints: 3, ReplicaCheckpoints: 1, RefDiffs: []RefDiff{{Test: "a.y"}}},
+		{Test: "a.z", Excluded: &Exclusion{"a.z", "shared-files", "DATA DIRECTORY"}},
+		{}, // not run: interrupted
+	}}
+	want := "corpus: 2 tests (0 skipped by mtr, 1 reference fails, 0 errors), 8 checkpoints, 1 stops, 0 divergences, " +
+		"replica at 6 checkpoints: 1 differences from mariadb-binlog | mariadb, 2 checkpoints judged against the replica alone, " +
+		"1 exclusions (shared-files 1), in 0s"
+	if got := res.Summary(); got != want {
+		t.Errorf("Summary() = %q\nwant        %q", got, want)
+	}
+	res.Tests = res.Tests[2:] // no replica: the summary does not speak of it
+	if got := res.Summary(); strings.Contains(got, "replica") {
+		t.Errorf("Summary() without --replica = %q", got)
+	}
+}

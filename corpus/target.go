@@ -37,6 +37,10 @@ var Modes = []string{"serial", "writeset", "optimistic"}
 // stepTimeout bounds one increment of a replay.
 const stepTimeout = 5 * time.Minute
 
+// errStepTimeout is a prepl step killed after stepTimeout: its output
+// then ends without prepl's error line.
+var errStepTimeout = fmt.Errorf("prepl killed: the step took over %s", stepTimeout)
+
 // target is a sandbox started from the test's install.db, with the
 // options of mtr's server that change what a statement does.
 type target struct {
@@ -44,7 +48,9 @@ type target struct {
 	db  *sql.DB
 }
 
-func startTarget(ctx context.Context, installDB string) (*target, error) {
+// startTarget starts a target from installDB with mtr's options and then
+// the test's own (opts, TargetOptions'), which win.
+func startTarget(ctx context.Context, installDB string, opts []string) (*target, error) {
 	o := sandbox.Defaults()
 	o.ServerID = 3
 	o.FromDataDir = installDB
@@ -58,8 +64,12 @@ func startTarget(ctx context.Context, installDB string) (*target, error) {
 		"--default-storage-engine=myisam", "--max-heap-table-size=1M",
 		"--innodb-log-file-size=10M", "--innodb-buffer-pool-size=64M", "--max-allowed-packet=1G",
 		"--log-bin-trust-function-creators=1", "--secure-file-priv="}
+	o.Flags = append(o.Flags, opts...)
 	s, err := sandbox.Start(ctx, o)
 	if err != nil {
+		if len(opts) > 0 {
+			err = fmt.Errorf("%w (with the test's server options %s)", err, strings.Join(opts, " "))
+		}
 		return nil, err
 	}
 	db, err := s.Open("")
@@ -138,7 +148,7 @@ func (t *target) replayPrepl(ctx context.Context, bin string, c Config, files []
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		err = fmt.Errorf("timed out after %s", stepTimeout)
+		err = errStepTimeout
 	}
 	return out.String(), err
 }

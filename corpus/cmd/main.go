@@ -30,6 +30,7 @@ func main() {
 	flag.StringVar(&o.MTRDir, "mtr-dir", "", "directory of mysql-test-run.pl (default: where Debian's mariadb-test puts it)")
 	flag.IntVar(&o.Jobs, "jobs", 2, "tests run at once")
 	flag.StringVar(&o.WorkDir, "work", "", "directory for mtr's vardirs and the reference's states (default: a temporary one)")
+	flag.BoolVar(&o.Replica, "replica", false, "also apply each test's binlog with MariaDB's replica (a server serving the files, START SLAVE UNTIL each checkpoint) and compare it with mariadb-binlog | mariadb")
 	flag.BoolVar(&o.Keep, "keep", false, "keep each test's mtr vardir and states in --work")
 	flag.Parse()
 
