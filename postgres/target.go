@@ -205,7 +205,12 @@ const positionColumns = `slot, gtid_pos, file, pos, last_gtid, source_ts, pendin
 // Checkpoints returns the stored positions of this channel, by slot
 // (those `prepl copy` stored included).
 func (t *Target) Checkpoints(ctx context.Context) (map[string]position.Checkpoint, error) {
-	rows, err := t.Pool.Query(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = $1`, t.Channel)
+	return t.ChannelPositions(ctx, t.Channel)
+}
+
+// ChannelPositions returns the stored positions of channel, by slot.
+func (t *Target) ChannelPositions(ctx context.Context, channel string) (map[string]position.Checkpoint, error) {
+	rows, err := t.Pool.Query(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = $1`, channel)
 	if NoPositionTable(err) {
 		return nil, nil // never written to (a target opened ReadOnly)
 	}
