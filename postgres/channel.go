@@ -85,3 +85,7 @@ func (t *Target) Channels(ctx context.Context) ([]string, error) {
 // HalfApplied is "": every PostgreSQL table is transactional, so no unit
 // is ever applied in part.
 func (t *Target) HalfApplied(context.Context, string) (string, error) { return "", nil }
+
+// MaybeApplied is "": every PostgreSQL table is transactional, so no unit
+// is marked as maybe applied.
+func (t *Target) MaybeApplied(context.Context) (string, error) { return "", nil }
