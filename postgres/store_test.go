@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/prepl/prepl/sandbox"
@@ -19,4 +20,14 @@ func TestChannelStore(t *testing.T) {
 			"INSERT INTO prepl.position (channel, slot, gtid_pos, file, pos, last_gtid, floor_gtid) VALUES ('"+
 				storetest.OtherChannel+"', '"+storetest.OtherSlot+"', '"+storetest.OtherGTIDPos+"', '', 0, '', '"+storetest.OtherGTIDPos+"')")
 	})
+}
+
+// TestSecurityOfPlainConnection: the sandbox serves without TLS, and the
+// start line says so.
+func TestSecurityOfPlainConnection(t *testing.T) {
+	pg := sandbox.MustStartPostgres(t)
+	tgt := openTarget(t, pg.URL("postgres"))
+	if got := tgt.Security(context.Background()); got != "none" {
+		t.Fatalf("Security = %q, want none", got)
+	}
 }

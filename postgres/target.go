@@ -190,6 +190,19 @@ func (t *Target) String() string {
 	return fmt.Sprintf("postgres://%s@%s/%s", t.conf.User, net.JoinHostPort(t.conf.Host, fmt.Sprint(t.conf.Port)), t.conf.Database)
 }
 
+// Security says how the target's connection is protected, for a run's
+// start line: the sslmode of the URL decides it, pg_stat_ssl tells.
+func (t *Target) Security(ctx context.Context) string {
+	var ssl bool
+	if err := t.Pool.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	if ssl {
+		return "TLS (sslmode from the URL)"
+	}
+	return "none"
+}
+
 // KeepsGTIDs is false: PostgreSQL has no GTIDs.
 func (t *Target) KeepsGTIDs() bool { return false }
 

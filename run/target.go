@@ -124,6 +124,9 @@ func statusDB(t Target) *sql.DB {
 	return nil
 }
 
+// mysqlTarget and pgTarget add CheckStart to a backend's target: the
+// checks before a run are run's (the privileges a MySQL user needs follow
+// from the options of the run).
 type mysqlTarget struct{ *mysql.Target }
 
 func (m mysqlTarget) CheckStart(ctx context.Context, log *slog.Logger, cfg apply.Config) error {
@@ -131,23 +134,8 @@ func (m mysqlTarget) CheckStart(ctx context.Context, log *slog.Logger, cfg apply
 	return nil
 }
 
-func (m mysqlTarget) Security(ctx context.Context) string {
-	return mysql.Security(ctx, m.DB, m.Endpoint)
-}
-
 type pgTarget struct{ *postgres.Target }
 
 func (p pgTarget) CheckStart(ctx context.Context, _ *slog.Logger, _ apply.Config) error {
 	return p.CheckOptions(ctx)
-}
-
-func (p pgTarget) Security(ctx context.Context) string {
-	var ssl bool
-	if err := p.Pool.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
-		return "unknown (" + err.Error() + ")"
-	}
-	if ssl {
-		return "TLS (sslmode from the URL)"
-	}
-	return "none"
 }
