@@ -190,6 +190,13 @@ func (t *Target) String() string {
 	return fmt.Sprintf("postgres://%s@%s/%s", t.conf.User, net.JoinHostPort(t.conf.Host, fmt.Sprint(t.conf.Port)), t.conf.Database)
 }
 
+// CheckStart runs the checks before a run: the mapping's options may name
+// only the target's tables (CheckOptions). A user that may not set
+// session_replication_role was refused at connect.
+func (t *Target) CheckStart(ctx context.Context, _ *slog.Logger, _ apply.Config) error {
+	return t.CheckOptions(ctx)
+}
+
 // Security says how the target's connection is protected, for a run's
 // start line: the sslmode of the URL decides it, pg_stat_ssl tells.
 func (t *Target) Security(ctx context.Context) string {

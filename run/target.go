@@ -16,7 +16,7 @@ import (
 
 // Target is what a run needs of a target: the engine's apply.Target, its
 // channel store, the checks before a run and how the connection is
-// protected.
+// protected. *mysql.Target and *postgres.Target implement it.
 type Target interface {
 	apply.Target
 	store.Store
@@ -74,7 +74,7 @@ func OpenTarget(ctx context.Context, o TargetOptions, s *Secrets) (Target, error
 	if err != nil {
 		return nil, err
 	}
-	return mysqlTarget{t}, nil
+	return t, nil
 }
 
 func openPG(ctx context.Context, o TargetOptions, s *Secrets) (Target, error) {
@@ -104,16 +104,14 @@ func openPG(ctx context.Context, o TargetOptions, s *Secrets) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgTarget{t}, nil
+	return t, nil
 }
 
 // MySQL is t's MySQL target, nil for another kind: what only MySQL has
 // (SHOW STATUS for --max-load, --prefetch, the definitions of a dry run).
 func MySQL(t Target) *mysql.Target {
-	if m, ok := t.(mysqlTarget); ok {
-		return m.Target
-	}
-	return nil
+	m, _ := t.(*mysql.Target)
+	return m
 }
 
 // statusDB is the pool --max-load reads status variables from (nil: none).
@@ -124,18 +122,7 @@ func statusDB(t Target) *sql.DB {
 	return nil
 }
 
-// mysqlTarget and pgTarget add CheckStart to a backend's target: the
-// checks before a run are run's (the privileges a MySQL user needs follow
-// from the options of the run).
-type mysqlTarget struct{ *mysql.Target }
-
-func (m mysqlTarget) CheckStart(ctx context.Context, log *slog.Logger, cfg apply.Config) error {
-	checkPrivileges(ctx, log, m.DB, "target", m.Endpoint, targetNeeds(ctx, m.Target, cfg))
-	return nil
-}
-
-type pgTarget struct{ *postgres.Target }
-
-func (p pgTarget) CheckStart(ctx context.Context, _ *slog.Logger, _ apply.Config) error {
-	return p.CheckOptions(ctx)
-}
+var (
+	_ Target = (*mysql.Target)(nil)
+	_ Target = (*postgres.Target)(nil)
+)
