@@ -74,18 +74,12 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 }
 
 // maybeApplied reports whether the target marks id's unit as interrupted
-// with non-transactional writes (mysql.Target.MaybeApplied), which
-// --pending-ddl also decides.
+// with non-transactional writes (Target.MaybeApplied), which --pending-ddl
+// also decides.
 func maybeApplied(tgt Target, id string) bool {
-	m, ok := tgt.(interface {
-		MaybeApplied(context.Context) (string, error)
-	})
-	if !ok {
-		return false
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	got, err := m.MaybeApplied(ctx)
+	got, err := tgt.MaybeApplied(ctx)
 	return err == nil && got == id
 }
 

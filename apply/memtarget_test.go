@@ -345,7 +345,11 @@ func (t *memTarget) Kill(ctx context.Context, id uint64) error {
 }
 
 func (t *memTarget) KeepsGTIDs() bool { return t.keepGTIDs }
-func (t *memTarget) String() string   { return "memtarget" }
+
+// MaybeApplied is "": memTarget's tables are all transactional.
+func (t *memTarget) MaybeApplied(context.Context) (string, error) { return "", nil }
+
+func (t *memTarget) String() string { return "memtarget" }
 
 // committed lists the source transactions committed, in commit order.
 func (t *memTarget) committed() []*txn.Txn {

@@ -42,6 +42,12 @@ type Target interface {
 	LockWaits(ctx context.Context) ([]ConnWait, error)
 	// Kill interrupts the statement connection id runs.
 	Kill(ctx context.Context, id uint64) error
+	// MaybeApplied returns the first transaction of this stream's unit
+	// that wrote non-transactional tables and was interrupted (the target
+	// marked it before it began), "" when none is marked: --pending-ddl
+	// may name it as it names a pending DDL. A target whose tables are
+	// all transactional marks none and returns "".
+	MaybeApplied(ctx context.Context) (string, error)
 	// KeepsGTIDs reports whether each unit is written as one target
 	// transaction carrying its source GTID: units then hold one member.
 	KeepsGTIDs() bool

@@ -281,8 +281,13 @@ func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, 
 }
 
 func (t *Target) readMarker(ctx context.Context, c *sql.Conn) (m marker, found bool, err error) {
+	return readMarker(ctx, c, t.Channel)
+}
+
+// readMarker reads channel's marked unit.
+func readMarker(ctx context.Context, c *sql.Conn, channel string) (m marker, found bool, err error) {
 	err = c.QueryRowContext(ctx, `SELECT txn, last_txn, start_file, start_pos, end_file, end_pos, tables, conn_id, failed FROM `+
-		maybeAppliedTable+` WHERE channel = ?`, t.Channel).
+		maybeAppliedTable+` WHERE channel = ?`, channel).
 		Scan(&m.First, &m.Last, &m.start.File, &m.start.Offset, &m.end.File, &m.end.Offset, &m.Tables, &m.conn, &m.Failed)
 	if errors.Is(err, sql.ErrNoRows) || NoPositionTable(err) {
 		return marker{}, false, nil

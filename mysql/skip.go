@@ -6,9 +6,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prepl/prepl/position"
+	"github.com/prepl/prepl/store"
 )
 
 // skipTableSQL holds the transactions `prepl skip` asked a channel's next
@@ -22,13 +24,6 @@ const skipTableSQL = `CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.skip (
 			PRIMARY KEY (channel, txn)
 		) ENGINE=InnoDB COMMENT='prepl skip: transactions to leave out, by GTID or FILE:OFFSET'`
 
-// Skip is one recorded request to skip a transaction.
-type Skip struct {
-	Txn       string // GTID, or FILE:OFFSET of the transaction's start
-	Requested time.Time
-	Skipped   *time.Time // when a run skipped it; nil: still to come
-}
-
 // AddSkip records that this channel's runs skip transaction id.
 func (t *Target) AddSkip(ctx context.Context, id string) error {
 	if err := t.createTable(ctx, skipTableSQL); err != nil {
@@ -39,9 +34,9 @@ func (t *Target) AddSkip(ctx context.Context, id string) error {
 	return err
 }
 
-// Skips lists this channel's skip requests.
-func (t *Target) Skips(ctx context.Context) ([]Skip, error) {
-	rows, err := t.DB.QueryContext(ctx, "SELECT txn, requested_at, skipped_at FROM "+PositionSchema+".skip WHERE channel = ? ORDER BY requested_at", t.Channel)
+// Skips lists this channel's skip requests, oldest first.
+func (t *Target) Skips(ctx context.Context) ([]store.Skip, error) {
+	rows, err := t.DB.QueryContext(ctx, "SELECT txn, skipped_at IS NOT NULL FROM "+PositionSchema+".skip WHERE channel = ? ORDER BY requested_at", t.Channel)
 	if NoPositionTable(err) {
 		return nil, nil // no skip was ever asked for on this target
 	}
@@ -49,15 +44,11 @@ func (t *Target) Skips(ctx context.Context) ([]Skip, error) {
 		return nil, fmt.Errorf("read %s.skip: %w", PositionSchema, err)
 	}
 	defer rows.Close()
-	var out []Skip
+	var out []store.Skip
 	for rows.Next() {
-		var s Skip
-		var at sql.NullTime
-		if err := rows.Scan(&s.Txn, &s.Requested, &at); err != nil {
+		var s store.Skip
+		if err := rows.Scan(&s.Txn, &s.Done); err != nil {
 			return nil, err
-		}
-		if at.Valid {
-			s.Skipped = &at.Time
 		}
 		out = append(out, s)
 	}
@@ -86,12 +77,6 @@ func (t *Target) StorePosition(ctx context.Context, p position.Checkpoint) error
 	return err
 }
 
-// ChannelLock is the named lock a running prepl holds on its channel:
-// `prepl skip` and `prepl reset` refuse to change a channel that has one.
-// The lock lives in the target's server, so it is released when the
-// connection that holds it goes, as prepl does.
-type ChannelLock struct{ c *sql.Conn }
-
 // LockName is the GET_LOCK name of a channel (at most 64 characters).
 func LockName(channel string) string {
 	n := "prepl.channel." + channel
@@ -103,8 +88,11 @@ func LockName(channel string) string {
 }
 
 // LockChannel takes the channel's lock, waiting up to wait for a prepl
-// that just went away to release it.
-func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (*ChannelLock, error) {
+// that just went away to release it. The lock is GET_LOCK's named lock,
+// held by a connection of its own: it lives in the target's server, so it
+// goes when that connection goes, as prepl does. `prepl skip` and `prepl
+// reset` refuse to change a channel whose lock is held.
+func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (release func(), err error) {
 	c, err := t.DB.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
@@ -120,7 +108,7 @@ func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (*ChannelL
 		return nil, fmt.Errorf("another prepl runs on channel %q of target %s (it holds the lock %q%s): stop it first, "+
 			"or give this one another --channel", t.Channel, t.Endpoint, LockName(t.Channel), holder)
 	}
-	return &ChannelLock{c}, nil
+	return sync.OnceFunc(func() { discard(c) }), nil // discarding the connection releases its locks
 }
 
 // ChannelHolder describes who holds the channel's lock ("" when free).
@@ -133,12 +121,4 @@ func (t *Target) ChannelHolder(ctx context.Context) string {
 	var host sql.NullString
 	t.DB.QueryRowContext(ctx, "SELECT host FROM information_schema.processlist WHERE id = ?", id.Int64).Scan(&host)
 	return fmt.Sprintf(", connection %d from %s", id.Int64, host.String)
-}
-
-// Release lets the lock go.
-func (l *ChannelLock) Release() {
-	if l == nil {
-		return
-	}
-	discard(l.c) // which releases its locks
 }

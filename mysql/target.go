@@ -198,14 +198,7 @@ const positionColumns = `slot, gtid_pos, file, pos, last_gtid, source_ts, pendin
 
 // Positions returns the stored positions of this channel, by slot.
 func (t *Target) Positions(ctx context.Context) (map[string]position.Checkpoint, error) {
-	rows, err := t.DB.QueryContext(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = ?`, t.Channel)
-	if NoPositionTable(err) {
-		return nil, nil // never written to (a target opened ReadOnly)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read position: %w", err)
-	}
-	return scanPositions(rows)
+	return t.ChannelPositions(ctx, t.Channel)
 }
 
 // slotPosition returns the stored position of one slot (zero when none).

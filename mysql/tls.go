@@ -221,6 +221,10 @@ func Security(ctx context.Context, db *sql.DB, e Endpoint) string {
 	return DescribeTLS(cipher, e.TLS.Mode)
 }
 
+// Security says how the target's connection is protected, for a run's
+// start line.
+func (t *Target) Security(ctx context.Context) string { return Security(ctx, t.DB, t.Endpoint) }
+
 // DescribeTLS words a session's Ssl_cipher under mode.
 func DescribeTLS(cipher string, mode SSLMode) string {
 	switch {

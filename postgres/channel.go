@@ -3,22 +3,27 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/prepl/prepl/store"
 )
 
-// ChannelLock is the advisory lock a running prepl holds on its channel,
-// on a connection of its own: the server releases it when that
-// connection goes, as prepl does.
-type ChannelLock struct{ c *pgx.Conn }
+// A PostgreSQL target is a channel store: its tables in PositionSchema
+// hold the positions (position) and the skip requests (skip); an advisory
+// lock holds the lock.
+var _ store.Store = (*Target)(nil)
 
 // lockKey is the advisory lock's key of a channel.
 const lockKey = "hashtext('prepl.channel.' || $1)"
 
 // LockChannel takes the channel's lock, waiting up to wait for a prepl
-// that just went away to release it.
-func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (*ChannelLock, error) {
+// that just went away to release it. The lock is an advisory lock held on
+// a connection of its own: the server releases it when that connection
+// goes, as prepl does.
+func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (release func(), err error) {
 	c, err := pgx.ConnectConfig(ctx, t.conf.Copy())
 	if err != nil {
 		return nil, t.connectErr(err)
@@ -31,7 +36,7 @@ func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (*ChannelL
 			return nil, fmt.Errorf("take the channel lock on target %s: %w", t, err)
 		}
 		if got {
-			return &ChannelLock{c}, nil
+			return sync.OnceFunc(func() { c.Close(context.Background()) }), nil
 		}
 		if time.Now().After(deadline) {
 			c.Close(context.Background())
@@ -47,27 +52,13 @@ func (t *Target) LockChannel(ctx context.Context, wait time.Duration) (*ChannelL
 	}
 }
 
-// Release lets the lock go.
-func (l *ChannelLock) Release() {
-	if l != nil {
-		l.c.Close(context.Background())
-	}
-}
-
-// Skip is a transaction (GTID or FILE:OFFSET) this channel's runs leave
-// out (prepl.skip), and whether one has.
-type Skip struct {
-	Txn  string
-	Done bool
-}
-
-// Skips lists this channel's skip requests.
-func (t *Target) Skips(ctx context.Context) ([]Skip, error) {
+// Skips lists this channel's skip requests, oldest first.
+func (t *Target) Skips(ctx context.Context) ([]store.Skip, error) {
 	rows, err := t.Pool.Query(ctx, "SELECT txn, skipped_at IS NOT NULL FROM "+PositionSchema+".skip WHERE channel = $1 ORDER BY requested_at", t.Channel)
 	if err != nil {
 		return nil, fmt.Errorf("read %s.skip: %w", PositionSchema, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Skip])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[store.Skip])
 }
 
 // MarkSkipped notes that a run skipped transaction id.
@@ -75,3 +66,26 @@ func (t *Target) MarkSkipped(ctx context.Context, id string) error {
 	_, err := t.Pool.Exec(ctx, "UPDATE "+PositionSchema+".skip SET skipped_at = now() WHERE channel = $1 AND txn = $2", t.Channel, id)
 	return err
 }
+
+// ChannelName is the channel the target was opened for.
+func (t *Target) ChannelName() string { return t.Channel }
+
+// Channels lists the channels with a stored position, by name.
+func (t *Target) Channels(ctx context.Context) ([]string, error) {
+	rows, err := t.Pool.Query(ctx, "SELECT DISTINCT channel FROM "+PositionSchema+".position ORDER BY channel")
+	if NoPositionTable(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list channels: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// HalfApplied is "": every PostgreSQL table is transactional, so no unit
+// is ever applied in part.
+func (t *Target) HalfApplied(context.Context, string) (string, error) { return "", nil }
+
+// MaybeApplied is "": every PostgreSQL table is transactional, so no unit
+// is marked as maybe applied.
+func (t *Target) MaybeApplied(context.Context) (string, error) { return "", nil }

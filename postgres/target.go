@@ -190,6 +190,26 @@ func (t *Target) String() string {
 	return fmt.Sprintf("postgres://%s@%s/%s", t.conf.User, net.JoinHostPort(t.conf.Host, fmt.Sprint(t.conf.Port)), t.conf.Database)
 }
 
+// CheckStart runs the checks before a run: the mapping's options may name
+// only the target's tables (CheckOptions). A user that may not set
+// session_replication_role was refused at connect.
+func (t *Target) CheckStart(ctx context.Context, _ *slog.Logger, _ apply.Config) error {
+	return t.CheckOptions(ctx)
+}
+
+// Security says how the target's connection is protected, for a run's
+// start line: the sslmode of the URL decides it, pg_stat_ssl tells.
+func (t *Target) Security(ctx context.Context) string {
+	var ssl bool
+	if err := t.Pool.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	if ssl {
+		return "TLS (sslmode from the URL)"
+	}
+	return "none"
+}
+
 // KeepsGTIDs is false: PostgreSQL has no GTIDs.
 func (t *Target) KeepsGTIDs() bool { return false }
 
@@ -205,7 +225,12 @@ const positionColumns = `slot, gtid_pos, file, pos, last_gtid, source_ts, pendin
 // Checkpoints returns the stored positions of this channel, by slot
 // (those `prepl copy` stored included).
 func (t *Target) Checkpoints(ctx context.Context) (map[string]position.Checkpoint, error) {
-	rows, err := t.Pool.Query(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = $1`, t.Channel)
+	return t.ChannelPositions(ctx, t.Channel)
+}
+
+// ChannelPositions returns the stored positions of channel, by slot.
+func (t *Target) ChannelPositions(ctx context.Context, channel string) (map[string]position.Checkpoint, error) {
+	rows, err := t.Pool.Query(ctx, `SELECT `+positionColumns+` FROM `+PositionSchema+`.position WHERE channel = $1`, channel)
 	if NoPositionTable(err) {
 		return nil, nil // never written to (a target opened ReadOnly)
 	}

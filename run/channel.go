@@ -38,12 +38,12 @@ func (cr *channelRun) requestedSkip(gtid string, start txn.Position) bool {
 // cfg.Filter: a transaction named there is skipped (counted in the
 // position, not applied) with a log line.
 func claimChannel(ctx context.Context, log *slog.Logger, tgt Target, cfg *apply.Config) (*channelRun, error) {
-	release, err := tgt.Lock(ctx, channelLockWait)
+	release, err := tgt.LockChannel(ctx, channelLockWait)
 	if err != nil {
 		return nil, err
 	}
 	cr := &channelRun{unlock: release}
-	skips, err := tgt.SkipRequests(ctx)
+	skips, err := tgt.Skips(ctx)
 	if err != nil {
 		release()
 		return nil, err

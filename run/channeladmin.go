@@ -70,7 +70,7 @@ func AddSkip(ctx context.Context, tgt *mysql.Target, id string) (warning string,
 		return "", fmt.Errorf("record the skip on target %s: %w", tgt.Endpoint, err)
 	}
 	ch := tgt.Channel
-	if chs, err := StoredChannels(ctx, tgt.DB); err == nil && !slices.Contains(chs, ch) {
+	if chs, err := tgt.Channels(ctx); err == nil && !slices.Contains(chs, ch) {
 		have := "none"
 		if len(chs) > 0 {
 			have = strings.Join(chs, ", ")

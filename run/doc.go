@@ -7,7 +7,7 @@
 // --prefetch, apply.Run, stop, summarize.
 //
 // It also owns what a run is made of beyond the engine (package apply):
-// the channel store a target keeps (Store: lock, skip requests, positions,
+// the channel store a target keeps (store.Store: lock, skip requests, positions,
 // channels, half-applied units; Target adds the engine's apply.Target) for
 // MySQL and PostgreSQL, the composed transaction filter (replay's
 // selection, --until-gtid and --skip-gtid, the table filter, the skip

@@ -52,7 +52,7 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	checkPrivileges(ctx, log, srcDB, "source", src, sourceNeeds)
+	mysql.CheckPrivileges(ctx, log, srcDB, "source", src, sourceNeeds)
 	poller := sourceend.StartPoller(srcDB, log)
 	defer poller.Stop()
 

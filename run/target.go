@@ -7,43 +7,19 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/store"
 )
-
-// Store is a target's channel store: what it keeps for each channel beside
-// the rows, in its prepl schema. The MySQL target (mysqlTarget) and the
-// PostgreSQL one (pgTarget) implement it.
-type Store interface {
-	// Lock takes the channel's lock, waiting up to wait for a prepl that
-	// just died to let it go; release lets it go.
-	Lock(ctx context.Context, wait time.Duration) (release func(), err error)
-	// SkipRequests lists what `prepl skip` asked the runs to leave out;
-	// MarkSkipped records that a run left one out.
-	SkipRequests(ctx context.Context) ([]SkipRequest, error)
-	MarkSkipped(ctx context.Context, id string) error
-	// ChannelName is the channel the target was opened for.
-	ChannelName() string
-	// Channels lists the channels with a stored position;
-	// ChannelPositions reads one channel's, by slot.
-	Channels(ctx context.Context) ([]string, error)
-	ChannelPositions(ctx context.Context, channel string) (map[string]position.Checkpoint, error)
-	// HalfApplied describes a channel's unit that wrote non-transactional
-	// tables and was interrupted ("" for none).
-	HalfApplied(ctx context.Context, channel string) (string, error)
-}
 
 // Target is what a run needs of a target: the engine's apply.Target, its
 // channel store, the checks before a run and how the connection is
-// protected.
+// protected. *mysql.Target and *postgres.Target implement it.
 type Target interface {
 	apply.Target
-	Store
+	store.Store
 	Close() error
 	// CheckStart runs the checks before a run: a MySQL target warns of
 	// the privileges its user lacks; a PostgreSQL target refuses mapping
@@ -52,13 +28,6 @@ type Target interface {
 	CheckStart(ctx context.Context, log *slog.Logger, cfg apply.Config) error
 	// Security says how the connection is protected, for the start line.
 	Security(ctx context.Context) string
-}
-
-// SkipRequest is a transaction `prepl skip` named (GTID or FILE:OFFSET),
-// and whether a run has skipped it.
-type SkipRequest struct {
-	Txn  string
-	Done bool
 }
 
 // TargetOptions say how to open a target.
@@ -105,7 +74,7 @@ func OpenTarget(ctx context.Context, o TargetOptions, s *Secrets) (Target, error
 	if err != nil {
 		return nil, err
 	}
-	return mysqlTarget{t}, nil
+	return t, nil
 }
 
 func openPG(ctx context.Context, o TargetOptions, s *Secrets) (Target, error) {
@@ -135,16 +104,14 @@ func openPG(ctx context.Context, o TargetOptions, s *Secrets) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgTarget{t}, nil
+	return t, nil
 }
 
 // MySQL is t's MySQL target, nil for another kind: what only MySQL has
 // (SHOW STATUS for --max-load, --prefetch, the definitions of a dry run).
 func MySQL(t Target) *mysql.Target {
-	if m, ok := t.(mysqlTarget); ok {
-		return m.Target
-	}
-	return nil
+	m, _ := t.(*mysql.Target)
+	return m
 }
 
 // statusDB is the pool --max-load reads status variables from (nil: none).
@@ -155,132 +122,7 @@ func statusDB(t Target) *sql.DB {
 	return nil
 }
 
-type mysqlTarget struct{ *mysql.Target }
-
-func (m mysqlTarget) Lock(ctx context.Context, wait time.Duration) (func(), error) {
-	l, err := m.LockChannel(ctx, wait)
-	if err != nil {
-		return nil, err
-	}
-	return l.Release, nil
-}
-
-func (m mysqlTarget) SkipRequests(ctx context.Context) ([]SkipRequest, error) {
-	skips, err := m.Skips(ctx)
-	var out []SkipRequest
-	for _, s := range skips {
-		out = append(out, SkipRequest{s.Txn, s.Skipped != nil})
-	}
-	return out, err
-}
-
-func (m mysqlTarget) ChannelName() string { return m.Channel }
-
-func (m mysqlTarget) CheckStart(ctx context.Context, log *slog.Logger, cfg apply.Config) error {
-	checkPrivileges(ctx, log, m.DB, "target", m.Endpoint, targetNeeds(ctx, m.Target, cfg))
-	return nil
-}
-
-func (m mysqlTarget) Security(ctx context.Context) string {
-	return mysql.Security(ctx, m.DB, m.Endpoint)
-}
-
-func (m mysqlTarget) Channels(ctx context.Context) ([]string, error) {
-	return StoredChannels(ctx, m.DB)
-}
-
-func (m mysqlTarget) ChannelPositions(ctx context.Context, channel string) (map[string]position.Checkpoint, error) {
-	m.Channel = channel
-	return m.Positions(ctx)
-}
-
-func (m mysqlTarget) HalfApplied(ctx context.Context, channel string) (string, error) {
-	m.Channel = channel
-	k, err := m.Marker(ctx)
-	if err != nil || k.First == "" {
-		return "", err
-	}
-	what := k.Transactions()
-	if k.Failed != "" {
-		return fmt.Sprintf("%s wrote non-transactional table(s) %s and the target refused them (%s): what ran before the refusal "+
-			"stays; repair the rows, then tell the next run with --pending-ddl", what, k.Tables, k.Failed), nil
-	}
-	return fmt.Sprintf("%s wrote non-transactional table(s) %s and were interrupted: they may have taken effect in part; "+
-		"the next run applies them again by key, or stops and asks", what, k.Tables), nil
-}
-
-// StoredChannels lists the channels with a position on a MySQL target.
-func StoredChannels(ctx context.Context, db *sql.DB) ([]string, error) {
-	rows, err := db.QueryContext(ctx, "SELECT DISTINCT channel FROM "+mysql.PositionSchema+".position ORDER BY channel")
-	if mysql.NoPositionTable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list channels: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var ch string
-		if err := rows.Scan(&ch); err != nil {
-			return nil, err
-		}
-		out = append(out, ch)
-	}
-	return out, rows.Err()
-}
-
-type pgTarget struct{ *postgres.Target }
-
-// HalfApplied: every PostgreSQL table is transactional.
-func (pgTarget) HalfApplied(context.Context, string) (string, error) { return "", nil }
-
-func (p pgTarget) Lock(ctx context.Context, wait time.Duration) (func(), error) {
-	l, err := p.LockChannel(ctx, wait)
-	if err != nil {
-		return nil, err
-	}
-	return l.Release, nil
-}
-
-func (p pgTarget) SkipRequests(ctx context.Context) ([]SkipRequest, error) {
-	skips, err := p.Skips(ctx)
-	var out []SkipRequest
-	for _, s := range skips {
-		out = append(out, SkipRequest{s.Txn, s.Done})
-	}
-	return out, err
-}
-
-func (p pgTarget) ChannelName() string { return p.Channel }
-
-func (p pgTarget) CheckStart(ctx context.Context, _ *slog.Logger, _ apply.Config) error {
-	return p.CheckOptions(ctx)
-}
-
-func (p pgTarget) Security(ctx context.Context) string {
-	var ssl bool
-	if err := p.Pool.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
-		return "unknown (" + err.Error() + ")"
-	}
-	if ssl {
-		return "TLS (sslmode from the URL)"
-	}
-	return "none"
-}
-
-func (p pgTarget) Channels(ctx context.Context) ([]string, error) {
-	rows, err := p.Pool.Query(ctx, "SELECT DISTINCT channel FROM "+postgres.PositionSchema+".position ORDER BY channel")
-	if postgres.NoPositionTable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list channels: %w", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
-}
-
-func (p pgTarget) ChannelPositions(ctx context.Context, channel string) (map[string]position.Checkpoint, error) {
-	p.Channel = channel
-	return p.Checkpoints(ctx)
-}
+var (
+	_ Target = (*mysql.Target)(nil)
+	_ Target = (*postgres.Target)(nil)
+)
