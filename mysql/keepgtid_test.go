@@ -304,7 +304,7 @@ func TestApplyEachRoundTripsAndStatements(t *testing.T) {
 // before another statement of its transaction (checked by @prepl_bad).
 func TestApplyEachFailsAtTheRightTransaction(t *testing.T) {
 	ctx := context.Background()
-	src, _, sdb, ddb, tgt, _ := keepGTIDPair(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+	src, dst, sdb, ddb, tgt, _ := keepGTIDPair(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
 	for i := 0; i < 8; i++ {
 		sandbox.MustExec(t, sdb, fmt.Sprintf("INSERT INTO d.t VALUES (%d, %d)", i, i))
 	}
@@ -362,6 +362,27 @@ func TestApplyEachFailsAtTheRightTransaction(t *testing.T) {
 	}
 	if pos := gtidBinlogPos(t, ddb); pos != txs[9].GTID {
 		t.Errorf("target gtid_binlog_pos %q, want %s", pos, txs[9].GTID)
+	}
+	// The same on a channel whose position row does not exist yet: its
+	// first write inserts it, and checks the count all the same.
+	e, err := mysql.ParseURL(dst.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := mysql.Open(ctx, e, "fresh", mysql.KeepGTIDs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	got, err = applyEach(t, fresh, renderEach(t, fresh, txs[10:11]), 0, ps[10:11])
+	if got != 0 || !errors.Is(err, mysql.ErrRowCount) || !strings.Contains(err.Error(), "id=4") {
+		t.Fatalf("first write of a channel: ApplyEach = %d, %v; want 0 committed and a row count error naming id=4", got, err)
+	}
+	if pos := gtidBinlogPos(t, ddb); pos != txs[9].GTID {
+		t.Errorf("target gtid_binlog_pos %q, want %s", pos, txs[9].GTID)
+	}
+	if stored, err := fresh.Positions(ctx); err != nil || len(stored) != 0 {
+		t.Errorf("channel fresh has positions %v (%v), want none", stored, err)
 	}
 	// Now its first UPDATE finds no row 3 (row 4 back): checked by @prepl_bad.
 	sandbox.MustExec(t, ddb, "DELETE FROM d.t WHERE id = 3", "INSERT INTO d.t VALUES (4, 4)")
@@ -512,11 +533,19 @@ func TestKeepGTIDRetryGoesOnFromTheFirstUncommitted(t *testing.T) {
 		done <- result{st, err}
 	}()
 	var waiting int64
-	for deadline := time.Now().Add(time.Minute); waiting == 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Minute); waiting == 0; time.Sleep(20 * time.Millisecond) {
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended (%d applied, %v) before the 151st transaction waited for the lock", r.st.Txns, r.err)
+		default:
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the 151st transaction never waited for the lock")
 		}
-		ddb.QueryRow("SELECT COALESCE(MAX(trx_mysql_thread_id), 0) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'").Scan(&waiting)
+		// The applier's statement, waiting for the lock (INNODB_TRX of
+		// MariaDB 10.11 does not always list a waiting transaction).
+		ddb.QueryRow(`SELECT COALESCE(MAX(ID), 0) FROM information_schema.PROCESSLIST
+			WHERE COMMAND = 'Query' AND ID <> CONNECTION_ID() AND TIME >= 2`).Scan(&waiting)
 	}
 	sandbox.MustExec(t, ddb, fmt.Sprintf("KILL QUERY %d", waiting))
 	execConn(t, lock, "COMMIT")
