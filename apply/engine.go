@@ -52,7 +52,7 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 		return nil, err
 	}
 	unitTxns := cfg.UnitTxns
-	if tgt.KeepsGTIDs() {
+	if tgt.KeepsGTIDs() && !appliesEach(tgt) {
 		unitTxns = 1 // one target transaction per source transaction
 	}
 	s, err := sequencer.New(sequencer.Config{Mode: cfg.Mode, Workers: cfg.Workers, Retries: cfg.Retries,
@@ -345,7 +345,9 @@ func (e *engine) admit(ctx context.Context, u *sequencer.Unit) error {
 	}
 	e.seq.Admitted(u.Seq())
 	if !u.Txn.IsDDL() {
-		ren := &rendering{txs: ap, compact: !e.cfg.NoCompact, done: make(chan struct{})}
+		// With kept GTIDs each member is a target transaction of its own:
+		// nothing to compact.
+		ren := &rendering{txs: ap, compact: !e.cfg.NoCompact && !appliesEach(e.tgt), done: make(chan struct{})}
 		e.rens[u.Seq()] = ren
 		e.render.add(ren)
 	}

@@ -50,6 +50,10 @@ type rendering struct {
 	batch    Batch
 	err      error
 	released atomic.Bool // the renderer's slot was given back
+	// committed counts the members an earlier attempt committed, of a
+	// unit applied one target transaction per member (runEach); -1: not
+	// known. Only the worker that holds the unit touches it.
+	committed int
 }
 
 const (

@@ -155,6 +155,9 @@ func (w *worker) run(j job) {
 		w.send(event{kind: evCommitted, seq: j.seq()})
 		return
 	}
+	if appliesEach(w.sh.tgt) && w.runEach(j, &t0) {
+		return
+	}
 	saved, err := w.body(j)
 	if err != nil {
 		w.failUnit(j, err)

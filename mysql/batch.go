@@ -32,6 +32,9 @@ type Batch struct {
 	nonTrans []string
 	mixed    bool // transactional tables too, beside nonTrans
 	keepGTID bool // it carries its single member's GTID
+	// checks has the server check the row counts (a member of a unit
+	// applied each transaction on its own, keepgtid.go).
+	checks rowChecks
 	// ins is the INSERT the last chunk ends with, which the next rows of
 	// its transaction join while they can (extendInsert).
 	ins openInsert
@@ -121,7 +124,10 @@ func (b *Batch) cur() *chunk {
 	return &b.chunks[len(b.chunks)-1]
 }
 
-func (b *Batch) stmt(q string, e rowExpect) { b.cur().stmt(q, e) }
+func (b *Batch) stmt(q string, e rowExpect) {
+	b.checks.flush(b)
+	b.cur().stmt(q, e)
+}
 
 // binlogChunk starts a chunk for tx's BINLOG statements.
 func (b *Batch) binlogChunk(tx *txn.Txn) {
@@ -138,6 +144,7 @@ func (b *Batch) closeChunk() {
 
 // add appends one statement written by write, with its expectation.
 func (b *Batch) add(e rowExpect, write func([]byte) ([]byte, error)) error {
+	b.checks.flush(b)
 	c := b.cur()
 	out, err := write(c.sql)
 	if err != nil {
@@ -145,6 +152,7 @@ func (b *Batch) add(e rowExpect, write func([]byte) ([]byte, error)) error {
 	}
 	c.sql = append(out, ';')
 	c.expect = append(c.expect, e)
+	b.checks.added(b, e)
 	return nil
 }
 
@@ -247,9 +255,14 @@ func boolInt(b bool) string {
 // then RenderPlan. With compaction the unit's net effect goes as a few
 // multi-row statements per table (package compact); if one of them
 // surprises the target, Send returns an error wrapping ErrCompacted and
-// the caller renders the unit again without compaction. A target opened
-// with KeepGTIDs gives the target transaction the (single) member's GTID.
+// the caller renders the unit again without compaction. A MariaDB target
+// opened with KeepGTIDs renders each member as its own target transaction
+// with its GTID (EachBatch, keepgtid.go); another gives the target
+// transaction the (single) member's GTID.
 func (t *Target) Render(ctx context.Context, txs []*txn.Txn, compaction bool) (apply.Batch, error) {
+	if t.eachTxn(txs) {
+		return t.renderEach(ctx, txs, nil)
+	}
 	return t.render(ctx, txs, nil, compaction, t.keepGTID)
 }
 
@@ -275,6 +288,9 @@ func (t *Target) Plan(ctx context.Context, txs []*txn.Txn, compaction bool) (com
 // each run of p, BINLOG statements for its verbatim members. An XA group
 // (alone in its unit) is planned again from its rows.
 func (t *Target) RenderPlan(ctx context.Context, txs []*txn.Txn, p compact.UnitPlan) (apply.Batch, error) {
+	if t.eachTxn(txs) {
+		return t.renderEach(ctx, txs, &p)
+	}
 	return t.render(ctx, txs, &p, p.Compaction, t.keepGTID)
 }
 

@@ -124,6 +124,9 @@ func (c *Conn) Close() {
 // chunk, and checks every row statement's affected-row count. The
 // transaction stays open for Commit or Rollback.
 func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
+	if e, ok := ab.(*EachBatch); ok && len(e.members) == 1 {
+		ab = e.members[0] // a caller that does not know ApplyEach (units of one)
+	}
 	b := ab.(*Batch)
 	c.marked, c.keepMarker = false, false
 	if len(b.nonTrans) > 0 {

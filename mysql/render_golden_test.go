@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +121,7 @@ func TestRenderGolden(t *testing.T) {
 			for _, tx := range c.unit {
 				head.WriteString(" " + tx.ID())
 			}
-			got := head.String() + "\n" + b.(*mysql.Batch).String()
+			got := head.String() + "\n" + b.(fmt.Stringer).String()
 			path := filepath.Join("testdata", "render", c.name+".sql")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

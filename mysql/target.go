@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ type Target struct {
 	log       *slog.Logger
 	resolve   apply.ResolveDDL // see ResolvePending
 	readOnly  bool             // see ReadOnly
+	slots     knownSlots       // position rows known to exist (keepgtid.go)
 
 	// Charsets maps the id of each collation the target knows to its
 	// character set's name (information_schema.COLLATIONS), read at Open.
@@ -263,6 +265,7 @@ func NoPositionTable(err error) bool {
 // ResetPositions deletes this channel's positions, and the prepared XA
 // transactions and the maybe-applied marker stored with them.
 func (t *Target) ResetPositions(ctx context.Context) error {
+	t.slots.reset()
 	for _, table := range []string{PositionSchema + ".position", xaTable, maybeAppliedTable} {
 		if _, err := t.DB.ExecContext(ctx, "DELETE FROM "+table+" WHERE channel = ?", t.Channel); err != nil && !NoPositionTable(err) {
 			return err
@@ -294,17 +297,23 @@ func (t *Target) createTable(ctx context.Context, q string) error {
 // transaction whose rows it covers, or after a DDL in the DDL's session:
 // source_ts is a DATETIME in UTC, which no session time zone shifts.
 func (t *Target) positionSQL(p position.Checkpoint) string {
+	return t.positionInsert(p, strconv.FormatUint(uint64(p.Pos), 10))
+}
+
+// positionInsert is positionSQL with pos, the value of column pos, as an
+// SQL expression.
+func (t *Target) positionInsert(p position.Checkpoint, pos string) string {
 	ts := "NULL"
 	if !p.SourceTS.IsZero() {
 		ts = QuoteString(p.SourceTS.UTC().Format("2006-01-02 15:04:05.000000"))
 	}
 	return fmt.Sprintf(`INSERT INTO %s.position (channel, slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, pending_state, applied,
 floor_gtid, floor_file, floor_pos)
-VALUES (%s, %s, %s, %s, %d, %s, %s, %s, %s, %d, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
 pos=VALUES(pos), last_gtid=VALUES(last_gtid), source_ts=VALUES(source_ts), pending_ddl=VALUES(pending_ddl), pending_state=VALUES(pending_state),
 applied=VALUES(applied), floor_gtid=VALUES(floor_gtid), floor_file=VALUES(floor_file), floor_pos=VALUES(floor_pos),
 updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
-		QuoteString(t.Channel), QuoteString(p.Slot), QuoteString(p.GTIDPos), QuoteString(p.File), p.Pos,
+		QuoteString(t.Channel), QuoteString(p.Slot), QuoteString(p.GTIDPos), QuoteString(p.File), pos,
 		QuoteString(p.LastGTID), ts, QuoteString(p.PendingDDL), QuoteString(p.PendingState), p.Applied,
 		QuoteString(p.Floor.GTIDPos), QuoteString(p.Floor.File), p.Floor.Pos)
 }
