@@ -2,10 +2,11 @@
 // losing a byte: the texts of the tokens of s, in order, are s.
 //
 // It knows the lexical rules the server applies before parsing:
-// identifiers in backquotes (“ doubled inside); strings in single or
-// double quotes, with doubled quotes and backslash escapes inside;
-// character set introducers (_utf8mb4'x', N'x'); comments (-- and # to the
-// end of the line, /* ... */); executable comments /*!NNNNN ... */ and
+// identifiers in backquotes (a backquote doubled inside stands for one);
+// strings in single or double quotes, with doubled quotes and backslash
+// escapes inside; character set introducers (_utf8mb4'x', N'x'); comments
+// (# to the end of the line, -- too when a blank or control byte follows
+// it, /* ... */); executable comments /*!NNNNN ... */ and
 // MariaDB's /*M!NNNNNN ... */, whose body is tokenized as code, as the
 // server runs it; numbers (12, 1.5, .5, 1e-3), hexadecimal and bit
 // literals (X'1F', 0x1F, B'101', 0b101); and everything else one byte a
