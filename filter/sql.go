@@ -1,17 +1,22 @@
 package filter
 
-import "strings"
+import (
+	"strings"
 
-// tokKind is the kind of an SQL token. Whitespace, comments and string
-// literals are not names, so the tokenizer skips them (strings still
-// produce a token, so that they separate names).
+	"github.com/prepl/prepl/internal/sqllex"
+)
+
+// tokKind is the kind of an SQL token. Whitespace, comments and the
+// delimiters of executable comments are not names, so they are dropped;
+// literals still produce a token, so that they separate names.
 type tokKind uint8
 
 const (
-	tWord   tokKind = iota + 1 // bare word: keyword or unquoted identifier
-	tQuoted                    // `quoted identifier`
-	tString                    // 'string' or "string"
-	tPunct                     // one character: . , ( ) = @ ; ...
+	tWord    tokKind = iota + 1 // bare word: keyword or unquoted identifier
+	tQuoted                     // `quoted identifier`
+	tString                     // 'string', "string", X'1F', B'101'
+	tPunct                      // one character: . , ( ) = @ ; ...
+	tLiteral                    // a number: 1.5, 1e3, 0x1F
 )
 
 type token struct {
@@ -36,96 +41,38 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-func wordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
-}
-
-// tokenize splits a MySQL statement into tokens. The contents of
-// executable comments (/*! ... */, /*M! ... */) are tokenized as code, as
-// the server runs them; other comments are skipped.
+// tokenize splits a MySQL statement into its code tokens. The contents of
+// executable comments (/*! ... */, /*M! ... */) are code, as the server
+// runs them; other comments are skipped.
 func tokenize(s string) []token {
 	var out []token
-	inExec := false
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			i++
-		case c == '#' || (c == '-' && strings.HasPrefix(s[i:], "-- ")) || (c == '-' && strings.HasPrefix(s[i:], "--\n")):
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-		case c == '*' && inExec && strings.HasPrefix(s[i:], "*/"):
-			inExec = false
-			i += 2
-		case c == '/' && strings.HasPrefix(s[i:], "/*"):
-			j := i + 2
-			if j < len(s) && s[j] == 'M' && strings.HasPrefix(s[j:], "M!") {
-				j++
-			}
-			if j < len(s) && s[j] == '!' && !inExec {
-				j++
-				for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-					j++
-				}
-				inExec = true
-				i = j
-				continue
-			}
-			end := strings.Index(s[i+2:], "*/")
-			if end < 0 {
-				return out
-			}
-			i += 2 + end + 2
-		case c == '`':
-			j, val := i+1, strings.Builder{}
-			for j < len(s) {
-				if s[j] == '`' {
-					if j+1 < len(s) && s[j+1] == '`' {
-						val.WriteByte('`')
-						j += 2
-						continue
-					}
-					break
-				}
-				val.WriteByte(s[j])
-				j++
-			}
-			out = append(out, token{kind: tQuoted, start: i, end: min(j+1, len(s)), val: val.String()})
-			i = min(j+1, len(s))
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(s) {
-				if s[j] == '\\' {
-					j += 2
-					continue
-				}
-				if s[j] == c {
-					if j+1 < len(s) && s[j+1] == c {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			end := min(j+1, len(s))
-			out = append(out, token{kind: tString, start: i, end: end, val: s[i:end]})
-			i = end
-		case wordByte(c):
-			j := i
-			for j < len(s) && wordByte(s[j]) {
-				j++
-			}
-			w := s[i:j]
-			out = append(out, token{kind: tWord, start: i, end: j, val: w, upper: strings.ToUpper(w)})
-			i = j
-		default:
-			out = append(out, token{kind: tPunct, start: i, end: i + 1, val: s[i : i+1]})
-			i++
+	l := sqllex.New(s)
+	for {
+		t, ok := l.Next()
+		if !ok {
+			return out
 		}
+		tk := token{start: t.Start, end: t.End, val: t.Text}
+		switch t.Kind {
+		case sqllex.Word, sqllex.Introducer:
+			tk.kind, tk.upper = tWord, strings.ToUpper(t.Text)
+		case sqllex.Number:
+			if allDigits(t.Text) { // an integer may name a column after "t."
+				tk.kind, tk.upper = tWord, t.Text
+			} else {
+				tk.kind = tLiteral
+			}
+		case sqllex.Ident:
+			tk.kind, tk.val = tQuoted, sqllex.Unquote(t.Text)
+		case sqllex.String, sqllex.Hex, sqllex.Bit:
+			tk.kind = tString
+		case sqllex.Punct:
+			tk.kind = tPunct
+		default:
+			continue
+		}
+		out = append(out, tk)
 	}
-	return out
 }
 
 // name is a possibly schema-qualified object name in a statement.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prepl/prepl/txn"
+	"github.com/prepl/prepl/internal/sqllex"
 )
 
 // A replica's SQL thread creates the events it replicates as
@@ -120,41 +120,20 @@ func qualifiedAt(toks []string, i int) (schema, name string, next int) {
 
 // sqlTokens splits a statement into words, quoted strings and identifiers
 // (with their quotes) and single punctuation characters, dropping white
-// space and comments.
+// space and comments. An executable comment (/*!50106 ... */) is dropped
+// whole, body included, as scopeOf expects (TestScopeOf).
 func sqlTokens(s string) []string {
 	var out []string
-	for {
-		s = txn.SkipSpaceAndComments(s)
-		if s == "" {
-			return out
+	inExec := false
+	for _, t := range sqllex.Tokens(s) {
+		switch {
+		case t.Kind == sqllex.ExecOpen || t.Kind == sqllex.ExecClose:
+			inExec = t.Kind == sqllex.ExecOpen
+		case t.Code() && !inExec:
+			out = append(out, t.Text)
 		}
-		j := 1
-		switch c := s[0]; {
-		case c == '`' || c == '\'' || c == '"':
-			for j < len(s) {
-				if s[j] == '\\' && c != '`' {
-					j += 2
-					continue
-				}
-				if s[j] == c {
-					if j+1 < len(s) && s[j+1] == c {
-						j += 2
-						continue
-					}
-					j++
-					break
-				}
-				j++
-			}
-		case isIdentByte(c):
-			for j < len(s) && isIdentByte(s[j]) {
-				j++
-			}
-		}
-		j = min(j, len(s))
-		out = append(out, s[:j])
-		s = s[j:]
 	}
+	return out
 }
 
 func isIdentByte(c byte) bool {

@@ -3,6 +3,8 @@ package postgres
 import (
 	"fmt"
 	"strings"
+
+	"github.com/prepl/prepl/internal/sqllex"
 )
 
 // A small MySQL/MariaDB lexer for the DDL this package translates. The
@@ -36,95 +38,54 @@ func (t token) punct(p string) bool {
 	return t.kind == tPunct && t.text == p
 }
 
+// lex splits a statement into the tokens the parser reads, from the
+// shared MySQL lexer: a trailing ";" is dropped, and a string, identifier
+// or comment left open is an error.
 func lex(s string) ([]token, error) {
 	var out []token
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '#' || (c == '-' && strings.HasPrefix(s[i:], "-- ")):
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-		case strings.HasPrefix(s[i:], "/*!") || strings.HasPrefix(s[i:], "/*M!"):
-			// An executable comment: its body is part of the statement.
-			i += 3
-			if s[i-1] == 'M' || (i < len(s) && s[i] == '!') {
-				i++
-			}
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
-		case strings.HasPrefix(s[i:], "*/"):
-			i += 2
-		case strings.HasPrefix(s[i:], "/*"):
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
+	l := sqllex.New(s)
+	for {
+		t, ok := l.Next()
+		if !ok {
+			break
+		}
+		if t.Unterminated {
+			switch t.Kind {
+			case sqllex.Comment:
 				return nil, fmt.Errorf("unterminated comment")
-			}
-			i += j + 4
-		case c == '`':
-			var b strings.Builder
-			j := i + 1
-			for ; j < len(s); j++ {
-				if s[j] == '`' {
-					if j+1 < len(s) && s[j+1] == '`' {
-						b.WriteByte('`')
-						j++
-						continue
-					}
-					break
-				}
-				b.WriteByte(s[j])
-			}
-			if j >= len(s) {
+			case sqllex.Ident:
 				return nil, fmt.Errorf("unterminated identifier")
-			}
-			out = append(out, token{kind: tWord, text: b.String(), quoted: true, start: i, end: j + 1})
-			i = j + 1
-		case c == '\'' || c == '"':
-			var b strings.Builder
-			j := i + 1
-			for ; j < len(s); j++ {
-				if s[j] == '\\' && j+1 < len(s) {
-					b.WriteString(unquoteSQL(s[j : j+2]))
-					j++
-					continue
-				}
-				if s[j] == c {
-					if j+1 < len(s) && s[j+1] == c {
-						b.WriteByte(c)
-						j++
-						continue
-					}
-					break
-				}
-				b.WriteByte(s[j])
-			}
-			if j >= len(s) {
+			default:
 				return nil, fmt.Errorf("unterminated string")
 			}
-			out = append(out, token{kind: tString, text: b.String(), start: i, end: j + 1})
-			i = j + 1
-		case c >= '0' && c <= '9' || (c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9'):
-			j := i
-			for j < len(s) && (isWordByte(s[j]) || s[j] == '.' || ((s[j] == '-' || s[j] == '+') && (s[j-1] == 'e' || s[j-1] == 'E'))) {
-				j++
-			}
-			out = append(out, token{kind: tNumber, text: s[i:j], start: i, end: j})
-			i = j
-		case isWordByte(c) || c >= 0x80:
-			j := i
-			for j < len(s) && (isWordByte(s[j]) || s[j] >= 0x80) {
-				j++
-			}
-			out = append(out, token{kind: tWord, text: s[i:j], start: i, end: j})
-			i = j
-		default:
-			out = append(out, token{kind: tPunct, text: string(c), start: i, end: i + 1})
-			i++
 		}
+		tk := token{text: t.Text, start: t.Start, end: t.End}
+		switch t.Kind {
+		case sqllex.Word, sqllex.Introducer:
+			tk.kind = tWord
+			if c := t.Text[0]; c >= '0' && c <= '9' {
+				tk.kind = tNumber // 1abc, 12e: read as a number, as before
+			}
+		case sqllex.Ident:
+			tk.kind, tk.text, tk.quoted = tWord, sqllex.Unquote(t.Text), true
+		case sqllex.String:
+			tk.kind, tk.text = tString, stringValue(t.Text)
+		case sqllex.Number:
+			tk.kind = tNumber
+		case sqllex.Hex, sqllex.Bit:
+			if t.Text[0] == '0' { // 0x1F
+				tk.kind = tNumber
+				break
+			}
+			// X'1F': the word X and the string '1F'.
+			out = append(out, token{kind: tWord, text: t.Text[:1], start: t.Start, end: t.Start + 1})
+			tk.kind, tk.text, tk.start = tString, stringValue(t.Text[1:]), t.Start+1
+		case sqllex.Punct:
+			tk.kind = tPunct
+		default: // space, comments, the delimiters of executable comments
+			continue
+		}
+		out = append(out, tk)
 	}
 	for len(out) > 0 && out[len(out)-1].punct(";") {
 		out = out[:len(out)-1]
@@ -132,8 +93,24 @@ func lex(s string) ([]token, error) {
 	return out, nil
 }
 
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$'
+// stringValue is the value of a closed string token, its escapes read by
+// unquoteSQL.
+func stringValue(text string) string {
+	var b strings.Builder
+	q := text[0]
+	for j := 1; j < len(text)-1; j++ {
+		switch {
+		case text[j] == '\\':
+			b.WriteString(unquoteSQL(text[j : j+2]))
+			j++
+		case text[j] == q: // doubled
+			b.WriteByte(q)
+			j++
+		default:
+			b.WriteByte(text[j])
+		}
+	}
+	return b.String()
 }
 
 // parser walks the tokens of one statement.

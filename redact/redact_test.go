@@ -21,6 +21,11 @@ func TestSQL(t *testing.T) {
 		{"CREATE USER x IDENTIFIED VIA ed25519 USING PASSWORD('EdPw4')", "CREATE USER x IDENTIFIED VIA ed25519 USING PASSWORD('***')"},
 		{"CREATE USER x IDENTIFIED VIA mysql_native_password USING '*hash' OR unix_socket", "CREATE USER x IDENTIFIED VIA mysql_native_password USING '***' OR unix_socket"},
 		{"CREATE USER x IDENTIFIED WITH caching_sha2_password AS '$A$005$salt'", "CREATE USER x IDENTIFIED WITH caching_sha2_password AS '***'"},
+		// A comment between the keyword and the secret is not a token of
+		// the statement; MariaDB runs the body of /*M! ... */.
+		{"CREATE USER x IDENTIFIED BY -- the password\n 'CommentPw5'", "CREATE USER x IDENTIFIED BY -- the password\n '***'"},
+		{"CREATE USER x IDENTIFIED BY # it's\n'HashPw6'", "CREATE USER x IDENTIFIED BY # it's\n'***'"},
+		{"CREATE USER x /*M!100000 IDENTIFIED BY 'ExecPw7' */", "CREATE USER x /*M!100000 IDENTIFIED BY '***' */"},
 		{"CREATE USER x IDENTIFIED WITH mysql_native_password BY 'Pw5'", "CREATE USER x IDENTIFIED WITH mysql_native_password BY '***'"},
 		{"CREATE USER x IDENTIFIED BY _utf8mb4'IntroPw6'", "CREATE USER x IDENTIFIED BY _utf8mb4'***'"},
 		{"CHANGE MASTER TO MASTER_HOST='h', MASTER_PASSWORD = 'MPw7'", "CHANGE MASTER TO MASTER_HOST='h', MASTER_PASSWORD = '***'"},

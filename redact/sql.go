@@ -2,7 +2,8 @@ package redact
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/prepl/prepl/internal/sqllex"
 )
 
 // SQL masks the secrets of account statements in stmt, for a log line:
@@ -23,69 +24,64 @@ func SQL(stmt string) string {
 	var b strings.Builder
 	b.Grow(len(stmt))
 	prev := "" // the last keyword or operator seen, upper case
-	for i := 0; i < len(stmt); {
-		c := stmt[i]
-		switch {
-		case c == '\'' || c == '"':
-			end := literalEnd(stmt, i)
+	for l := sqllex.New(stmt); ; {
+		t, ok := l.Next()
+		if !ok {
+			break
+		}
+		switch t.Kind {
+		case sqllex.String, sqllex.Hex, sqllex.Bit:
+			if t.Kind != sqllex.String && t.Text[1] != '\'' { // 0x1F, 0b1: as a word, not masked
+				prev = strings.ToUpper(t.Text)
+				b.WriteString(t.Text)
+				break
+			}
 			if secretFollows(prev) {
-				b.WriteByte(c)
+				q := t.Text[0]
+				if t.Kind != sqllex.String { // X'..', B'..': the X stays
+					b.WriteString(t.Text[:1])
+					q = t.Text[1]
+				}
+				b.WriteByte(q)
 				b.WriteString(Mask)
-				b.WriteByte(c)
+				b.WriteByte(q)
 			} else {
-				b.WriteString(stmt[i:end])
+				b.WriteString(t.Text)
 			}
 			prev = "'"
-			i = end
-		case c == '`':
-			end := strings.IndexByte(stmt[i+1:], '`')
-			if end < 0 {
-				end = len(stmt)
-			} else {
-				end += i + 2
-			}
-			b.WriteString(stmt[i:end])
+		case sqllex.Ident:
+			b.WriteString(t.Text)
 			prev = "`"
-			i = end
-		case c == '/' && strings.HasPrefix(stmt[i:], "/*") && !strings.HasPrefix(stmt[i:], "/*!"):
-			end := strings.Index(stmt[i+2:], "*/")
-			if end < 0 {
-				end = len(stmt)
-			} else {
-				end += i + 4
+		case sqllex.Space, sqllex.Comment:
+			b.WriteString(t.Text)
+		case sqllex.Word, sqllex.Number, sqllex.Introducer:
+			// A character set introducer or N/X/B prefix (_utf8mb4'x',
+			// X"1F") belongs to the literal that follows.
+			w := strings.ToUpper(t.Text)
+			q := byte(0)
+			if t.End < len(stmt) {
+				q = stmt[t.End]
 			}
-			b.WriteString(stmt[i:end])
-			i = end
-		case isWord(c):
-			j := i
-			for j < len(stmt) && isWord(stmt[j]) {
-				j++
-			}
-			w := strings.ToUpper(stmt[i:j])
-			// A character set introducer or N/X/B prefix (_utf8mb4'x')
-			// belongs to the literal that follows.
-			introducer := j < len(stmt) && (stmt[j] == '\'' || stmt[j] == '"') && (w[0] == '_' || w == "N" || w == "X" || w == "B")
-			if !introducer {
+			if !((q == '\'' || q == '"') && (w[0] == '_' || w == "N" || w == "X" || w == "B")) {
 				prev = w
 			}
-			b.WriteString(stmt[i:j])
-			i = j
-		case c == '(' || unicode.IsSpace(rune(c)):
-			// PASSWORD ( 'x' ): the parenthesis keeps PASSWORD as prev.
-			b.WriteByte(c)
-			i++
-		case c == '=':
-			if prev == "PASSWORD" || prev == "MASTER_PASSWORD" || setPassword {
-				prev = "PASSWORD="
-			} else if prev != "PASSWORD=" {
-				prev = "="
+			b.WriteString(t.Text)
+		case sqllex.Punct:
+			switch c := t.Text[0]; c {
+			case '(': // PASSWORD ( 'x' ): the parenthesis keeps PASSWORD as prev.
+			case '=':
+				if prev == "PASSWORD" || prev == "MASTER_PASSWORD" || setPassword {
+					prev = "PASSWORD="
+				} else if prev != "PASSWORD=" {
+					prev = "="
+				}
+			default:
+				prev = t.Text
 			}
-			b.WriteByte(c)
-			i++
-		default:
-			prev = string(c)
-			b.WriteByte(c)
-			i++
+			b.WriteString(t.Text)
+		default: // the delimiters of an executable comment
+			prev = t.Text
+			b.WriteString(t.Text)
 		}
 	}
 	return String(b.String())
@@ -98,28 +94,4 @@ func secretFollows(prev string) bool {
 		return true
 	}
 	return false
-}
-
-func isWord(c byte) bool {
-	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-// literalEnd is the index just past the string literal starting at i
-// (quote doubled or backslash-escaped inside); the end of s when it is
-// not closed, so an unterminated literal is masked whole.
-func literalEnd(s string, i int) int {
-	q := s[i]
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case q:
-			if j+1 < len(s) && s[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(s)
 }
