@@ -58,7 +58,7 @@ test-rest:
 FUZZTIME ?= 1m
 FUZZ_TARGETS := binlog:FuzzReadFile binlog:FuzzReadFileFixedCRC binlog:FuzzDecodeValue \
 	binlog:FuzzDecodeRowsFast binlog:FuzzDecodeEvents \
-	filter:FuzzDDL mysql:FuzzParseURL cmd/prepl:FuzzConfig
+	filter:FuzzDDL internal/sqllex:FuzzTokens mysql:FuzzParseURL cmd/prepl:FuzzConfig
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn (./$$pkg) for $(FUZZTIME)"; \
