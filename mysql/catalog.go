@@ -239,6 +239,12 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		c.Generated = strings.Contains(x, "VIRTUAL") || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
 		virtual = virtual || strings.Contains(x, "VIRTUAL")
 		d.ComputedOnWrite = d.ComputedOnWrite || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
+		// A FLOAT or DOUBLE AUTO_INCREMENT column: writing a row converts
+		// its value to a BIGINT for the table's counter, which a strict
+		// session refuses beyond BIGINT's range (error 1916) where the
+		// source's counter made the value and MariaDB's replica (not
+		// strict) stores it with a warning; the row's value is kept.
+		d.ComputedOnWrite = d.ComputedOnWrite || strings.Contains(x, "AUTO_INCREMENT") && (c.DataType == "float" || c.DataType == "double")
 		c.OnUpdate = strings.Contains(x, "ON UPDATE")
 		byName[strings.ToLower(c.Name)] = len(d.Columns)
 		d.Columns = append(d.Columns, c)
