@@ -239,6 +239,12 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		c.Generated = strings.Contains(x, "VIRTUAL") || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
 		virtual = virtual || strings.Contains(x, "VIRTUAL")
 		d.ComputedOnWrite = d.ComputedOnWrite || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")
+		// A FLOAT or DOUBLE AUTO_INCREMENT column: writing a row converts
+		// its value to a BIGINT for the table's counter, which a strict
+		// session refuses beyond BIGINT's range (error 1916) where the
+		// source's counter made the value and MariaDB's replica (not
+		// strict) stores it with a warning; the row's value is kept.
+		d.ComputedOnWrite = d.ComputedOnWrite || strings.Contains(x, "AUTO_INCREMENT") && (c.DataType == "float" || c.DataType == "double")
 		c.OnUpdate = strings.Contains(x, "ON UPDATE")
 		byName[strings.ToLower(c.Name)] = len(d.Columns)
 		d.Columns = append(d.Columns, c)
@@ -311,26 +317,40 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 // loadForeignKeys reads d's foreign keys with their actions, and the
 // foreign keys of other tables that reference d: Referenced, and Cascades
 // for those with a cascading action.
+//
+// KEY_COLUMN_USAGE and REFERENTIAL_CONSTRAINTS are read apart and joined
+// here: MariaDB opens a table of information_schema's only for the schema
+// and table names its WHERE clause admits, but not in a JOIN of two such
+// tables, where it opened every table of the server for each load (115 on
+// an empty one), and the catalog loads tables again after every DDL.
 func loadForeignKeys(ctx context.Context, db *sql.DB, d *txn.TableDef, byName map[string]int) error {
 	schema, name := d.Schema, d.Name
-	rows, err := db.QueryContext(ctx, `SELECT k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_SCHEMA,
-		k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, r.DELETE_RULE, r.UPDATE_RULE
-		FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r
-		ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME
-		WHERE k.TABLE_SCHEMA = ? AND k.TABLE_NAME = ? AND k.REFERENCED_TABLE_NAME IS NOT NULL
-		ORDER BY k.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, name)
+	rules, err := loadFKRules(ctx, db, `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, DELETE_RULE, UPDATE_RULE
+		FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?`, schema, name)
+	if err != nil {
+		return fmt.Errorf("load foreign keys of %s.%s: %w", schema, name, err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA,
+		REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
+		FROM information_schema.KEY_COLUMN_USAGE
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND REFERENCED_TABLE_NAME IS NOT NULL
+		ORDER BY CONSTRAINT_NAME, ORDINAL_POSITION`, schema, name)
 	if err != nil {
 		return fmt.Errorf("load foreign keys of %s.%s: %w", schema, name, err)
 	}
 	for rows.Next() {
-		var cn, col, rs, rt, rc, del, upd string
-		if err := rows.Scan(&cn, &col, &rs, &rt, &rc, &del, &upd); err != nil {
+		var cn, col, rs, rt, rc string
+		if err := rows.Scan(&cn, &col, &rs, &rt, &rc); err != nil {
 			rows.Close()
 			return err
 		}
+		r, ok := rules[fkKey{schema, name, cn}]
+		if !ok {
+			continue // not a foreign key's (the inner join's rows)
+		}
 		n := len(d.ForeignKeys)
 		if n == 0 || d.ForeignKeys[n-1].Name != cn {
-			d.ForeignKeys = append(d.ForeignKeys, txn.ForeignKeyDef{Name: cn, RefSchema: rs, RefTable: rt, OnDelete: del, OnUpdate: upd})
+			d.ForeignKeys = append(d.ForeignKeys, txn.ForeignKeyDef{Name: cn, RefSchema: rs, RefTable: rt, OnDelete: r.del, OnUpdate: r.upd})
 			n++
 		}
 		fk := &d.ForeignKeys[n-1]
@@ -345,23 +365,34 @@ func loadForeignKeys(ctx context.Context, db *sql.DB, d *txn.TableDef, byName ma
 	// The children's schemas are the user's: without that filter the
 	// server opens every table of every schema, the system ones included
 	// (40-80 ms on a fresh server, before the first unit can start).
-	rows, err = db.QueryContext(ctx, `SELECT k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.REFERENCED_COLUMN_NAME,
-		r.DELETE_RULE, r.UPDATE_RULE
-		FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r
-		ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME
-		WHERE k.REFERENCED_TABLE_SCHEMA = ? AND k.REFERENCED_TABLE_NAME = ? AND k.TABLE_SCHEMA `+userSchemas+`
-		ORDER BY k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, name)
+	rules, err = loadFKRules(ctx, db, `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, DELETE_RULE, UPDATE_RULE
+		FROM information_schema.REFERENTIAL_CONSTRAINTS
+		WHERE UNIQUE_CONSTRAINT_SCHEMA = ? AND REFERENCED_TABLE_NAME = ? AND CONSTRAINT_SCHEMA `+userSchemas, schema, name)
+	if err != nil {
+		return fmt.Errorf("load the foreign keys that reference %s.%s: %w", schema, name, err)
+	}
+	if len(rules) == 0 {
+		return nil
+	}
+	rows, err = db.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, REFERENCED_COLUMN_NAME
+		FROM information_schema.KEY_COLUMN_USAGE
+		WHERE REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME = ? AND TABLE_SCHEMA `+userSchemas+`
+		ORDER BY TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION`, schema, name)
 	if err != nil {
 		return fmt.Errorf("load the foreign keys that reference %s.%s: %w", schema, name, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var cs, ct, cn, rc, del, upd string
-		if err := rows.Scan(&cs, &ct, &cn, &rc, &del, &upd); err != nil {
+		var cs, ct, cn, rc string
+		if err := rows.Scan(&cs, &ct, &cn, &rc); err != nil {
 			return err
 		}
+		r, ok := rules[fkKey{cs, ct, cn}]
+		if !ok {
+			continue
+		}
 		d.Referenced = true
-		onDel, onUpd := txn.CascadingAction(del), txn.CascadingAction(upd)
+		onDel, onUpd := txn.CascadingAction(r.del), txn.CascadingAction(r.upd)
 		if !onDel && !onUpd {
 			continue
 		}
@@ -379,4 +410,30 @@ func loadForeignKeys(ctx context.Context, db *sql.DB, d *txn.TableDef, byName ma
 		c.Columns = append(c.Columns, i)
 	}
 	return rows.Err()
+}
+
+// fkKey names a foreign key: its table's schema and name, and its own.
+type fkKey struct{ schema, table, name string }
+
+// fkRules are a foreign key's ON DELETE and ON UPDATE rules.
+type fkRules struct{ del, upd string }
+
+// loadFKRules reads rows of REFERENTIAL_CONSTRAINTS (schema, table,
+// constraint name, delete rule, update rule) by foreign key.
+func loadFKRules(ctx context.Context, db *sql.DB, q string, args ...any) (map[fkKey]fkRules, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[fkKey]fkRules{}
+	for rows.Next() {
+		var k fkKey
+		var r fkRules
+		if err := rows.Scan(&k.schema, &k.table, &k.name, &r.del, &r.upd); err != nil {
+			return nil, err
+		}
+		out[k] = r
+	}
+	return out, rows.Err()
 }

@@ -38,7 +38,8 @@ type TableDef struct {
 	SystemVersioned bool
 	// ComputedOnWrite: the server computes a generated column on every
 	// INSERT or UPDATE of a row (a stored one, or a virtual one in an
-	// index), which a strict session may refuse where the source only
+	// index), or the AUTO_INCREMENT counter from a FLOAT or DOUBLE
+	// column, which a strict session may refuse where the source only
 	// warned.
 	ComputedOnWrite bool
 	// HashKeys counts MariaDB's long unique keys (UNIQUE ... USING HASH,

@@ -1,0 +1,18 @@
+-- A DOUBLE AUTO_INCREMENT column whose counter is beyond BIGINT (MariaDB's
+-- innodb.innodb-autoinc): the row carries 1e19, which the target must store
+-- in strict mode as the replica does. FLOAT AUTO_INCREMENT and DOUBLE/FLOAT
+-- edge values (-0, subnormals, the largest finite) must come bit for bit.
+CREATE DATABASE d;
+USE d;
+SET sql_mode=STRICT_ALL_TABLES;
+CREATE TABLE t1 (c1 DOUBLE NOT NULL PRIMARY KEY AUTO_INCREMENT) ENGINE=InnoDB AUTO_INCREMENT=10000000000000000000;
+INSERT INTO t1 VALUES ();
+CREATE TABLE t2 (c1 FLOAT NOT NULL PRIMARY KEY AUTO_INCREMENT, v DOUBLE) ENGINE=InnoDB;
+INSERT INTO t2 VALUES (1e15, -0e0), (0.5, 1e-310), (2.5, 0.1), (3, 1e19);
+INSERT INTO t2 (v) VALUES (18446744073709551616);
+CREATE TABLE t3 (id INT PRIMARY KEY, d DOUBLE, f FLOAT) ENGINE=InnoDB;
+INSERT INTO t3 VALUES (1, -0e0, -0e0), (2, 4.9e-324, 1.4e-45), (3, 1.7976931348623157e308, 3.4028234e38), (4, 1e19, 1e19), (5, -1e308, -1e-40);
+UPDATE t3 SET id = id + 10;
+DELETE FROM t3 WHERE id = 12;
+UPDATE t2 SET v = v * 2 WHERE c1 = 2.5;
+DELETE FROM t2 WHERE c1 = 0.5;
