@@ -36,6 +36,7 @@ type Target struct {
 	log       *slog.Logger
 	resolve   apply.ResolveDDL // see ResolvePending
 	readOnly  bool             // see ReadOnly
+	sends     sendTracker      // round trips in flight, for Kill
 
 	// Charsets maps the id of each collation the target knows to its
 	// character set's name (information_schema.COLLATIONS), read at Open.
