@@ -161,6 +161,7 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 	}
 	q := string(ch.sql[:len(ch.sql)-1])
 	var affected []int64
+	end := c.t.sends.start(c.id) // a Kill watches it (engine.go)
 	err := c.c.Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
 		if err != nil {
@@ -172,6 +173,7 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 		affected = res.(gomysql.Result).AllRowsAffected()
 		return nil
 	})
+	end()
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ type Target struct {
 	resolve   apply.ResolveDDL // see ResolvePending
 	readOnly  bool             // see ReadOnly
 	slots     knownSlots       // position rows known to exist (keepgtid.go)
+	sends     sendTracker      // round trips in flight, for Kill
 
 	// Charsets maps the id of each collation the target knows to its
 	// character set's name (information_schema.COLLATIONS), read at Open.
