@@ -105,31 +105,12 @@ func (w *worker) runEach(j job, t0 *time.Time) bool {
 	if !ok {
 		return false
 	}
+	// Its members commit as they go: it waits for its turn first.
 	if !j.commitNow {
-		// Its members commit as they go: it waits for its turn first.
-		w.setState("waiting-commit", j.txID())
-		waitStart := time.Now()
-		w.send(event{kind: evPrepared, seq: j.seq()})
-	wait:
-		for {
-			select {
-			case m := <-w.ctl:
-				if m.seq != j.seq() {
-					continue // stale: meant for an earlier unit
-				}
-				if m.abort {
-					w.fail(j, errYield)
-					return true
-				}
-				j.pos, j.commitNow = m.pos, true
-				*t0 = t0.Add(time.Since(waitStart)) // waiting for the turn is not busy time
-				break wait
-			case <-w.ctx.Done():
-				return true
-			case <-w.quit:
-				return true
-			}
+		if !w.waitTurn(&j, t0) {
+			return true
 		}
+		j.commitNow = true
 	}
 	w.setState("committing", j.txID())
 	ps, err := eachPositions(j)

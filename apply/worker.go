@@ -163,30 +163,8 @@ func (w *worker) run(j job) {
 		w.failUnit(j, err)
 		return
 	}
-	if !j.commitNow {
-		w.setState("waiting-commit", j.txID())
-		waitStart := time.Now()
-		w.send(event{kind: evPrepared, seq: j.seq()})
-	wait:
-		for {
-			select {
-			case m := <-w.ctl:
-				if m.seq != j.seq() {
-					continue // stale: meant for an earlier unit
-				}
-				if m.abort {
-					w.fail(j, errYield)
-					return
-				}
-				j.pos = m.pos
-				t0 = t0.Add(time.Since(waitStart)) // waiting for the turn is not busy time
-				break wait
-			case <-w.ctx.Done():
-				return
-			case <-w.quit:
-				return
-			}
-		}
+	if !j.commitNow && !w.waitTurn(&j, &t0) {
+		return
 	}
 	w.setState("committing", j.txID())
 	if err := w.conn.Commit(w.ctx, j.pos); err != nil {
@@ -208,6 +186,36 @@ func (w *worker) run(j job) {
 	}
 	w.sh.counters.compacted.Add(uint64(saved))
 	w.send(event{kind: evCommitted, seq: j.seq()})
+}
+
+// waitTurn reports j prepared and waits for its turn to commit, setting
+// j.pos (j.commitNow stays as it was: the unit started ahead of its turn,
+// which is what a failure's Speculative says); the wait is taken out of the busy time that
+// starts at *t0. It reports false when the unit must not commit: told to
+// yield (the unit failed with errYield), or the run stopping.
+func (w *worker) waitTurn(j *job, t0 *time.Time) bool {
+	w.setState("waiting-commit", j.txID())
+	waitStart := time.Now()
+	w.send(event{kind: evPrepared, seq: j.seq()})
+	for {
+		select {
+		case m := <-w.ctl:
+			if m.seq != j.seq() {
+				continue // stale: meant for an earlier unit
+			}
+			if m.abort {
+				w.fail(*j, errYield)
+				return false
+			}
+			j.pos = m.pos
+			*t0 = t0.Add(time.Since(waitStart)) // waiting for the turn is not busy time
+			return true
+		case <-w.ctx.Done():
+			return false
+		case <-w.quit:
+			return false
+		}
+	}
 }
 
 // body applies the unit's rows inside a new target transaction and sends
