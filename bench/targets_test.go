@@ -66,6 +66,33 @@ func TestCheckTargets(t *testing.T) {
 	}
 }
 
+// TestCheckTargetsKeepGTID: a run of MariaDB and prepl --keep-gtid only
+// has one target, --keep-gtid at most 2× MariaDB's best in C, and no
+// line for the commit-unit systems it did not run.
+func TestCheckTargetsKeepGTID(t *testing.T) {
+	sum := map[Cell]Summary{}
+	add := func(c string, s System, mode string, threads int, median float64) {
+		sum[Cell{"update-index", c, s, mode, threads}] = Summary{Median: median, Min: median, Max: median, Runs: 1, Txns: 1000}
+	}
+	for _, c := range []string{"A", "C"} {
+		add(c, MariaDB, SerialMode, 0, 2)
+		add(c, MariaDB, "conservative", 16, 1)
+		add(c, PreplKeepGTID, SerialMode, 0, 5)
+		add(c, PreplKeepGTID, "writeset", 16, 1.5)
+	}
+	cfgA, _ := ParseConfig("A")
+	cfgC, _ := ParseConfig("C")
+	got := checkTargets(sum, []Workload{{Name: "update-index"}}, []ReplicaConfig{cfgA, cfgC})
+	if len(got) != 1 {
+		t.Fatalf("got %d checks, want the keep-gtid one in C: %+v", len(got), got)
+	}
+	g := got[0]
+	if g.Config != "C" || g.Limit != KeepGTIDRatio || g.Prepl.Cell.System != PreplKeepGTID || g.Prepl.Seconds != 1.5 ||
+		g.Ratio() != 1.5 || g.Verdict() != "met" {
+		t.Errorf("keep-gtid check = %+v ratio %.2f %q; want C, keep-gtid writeset 16 at 1.5 s against 1 s, met", g, g.Ratio(), g.Verdict())
+	}
+}
+
 // TestCheckWorkers: each prepl cell with workers is judged against the
 // best of the same system with fewer workers (its own mode, or serial);
 // MariaDB, failed cells and cells with nothing fewer are left out. A miss
