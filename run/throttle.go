@@ -273,11 +273,16 @@ func (g *gateRun) replicaLag(ctx context.Context, maxLag time.Duration) string {
 	return strings.Join(out, "; ")
 }
 
-// secondsBehind reads Seconds_Behind_Master of SHOW SLAVE STATUS.
+// secondsBehind reads the replica's lag: Seconds_Behind_Master of SHOW
+// SLAVE STATUS, or, where the server has only SHOW REPLICA STATUS (MySQL
+// 8.4), its Seconds_Behind_Source.
 func secondsBehind(ctx context.Context, db *sql.DB) (time.Duration, error) {
 	rows, err := db.QueryContext(ctx, "SHOW SLAVE STATUS")
 	if err != nil {
-		return 0, err
+		var err2 error
+		if rows, err2 = db.QueryContext(ctx, "SHOW REPLICA STATUS"); err2 != nil {
+			return 0, fmt.Errorf("SHOW SLAVE STATUS: %w; SHOW REPLICA STATUS: %v", err, err2)
+		}
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
@@ -295,16 +300,22 @@ func secondsBehind(ctx context.Context, db *sql.DB) (time.Duration, error) {
 	if err := rows.Scan(ptrs...); err != nil {
 		return 0, err
 	}
+	return lagOf(cols, vals)
+}
+
+// lagOf finds the lag in a row of SHOW SLAVE STATUS (Seconds_Behind_Master)
+// or SHOW REPLICA STATUS (MySQL 8.0.22+: Seconds_Behind_Source).
+func lagOf(cols []string, vals []sql.NullString) (time.Duration, error) {
 	for i, c := range cols {
-		if c == "Seconds_Behind_Master" {
+		if c == "Seconds_Behind_Master" || c == "Seconds_Behind_Source" {
 			if !vals[i].Valid {
-				return 0, errors.New("replication is not running (Seconds_Behind_Master is NULL)")
+				return 0, fmt.Errorf("replication is not running (%s is NULL)", c)
 			}
 			n, err := strconv.ParseInt(vals[i].String, 10, 64)
 			return time.Duration(n) * time.Second, err
 		}
 	}
-	return 0, errors.New("SHOW SLAVE STATUS has no Seconds_Behind_Master")
+	return 0, errors.New("the replica's status has neither Seconds_Behind_Master nor Seconds_Behind_Source")
 }
 
 // handlers adds POST /pause and /resume to h (the metrics address, so

@@ -276,7 +276,11 @@ func openSnapshots(ctx context.Context, src *sql.DB, n int) ([]*sql.Conn, Positi
 	p.GTIDPos = strings.ReplaceAll(p.GTIDPos, "\n", "")
 	rows, err := lock.QueryContext(ctx, "SHOW MASTER STATUS")
 	if err != nil {
-		return fail(fmt.Errorf("read the source's binlog position: %w", err))
+		// MySQL 8.4 removed it for SHOW BINARY LOG STATUS (the same columns).
+		var err2 error
+		if rows, err2 = lock.QueryContext(ctx, "SHOW BINARY LOG STATUS"); err2 != nil {
+			return fail(fmt.Errorf("read the source's binlog position: SHOW MASTER STATUS: %w; SHOW BINARY LOG STATUS: %v", err, err2))
+		}
 	}
 	cols, _ := rows.Columns()
 	vals := make([]sql.RawBytes, len(cols))
