@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/internal/readahead"
@@ -88,6 +89,13 @@ func (r *Reader) Next(ctx context.Context) (*txn.Txn, error) { return r.rd.Next(
 // ReadAhead is the reader's read-ahead, for a consumer that takes its
 // batches instead of calling Next (the apply engine).
 func (r *Reader) ReadAhead() *readahead.Reader { return r.rd }
+
+// AtHand is false: the engine takes the read-ahead's batches as they
+// come (apply.Source).
+func (r *Reader) AtHand() bool { return false }
+
+// Silence is 0: files are never late (apply.Source).
+func (r *Reader) Silence() time.Duration { return 0 }
 
 // Close stops the decoding goroutine and waits for it.
 func (r *Reader) Close() error {

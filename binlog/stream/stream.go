@@ -19,6 +19,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -425,6 +426,10 @@ func (s *Reader) Position() txn.Position { return s.pos }
 // events outside transactions and heartbeats: with Position, it gives
 // the reader's lag in bytes within a file.
 func (s *Reader) SourcePosition() txn.Position { return s.dec.Position() }
+
+// ReadAhead is nil: the stream is read on the caller's goroutine, and
+// the engine reads it through a read-ahead of its own (apply.Source).
+func (s *Reader) ReadAhead() *readahead.Reader { return nil }
 
 // AtHand reports whether the next transaction has arrived whole, so that
 // Next returns it without waiting for the source: a caller catching up
