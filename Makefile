@@ -35,7 +35,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # run at the same time: each mostly waits on its servers, so on 2 cores
 # together they take far less than one after the other. Each group's
 # output is printed whole when it ends (--output-sync).
-RACE_PKGS := ./apply/ ./binlog/ ./metrics/ ./progress/ ./run/ ./cmd/prepl/
+RACE_PKGS := ./apply/ ./binlog/... ./metrics/ ./progress/ ./run/ ./cmd/prepl/
 
 test: deps
 	@out=$$(gofmt -l .); test -z "$$out" || { echo "not gofmt'ed (run gofmt -w on them):"; echo "$$out"; exit 1; }
@@ -48,7 +48,7 @@ test-race:
 	$(GO) test -count=1 -timeout 25m -parallel 4 -race $(RACE_PKGS)
 
 test-rest:
-	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -vE '/(apply|binlog|metrics|progress|run|cmd/prepl)$$')
+	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -vE '/(apply|binlog|binlog/stream|binlog/fileset|metrics|progress|run|cmd/prepl)$$')
 
 # fuzz runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
 # A failing input is written to the package's testdata/fuzz/FuzzX/: commit

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/analyze"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -60,7 +60,7 @@ func (p *phases) next(t *testing.T) []string {
 
 func analyzeFiles(t *testing.T, opt analyze.Options, files ...string) *analyze.Report {
 	t.Helper()
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	rd, err := fileset.Open(files, fileset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

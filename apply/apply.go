@@ -14,14 +14,33 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
 )
 
 // Source yields complete transactions in stream order; io.EOF ends it.
+// Beside Next, it says how the engine may read it; a Source that cannot
+// tell returns the default each method documents.
 type Source interface {
 	Next(ctx context.Context) (*txn.Txn, error)
+	// ReadAhead is the Source's own read-ahead, when it reads ahead in a
+	// goroutine of its own (fileset.Reader): the engine takes its batches
+	// as they come. Default nil: the engine reads through a
+	// readahead.Reader of its own, within Config.ReadAheadBytes, each
+	// transaction handed over as soon as it is read (a live stream's next
+	// one may be minutes away), unless AtHand says otherwise.
+	ReadAhead() *readahead.Reader
+	// AtHand reports, after a transaction, whether the next one has
+	// already arrived whole (stream.Reader: a stream catching up). Those
+	// are handed over in batches, which saves a handoff, and the wake-up
+	// of the engine, per transaction. Default false.
+	AtHand() bool
+	// Silence is how long the Source's server has not been heard from
+	// beyond what is normal (stream.Reader): the transactions written
+	// meanwhile are unseen, so the lag is at least that. Default 0.
+	Silence() time.Duration
 }
 
 // Action is a filter's verdict on a transaction.

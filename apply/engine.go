@@ -32,7 +32,7 @@ type engine struct {
 	// stopWorkers cancels the context of the workers and the renderer.
 	stopWorkers context.CancelFunc
 	start       time.Time
-	// silent is the source, when it can tell its silence (for Stats.Lag).
+	// silent is the source, which tells its silence (for Stats.Lag).
 	silent Silent
 }
 
@@ -83,40 +83,19 @@ func maybeApplied(tgt Target, id string) bool {
 	return err == nil && got == id
 }
 
-// ReadsAhead is a Source that reads ahead in a goroutine of its own
-// (binlog.FileReader): the engine takes its batches as they come. Any
-// other Source the engine reads through a readahead.Reader of its own,
-// within Config.ReadAheadBytes, each transaction handed over as soon as
-// it is read (a live stream's next one may be minutes away), unless the
-// Source is AtHand.
-type ReadsAhead interface {
-	ReadAhead() *readahead.Reader
-}
-
-// AtHand is a live Source that knows, after a transaction, whether the
-// next one has already arrived whole (binlog.StreamReader: a stream
-// catching up). Those are handed over in batches, which saves a handoff,
-// and the wake-up of the engine, per transaction.
-type AtHand interface {
-	AtHand() bool
-}
-
-// readerOf is the read-ahead the engine takes src's transactions from,
-// and whether it is the engine's own (to close when the run ends).
+// readerOf is the read-ahead the engine takes src's transactions from
+// (Source.ReadAhead), and whether it is the engine's own (to close when
+// the run ends).
 func readerOf(src Source, limit int) (*readahead.Reader, bool) {
-	if ra, ok := src.(ReadsAhead); ok {
-		return ra.ReadAhead(), false
+	if rd := src.ReadAhead(); rd != nil {
+		return rd, false
 	}
-	atHand := func() bool { return false }
-	if h, ok := src.(AtHand); ok {
-		atHand = h.AtHand
-	}
-	return readahead.Start(readahead.FromNext(src.Next), int64(limit), atHand), true
+	return readahead.Start(readahead.FromNext(src.Next), int64(limit), src.AtHand), true
 }
 
 func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	e.start = time.Now()
-	e.silent, _ = src.(Silent)
+	e.silent = src
 	// Workers get their own context: a graceful stop (ctx) lets them finish.
 	// Every goroutine started here has returned when run does.
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -450,9 +429,7 @@ func (e *engine) fail(err error) (Stats, error) {
 // number of source transactions; the last bucket counts everything larger.
 var UnitBuckets = sequencer.UnitBuckets
 
-// Silent is a Source that knows how long its server has not been heard
-// from beyond what is normal (binlog.StreamReader.Silence): the
-// transactions written meanwhile are unseen, so the lag is at least that.
+// Silent is what lag needs of a Source: Source.Silence.
 type Silent interface {
 	Silence() time.Duration
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/internal/benchlog"
 )
 
@@ -39,7 +39,7 @@ func BenchmarkHandoff(b *testing.B) {
 const benchReadAhead = 12 << 20 // --memory-budget 96MiB / 8
 
 func handoff(b *testing.B, path string) (txns, rows int) {
-	r, err := binlog.OpenFiles([]string{path}, binlog.FileOptions{ReadAheadBytes: benchReadAhead})
+	r, err := fileset.Open([]string{path}, fileset.Options{ReadAheadBytes: benchReadAhead})
 	if err != nil {
 		b.Fatal(err)
 	}

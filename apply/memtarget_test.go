@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/compact"
+	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -712,6 +713,10 @@ type sliceSource struct {
 	// at, when set, is closed once the source has handed over everything.
 	at chan struct{}
 }
+
+func (s *sliceSource) ReadAhead() *readahead.Reader { return nil }
+func (s *sliceSource) AtHand() bool                 { return false }
+func (s *sliceSource) Silence() time.Duration       { return 0 }
 
 func (s *sliceSource) Next(ctx context.Context) (*txn.Txn, error) {
 	s.mu.Lock()

@@ -75,7 +75,7 @@ type assembler struct {
 	// into it; carrying while an open transaction goes on into the next
 	// file, whose bytes in the files before are spanBytes; relayNext is
 	// the next relay file, named by the replica's rotate that ends the
-	// one being read (set by the FileReader).
+	// one being read (set by DecodeFile).
 	relay, relayHead, carrying bool
 	spanBytes                  int
 	relayNext                  string
@@ -172,7 +172,9 @@ func (a *assembler) resent(gtid string) {
 	}
 }
 
-func eventStart(h *replication.EventHeader) uint32 {
+// EventStart is where the event of header h starts in its binlog file (0
+// when its end position does not say).
+func EventStart(h *replication.EventHeader) uint32 {
 	if h.LogPos >= h.EventSize {
 		return h.LogPos - h.EventSize
 	}
@@ -241,15 +243,15 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 	if a.relayHead && a.cur == nil {
 		switch ev.Event.(type) {
 		case *replication.TableMapEvent, *replication.RowsEvent, *rowsEvent, *replication.XIDEvent:
-			return nil, a.formatErr(eventStart(h), errRelayFragment)
+			return nil, a.formatErr(EventStart(h), errRelayFragment)
 		}
 	}
 	switch e := ev.Event.(type) {
 	case *replication.FormatDescriptionEvent:
 		if a.flavor == "" {
-			a.flavor = flavorOfVersion(e.ServerVersion)
+			a.flavor = FlavorOfVersion(e.ServerVersion)
 		}
-		a.format = newFormat(ev.RawData, flavorOfVersion(e.ServerVersion), e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32)
+		a.format = newFormat(ev.RawData, FlavorOfVersion(e.ServerVersion), e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32)
 		return nil, nil
 	case *replication.RotateEvent:
 		if a.relay {
@@ -292,13 +294,13 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		return a.query(h, e)
 	case *replication.XIDEvent:
 		if a.cur == nil {
-			return nil, a.formatErr(eventStart(h), errors.New("commit (XID event) outside a transaction"))
+			return nil, a.formatErr(EventStart(h), errors.New("commit (XID event) outside a transaction"))
 		}
 		return a.finish(h), nil
 	case *replication.TableMapEvent:
 		a.implicitBegin(h)
 		if err := a.tableMap(e, ev.RawData); err != nil {
-			return nil, a.formatErr(eventStart(h), err)
+			return nil, a.formatErr(EventStart(h), err)
 		}
 		return nil, nil
 	case *replication.RowsEvent:
@@ -325,7 +327,7 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 	switch h.EventType {
 	case replication.XA_PREPARE_LOG_EVENT:
 		if a.cur == nil {
-			return nil, a.formatErr(eventStart(h), errors.New("XA PREPARE outside a transaction"))
+			return nil, a.formatErr(EventStart(h), errors.New("XA PREPARE outside a transaction"))
 		}
 		sql := "XA PREPARE " + a.xid
 		if g, ok := ev.Event.(*replication.GenericEvent); ok && xaOnePhase(g.Data) {
@@ -335,7 +337,7 @@ func (a *assembler) handle(ev *replication.BinlogEvent) (*txn.Txn, error) {
 		a.addStmt(&txn.Statement{SQL: sql})
 		return a.finish(h), nil
 	case replication.MARIADB_START_ENCRYPTION_EVENT:
-		return nil, a.formatErr(eventStart(h), errors.New("encrypted binlogs are not supported"))
+		return nil, a.formatErr(EventStart(h), errors.New("encrypted binlogs are not supported"))
 	}
 	return nil, nil
 }
@@ -433,7 +435,7 @@ func (a *assembler) newTxn(h *replication.EventHeader) *txn.Txn {
 		ServerID:       h.ServerID,
 		LastCommitted:  -1,
 		SequenceNumber: -1,
-		Start:          txn.Position{File: a.file, Offset: eventStart(h)},
+		Start:          txn.Position{File: a.file, Offset: EventStart(h)},
 		Format:         a.format,
 	}}
 	tc.t.Changes = tc.changes[:0]
@@ -487,7 +489,7 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 		a.addStmt(stmt(false))
 		return a.finish(h), nil
 	case qkDML:
-		return nil, a.formatErr(eventStart(h), notRowBased(sql, string(e.Schema)))
+		return nil, a.formatErr(EventStart(h), notRowBased(sql, string(e.Schema)))
 	}
 	if a.inTxn {
 		// A statement inside a row-based transaction (e.g. DROP TEMPORARY
@@ -662,7 +664,7 @@ func (a *assembler) rowsEvent(h *replication.EventHeader, e *rowsEvent, raw []by
 		if errors.Is(err, ErrPartialJSON) {
 			return a.unappliable(err)
 		}
-		return a.formatErr(eventStart(h), err)
+		return a.formatErr(EventStart(h), err)
 	}
 	return nil
 }
@@ -868,7 +870,9 @@ func newFormat(raw []byte, flavor txn.Flavor, checksum bool) *txn.Format {
 	return &txn.Format{Event: ev, Flavor: flavor, Checksum: checksum}
 }
 
-func flavorOfVersion(v string) txn.Flavor {
+// FlavorOfVersion is the flavor of a server of version v (SELECT
+// VERSION(), or a format description event's server version).
+func FlavorOfVersion(v string) txn.Flavor {
 	if strings.Contains(strings.ToLower(v), "mariadb") {
 		return txn.MariaDB
 	}

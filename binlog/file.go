@@ -8,148 +8,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sync"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/txn"
 )
 
-// FileOptions say where to start reading binlog files.
-type FileOptions struct {
-	// StartFile is the base name of the file to start in; earlier files
-	// are skipped. "" starts with the first file.
-	StartFile string
-	// StartOffset is where to start in StartFile (the End offset of the
-	// last transaction applied); 0 or 4 is the beginning.
-	StartOffset uint32
-	// Limits bound the size of an event and of a transaction.
-	Limits Limits
-	// ReadAheadBytes bounds the transactions parsed and not yet returned
-	// by Next, by their size in memory (txn.Txn.Footprint); 0 means
-	// DefaultReadAheadBytes. A bigger transaction is parsed alone.
-	ReadAheadBytes int64
-	// Skip, when set, says whether to leave out a transaction that cannot
-	// be applied (a partial JSON update without its before image) instead
-	// of stopping there: it is then returned with no changes.
-	Skip func(gtid string, start txn.Position) bool
-}
+// The binlog file format: the magic number, then events back to back,
+// the format description first. Decoder.DecodeFile reads one file's
+// bytes, from any io.ReadSeeker (binlog/fileset opens them on disk);
+// EndFile judges how it ended. A relay log is read the same way, with
+// its events relocated (relay.go).
 
-// FileReader reads transactions from binlog files on disk, in the order
-// given. It decodes in a goroutine (internal/readahead), up to
-// ReadAheadBytes of transactions ahead of Next, so memory stays bounded
-// whatever the file and transaction sizes.
-type FileReader struct {
-	rd *readahead.Reader
-
-	lim  Limits
-	skip func(gtid string, start txn.Position) bool
-
-	mu     sync.Mutex
-	flavor txn.Flavor
-}
-
-// DefaultReadAheadBytes is FileOptions.ReadAheadBytes's default.
-const DefaultReadAheadBytes = 8 << 20
-
-var errStopped = errors.New("binlog reader closed")
-
-var errNotBinlog = errors.New("not a binlog file (no binlog magic number and format description event)")
-
-// OpenFiles starts reading paths. Errors about the files themselves come
-// from Next, after every transaction that precedes them.
-func OpenFiles(paths []string, opt FileOptions) (*FileReader, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("binlog: no files to read")
-	}
-	first := 0
-	if opt.StartFile != "" {
-		first = -1
-		for i, p := range paths {
-			if filepath.Base(p) == opt.StartFile {
-				first = i
-				break
-			}
-		}
-		if first < 0 {
-			return nil, fmt.Errorf("binlog: start file %s is not among the files given", opt.StartFile)
-		}
-	}
-	if opt.ReadAheadBytes <= 0 {
-		opt.ReadAheadBytes = DefaultReadAheadBytes
-	}
-	r := &FileReader{lim: opt.Limits.withDefaults(), skip: opt.Skip}
-	paths = paths[first:]
-	r.rd = readahead.Start(func(ctx context.Context, emit func(*txn.Txn) bool) error {
-		return r.parseFiles(ctx, paths, opt.StartOffset, emit)
-	}, opt.ReadAheadBytes, nil)
-	return r, nil
-}
-
-// Flavor is the flavor of the server that wrote the files, known once the
-// first event has been read ("" before).
-func (r *FileReader) Flavor() txn.Flavor {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.flavor
-}
-
-// Next returns the next complete transaction; io.EOF after the last one;
-// a *FormatError when the files are damaged, incomplete or not row-based.
-func (r *FileReader) Next(ctx context.Context) (*txn.Txn, error) { return r.rd.Next(ctx) }
-
-// ReadAhead is the reader's read-ahead, for a consumer that takes its
-// batches instead of calling Next (the apply engine).
-func (r *FileReader) ReadAhead() *readahead.Reader { return r.rd }
-
-// Close stops the decoding goroutine and waits for it.
-func (r *FileReader) Close() error {
-	r.rd.Close(errStopped)
-	return nil
-}
-
-// newAssembler is an assembler with the reader's filter and limits.
-func (r *FileReader) newAssembler() *assembler {
-	asm := newAssembler()
-	asm.skip, asm.maxEventSize = r.skip, r.lim.MaxEvent
-	return asm
-}
-
-// parseFiles decodes paths, from offset in the first, and emits their
-// transactions; nil at the end of the last file.
-func (r *FileReader) parseFiles(ctx context.Context, paths []string, offset uint32, emit func(*txn.Txn) bool) error {
-	asm := r.newAssembler()
-	var g *eventGuard
-	for i, path := range paths {
-		start := uint32(4)
-		if i == 0 && offset > 4 {
-			start = offset
-		}
-		if !asm.carrying {
-			g = newGuard(r.lim) // a relay log's transaction going on keeps the table maps go-mysql holds
-		}
-		err := r.parseFile(ctx, asm, g, path, start, emit)
-		if errors.Is(err, errStopped) {
-			return err
-		}
-		next := ""
-		if i+1 < len(paths) {
-			next = filepath.Base(paths[i+1])
-		}
-		if err = endOfFile(err, asm, next); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// ErrNotBinlog is wrapped by the *FormatError of a file that does not
+// begin as a binlog does.
+var ErrNotBinlog = errors.New("not a binlog file (no binlog magic number and format description event)")
 
 // errTruncated is wrapped when a file ends inside an event.
 var errTruncated = errors.New("truncated event")
 
-// endOfFile judges how a file ended: err from parseEvents; next is the
+// EndFile judges how a file ended: err from DecodeFile (or from opening
+// the file); next is the next file's name, "" after the last. See
+// endOfFile.
+func (d *Decoder) EndFile(err error, next string) error { return endOfFile(err, d.asm, next) }
+
+// endOfFile judges how a file ended: err from DecodeFile; next is the
 // next file's name, "" after the last. A transaction left open, or an
 // event cut short, at the end of the last file is what a binlog still
 // being written looks like (ErrIncomplete); anywhere else it is damage,
@@ -180,53 +63,40 @@ func endOfFile(err error, asm *assembler, next string) error {
 	return &FormatError{File: asm.file, Offset: asm.cur.Start.Offset, GTID: asm.cur.GTID, Err: cause}
 }
 
-// parseFile feeds one file's events to asm and sends its transactions.
-func (r *FileReader) parseFile(ctx context.Context, asm *assembler, g *eventGuard, path string, start uint32, send func(*txn.Txn) bool) error {
-	name := filepath.Base(path)
-	f, err := os.Open(path)
-	if err != nil {
-		return &FormatError{File: name, Err: err}
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &FormatError{File: name, Err: err}
-	}
-	return r.parseEvents(ctx, asm, g, name, f, st.Size(), start, send)
-}
-
-// parseEvents reads the binlog file rs of size bytes, called name, from
+// DecodeFile reads the binlog file rs of size bytes, called name, from
 // offset start: the format description event first, wherever start is.
-// Every event is checked by g before go-mysql decodes it; the first bad
-// one ends the file with a *FormatError at its offset. A relay log is
-// read with its source's events at their relay log offsets (relay.go).
-func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGuard, name string, rs io.ReadSeeker, size int64, start uint32,
+// Every event is checked by the event guard before go-mysql decodes it;
+// the first bad one ends the file with a *FormatError at its offset. A
+// relay log is read with its source's events at their relay log offsets
+// (relay.go). Each transaction completed is given to send; DecodeFile
+// returns ErrClosed when send returns false or ctx ends. Call EndFile
+// with its error, files given in order.
+func (d *Decoder) DecodeFile(ctx context.Context, name string, rs io.ReadSeeker, size int64, start uint32,
 	send func(*txn.Txn) bool) error {
+	asm := d.asm
+	if !asm.carrying {
+		d.g = newGuard(d.lim) // a relay log's transaction going on keeps the table maps go-mysql holds
+	}
+	g := d.g
 	carried := asm.carrying
 	asm.setFile(name)
 	er := &eventReader{r: bufio.NewReaderSize(rs, int(min(max(size, 4096), 1<<20))), size: size, max: g.lim.MaxEvent}
-	fail := func(off int64, err error) error {
-		fe := &FormatError{File: name, Offset: uint32(off), Err: err}
-		if asm.open() {
-			fe.GTID = asm.cur.GTID
-		}
-		return fe
-	}
+	fail := func(off int64, err error) error { return d.Damage(name, uint32(off), err) }
 	magic := make([]byte, 4)
 	if _, err := io.ReadFull(er.r, magic); err != nil || !bytes.Equal(magic, replication.BinLogFileHeader) {
-		return fail(0, errNotBinlog)
+		return fail(0, ErrNotBinlog)
 	}
 	er.off = 4
 	raw, err := er.next()
 	if err == io.EOF || err == nil && replication.EventType(raw[4]) != replication.FORMAT_DESCRIPTION_EVENT {
-		return fail(4, fmt.Errorf("%w: no format description event at offset 4", errNotBinlog))
+		return fail(4, fmt.Errorf("%w: no format description event at offset 4", ErrNotBinlog))
 	}
 	if err != nil {
 		return fail(4, err)
 	}
 	// The server computes the format description's checksum without the
 	// in-use flag it sets while the file is open.
-	raw[17] &^= logEventBinlogInUse
+	ClearInUse(raw)
 	ev, err := g.decode(raw)
 	if err != nil {
 		return fail(4, err)
@@ -234,7 +104,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGu
 	if _, err := asm.add(ev); err != nil {
 		return err
 	}
-	r.noteFlavor(asm.flavor)
+	d.noteFlavor(asm.flavor)
 	// The event after the format description says whether this is a
 	// relay log, which is read from its start whatever start is: the
 	// source's format description comes after the replica's.
@@ -260,7 +130,7 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGu
 	}
 	for {
 		if ctx.Err() != nil {
-			return errStopped
+			return ErrClosed
 		}
 		var raw []byte
 		var err error
@@ -310,9 +180,9 @@ func (r *FileReader) parseEvents(ctx context.Context, asm *assembler, g *eventGu
 		if g.countTxn(asm.open(), len(raw)+asm.takeInflated()) {
 			asm.overLimit(g.lim.MaxTxn)
 		}
-		r.noteFlavor(asm.flavor)
+		d.noteFlavor(asm.flavor)
 		if t != nil && !send(t) {
-			return errStopped
+			return ErrClosed
 		}
 	}
 }
@@ -325,10 +195,30 @@ type eventReader struct {
 	off  int64 // file offset of the next event
 	size int64 // of the file
 	max  int64
-	// scratch holds the last event of a type the guard decodes into its
-	// scratchEvents.
+	bufs EventBuffers
+}
+
+// EventBuffers hand out the memory events are read into, by a file
+// reader or a replication connection: an event of a type the guard
+// decodes into its scratchEvents (Transient) is read over the last one,
+// the others are kept (keptEvents). The zero value is ready for use.
+type EventBuffers struct {
+	// scratch holds the last event of a Transient type.
 	scratch []byte
 	kept    keptEvents
+}
+
+// Get returns n bytes to read an event of type typ into: valid until the
+// next Get when typ is Transient, the event's own otherwise (the decoded
+// event may keep slices of it).
+func (b *EventBuffers) Get(n int, typ replication.EventType) []byte {
+	if Transient(typ) { // read and forgotten before the next event
+		if cap(b.scratch) < n {
+			b.scratch = make([]byte, n)
+		}
+		return b.scratch[:n]
+	}
+	return b.kept.alloc(n, typ) // table maps and rows events go into the transaction
 }
 
 // keptEvents hands out the memory of the events a transaction keeps:
@@ -377,15 +267,7 @@ func (er *eventReader) next() ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v event of %d bytes at offset %d runs past the end of the file (%d bytes)",
 			errTruncated, typ, n, er.off, er.size)
 	}
-	var raw []byte
-	if forgotten(typ) { // read and forgotten before the next event
-		if int64(cap(er.scratch)) < n {
-			er.scratch = make([]byte, n)
-		}
-		raw = er.scratch[:n]
-	} else {
-		raw = er.kept.alloc(int(n), typ) // table maps and rows events go into the transaction
-	}
+	raw := er.bufs.Get(int(n), typ)
 	if err := er.read(raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTruncated, err)
 	}
@@ -412,15 +294,20 @@ func (er *eventReader) read(raw []byte) error {
 	return err
 }
 
-func (r *FileReader) noteFlavor(f txn.Flavor) {
+func (d *Decoder) noteFlavor(f txn.Flavor) {
 	if f == "" {
 		return
 	}
-	r.mu.Lock()
-	r.flavor = f
-	r.mu.Unlock()
+	d.mu.Lock()
+	d.flavor = f
+	d.mu.Unlock()
 }
 
 // logEventBinlogInUse is LOG_EVENT_BINLOG_IN_USE_F, set in the format
 // description event's header while the server has the file open.
 const logEventBinlogInUse = 0x1
+
+// ClearInUse clears logEventBinlogInUse in the format description event
+// fde (its header at least): the server computes the event's checksum
+// without it.
+func ClearInUse(fde []byte) { fde[17] &^= logEventBinlogInUse }

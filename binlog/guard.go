@@ -37,7 +37,8 @@ const DefaultMaxEventSize = 1 << 30
 // prepl holds a transaction whole, decoded, in memory.
 const DefaultMaxTxnSize = 4 << 30
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults is l with its zero fields set to the defaults.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxEvent <= 0 {
 		l.MaxEvent = DefaultMaxEventSize
 	}
@@ -126,12 +127,12 @@ type scratchEvents struct {
 	rows rowsEvent
 }
 
-// forgotten reports whether events of type typ are decoded into
+// Transient reports whether events of type typ are decoded into
 // scratchEvents: neither they nor their raw bytes outlive the assembler's
 // reading them. The text of each row statement (MariaDB's annotate-rows
 // events, MySQL's rows-query events: four of the fourteen events of a
 // sysbench oltp transaction) is checked and not decoded at all.
-func forgotten(typ replication.EventType) bool {
+func Transient(typ replication.EventType) bool {
 	switch typ {
 	case replication.MARIADB_GTID_EVENT, replication.XID_EVENT,
 		replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.ROWS_QUERY_EVENT:
@@ -141,7 +142,7 @@ func forgotten(typ replication.EventType) bool {
 }
 
 func newGuard(lim Limits) *eventGuard {
-	return &eventGuard{lim: lim.withDefaults(), p: newParser(), tables: map[uint64]*tableMap{},
+	return &eventGuard{lim: lim.WithDefaults(), p: newParser(), tables: map[uint64]*tableMap{},
 		maps: map[uint64]*tableMap{}, parsed: map[uint64]*tableMap{},
 		slabs: newValueSlabs(256, 64)}
 }
@@ -181,7 +182,7 @@ func (g *eventGuard) decode(raw []byte) (ev *replication.BinlogEvent, err error)
 // decodeChecked decodes raw, which check accepted.
 func (g *eventGuard) decodeChecked(raw []byte) (*replication.BinlogEvent, error) {
 	typ := replication.EventType(raw[4])
-	if forgotten(typ) {
+	if Transient(typ) {
 		return g.decodeScratch(raw, typ)
 	}
 	hit := g.hit
@@ -336,7 +337,7 @@ func (g *eventGuard) scratchEvent(raw []byte, e replication.Event) *replication.
 	return &s.ev
 }
 
-// decodeScratch decodes a checked event of a forgotten type into
+// decodeScratch decodes a checked event of a Transient type into
 // g.scratch, as go-mysql's Parse would.
 func (g *eventGuard) decodeScratch(raw []byte, typ replication.EventType) (*replication.BinlogEvent, error) {
 	s := &g.scratch

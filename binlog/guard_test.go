@@ -106,12 +106,11 @@ func hasCRCSafe(b []byte) bool {
 // the first error: the transactions before it and the error (nil at a
 // clean end).
 func decodeBytes(name string, b []byte, lim Limits) ([]*txn.Txn, error) {
-	r := &FileReader{lim: lim.withDefaults()}
-	asm := r.newAssembler()
+	d := NewDecoder(lim, nil)
 	var txns []*txn.Txn
 	send := func(t *txn.Txn) bool { txns = append(txns, t); return true }
-	err := r.parseEvents(context.Background(), asm, newGuard(r.lim), name, bytes.NewReader(b), int64(len(b)), 4, send)
-	return txns, endOfFile(err, asm, "next")
+	err := d.DecodeFile(context.Background(), name, bytes.NewReader(b), int64(len(b)), 4, send)
+	return txns, d.EndFile(err, "next")
 }
 
 // allocated returns the bytes f allocated.
@@ -393,12 +392,11 @@ func TestGuardLimits(t *testing.T) {
 	for _, x := range good {
 		overByGTID[x.GTID] = over(x)
 	}
-	r := &FileReader{lim: Limits{MaxTxn: 300}.withDefaults(), skip: func(g string, _ txn.Position) bool { return overByGTID[g] }}
-	asm := r.newAssembler()
+	d := NewDecoder(Limits{MaxTxn: 300}, func(g string, _ txn.Position) bool { return overByGTID[g] })
 	var all []*txn.Txn
-	err = r.parseEvents(context.Background(), asm, newGuard(r.lim), "crc32.000001", bytes.NewReader(clean), int64(len(clean)), 4,
+	err = d.DecodeFile(context.Background(), "crc32.000001", bytes.NewReader(clean), int64(len(clean)), 4,
 		func(t *txn.Txn) bool { all = append(all, t); return true })
-	if err = endOfFile(err, asm, "next"); err != nil || len(all) != len(good) {
+	if err = d.EndFile(err, "next"); err != nil || len(all) != len(good) {
 		t.Fatalf("skipping: %d transactions, %v; want %d", len(all), err, len(good))
 	}
 	for i, x := range all {

@@ -27,13 +27,12 @@ import (
 // stored (its SELECT), NULLs included. Digits that do not fit are an
 // error, not other values.
 func TestOldTemporalEvents(t *testing.T) {
-	r, err := OpenFiles([]string{"testdata/binlog/oldtemporal.000001"}, FileOptions{})
+	txns, err := decodeFiles([]string{"testdata/binlog/oldtemporal.000001"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
 	var events []*txn.RowsEvent
-	for _, tx := range readAll(t, r) {
+	for _, tx := range txns {
 		for _, ch := range tx.Changes {
 			if rc := ch.Row; rc != nil {
 				if rc.Event == nil || rc.Event.Redecode == nil || !rc.Event.Undecoded || rc.Before != nil || rc.After != nil {

@@ -1,12 +1,8 @@
-// Package binlog reads a MySQL/MariaDB row-based binary log, live from a
-// source over the replication protocol (StreamReader) or from binlog files
-// (FileReader), and decodes it with go-mysql into complete transactions of
-// the txn model. Both readers share one assembler, so the same binlog read
-// either way gives the same transactions.
 package binlog
 
 import (
 	"context"
+	"errors"
 
 	"github.com/prepl/prepl/txn"
 )
@@ -23,7 +19,5 @@ type Reader interface {
 	Close() error
 }
 
-var (
-	_ Reader = (*FileReader)(nil)
-	_ Reader = (*StreamReader)(nil)
-)
+// ErrClosed is returned by a Reader's Next once it is closed.
+var ErrClosed = errors.New("binlog reader closed")

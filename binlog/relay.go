@@ -49,6 +49,11 @@ func relayHead(raw []byte, own uint32) bool {
 	return false
 }
 
+// RelayHead reports whether a file whose first event is the format
+// description fde and whose second is next (their headers at least) is
+// a relay log: see relayHead.
+func RelayHead(fde, next []byte) bool { return relayHead(next, serverID(fde)) }
+
 // serverID is the server id in an event's header.
 func serverID(raw []byte) uint32 { return binary.LittleEndian.Uint32(raw[5:]) }
 

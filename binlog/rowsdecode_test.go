@@ -24,10 +24,10 @@ const fastTypesDDL = `CREATE TABLE d.fast (
 // go-mysql's decoding only.
 func decodeBoth(t *testing.T, s *sandbox.Server) (fast, slow []*txn.Txn) {
 	t.Helper()
-	fast = readFiles(t, s, FileOptions{})
+	fast = readFiles(t, s)
 	decodeFast = false
 	defer func() { decodeFast = true }()
-	return fast, readFiles(t, s, FileOptions{})
+	return fast, readFiles(t, s)
 }
 
 // TestDecodeRowsFastMatchesGoMySQL: rows of every type decodeRowsFast

@@ -54,7 +54,7 @@ func TestDecodeEventsRoundTrip(t *testing.T) {
 		"DELETE FROM d.t WHERE id = 2",
 		"XA END 'x'", "XA PREPARE 'x'", "XA COMMIT 'x'")
 	var prep *txn.Txn
-	for _, tx := range readFiles(t, s, FileOptions{}) {
+	for _, tx := range readFiles(t, s) {
 		if tx.XA && tx.Rows() > 0 {
 			prep = tx
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
@@ -207,7 +207,7 @@ func TestServerUniqueCollisionsHaveEqualKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	r, err := fileset.Open(files, fileset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

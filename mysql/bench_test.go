@@ -7,7 +7,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/compact"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/internal/benchlog"
@@ -70,7 +70,7 @@ func BenchmarkPipeline(b *testing.B) {
 func pipeline(b *testing.B, path string) (txns, rows int) {
 	ctx := context.Background()
 	t := benchTarget()
-	r, err := binlog.OpenFiles([]string{path}, binlog.FileOptions{})
+	r, err := fileset.Open([]string{path}, fileset.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
@@ -36,7 +36,7 @@ func readTxns(t *testing.T, s *sandbox.Server) []*txn.Txn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	r, err := fileset.Open(files, fileset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

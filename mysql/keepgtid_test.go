@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
@@ -419,11 +419,11 @@ func runKeepGTID(t *testing.T, src *sandbox.Server, tgt *mysql.Target, cfg apply
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fo binlog.FileOptions
+	var fo fileset.Options
 	if res.Found {
 		fo.StartFile, fo.StartOffset = res.Position.File, res.Position.Pos
 	}
-	rd, err := binlog.OpenFiles(files, fo)
+	rd, err := fileset.Open(files, fo)
 	if err != nil {
 		t.Fatal(err)
 	}

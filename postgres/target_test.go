@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
@@ -171,11 +171,11 @@ func replay(ctx context.Context, tgt *postgres.Target, files []string, cfg apply
 	if err != nil {
 		return apply.Stats{}, err
 	}
-	var fo binlog.FileOptions
+	var fo fileset.Options
 	if res.Found {
 		fo.StartFile, fo.StartOffset = res.Position.File, res.Position.Pos
 	}
-	rd, err := binlog.OpenFiles(files, fo)
+	rd, err := fileset.Open(files, fo)
 	if err != nil {
 		return apply.Stats{}, err
 	}
@@ -275,7 +275,7 @@ func TestReplicateIntoPostgres(t *testing.T) {
 // with prefix.
 func gtidOf(t *testing.T, files []string, prefix string) string {
 	t.Helper()
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{})
+	rd, err := fileset.Open(files, fileset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

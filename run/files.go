@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 )
 
 // CheckBinlogFiles refuses a binlog FILE that is not a regular file.
@@ -62,18 +62,18 @@ func (e *continuityError) Unwrap() error { return ErrUsage }
 // scannedFiles is the continuity scan of a file set: a summary of each
 // file, or the first error.
 type scannedFiles struct {
-	sums []binlog.FileSummary
+	sums []fileset.FileSummary
 	err  error
 }
 
-// scanFiles scans files (binlog.ScanFileFor, calling gtid with each GTID)
+// scanFiles scans files (fileset.ScanFileFor, calling gtid with each GTID)
 // in a goroutine; the result comes on the channel.
 func scanFiles(files []string, gtid func(string)) <-chan scannedFiles {
 	out := make(chan scannedFiles, 1)
 	go func() {
-		sums := make([]binlog.FileSummary, len(files))
+		sums := make([]fileset.FileSummary, len(files))
 		for i, f := range files {
-			s, err := binlog.ScanFileFor(f, gtid)
+			s, err := fileset.ScanFileFor(f, gtid)
 			if err != nil {
 				out <- scannedFiles{err: err}
 				return
@@ -87,22 +87,22 @@ func scanFiles(files []string, gtid func(string)) <-chan scannedFiles {
 
 // checkFileSet refuses files that do not form one stream from the position
 // already applied (stored, else --start-gtid), before anything is applied.
-func checkFileSet(scan scannedFiles, res apply.Resume, startGTID string, allowGaps bool, log *slog.Logger) ([]binlog.FileSummary, error) {
+func checkFileSet(scan scannedFiles, res apply.Resume, startGTID string, allowGaps bool, log *slog.Logger) ([]fileset.FileSummary, error) {
 	if scan.err != nil {
 		return nil, scan.err
 	}
 	sums := scan.sums
-	problems := binlog.CheckContinuity(sums)
+	problems := fileset.CheckContinuity(sums)
 	what, pos, file := "--start-gtid", startGTID, ""
 	if res.Found {
 		what, pos, file = "the stored position", res.Position.GTIDPos, res.Position.File
 	}
-	if p := binlog.CheckResume(what, pos, file, sums[0]); p != nil {
+	if p := fileset.CheckResume(what, pos, file, sums[0]); p != nil {
 		problems = append(problems, *p)
 	}
-	refuse, warn := binlog.Refusals(problems, allowGaps)
+	refuse, warn := fileset.Refusals(problems, allowGaps)
 	for _, p := range warn {
-		if p.Kind == binlog.Gap {
+		if p.Kind == fileset.Gap {
 			log.Warn("applying a file set with a gap (--allow-gaps): " + p.Msg)
 		} else {
 			log.Warn(p.Msg)
@@ -118,11 +118,11 @@ func checkFileSet(scan scannedFiles, res apply.Resume, startGTID string, allowGa
 	return nil, &continuityError{"the files do not form one stream, nothing applied: " + strings.Join(msgs, "\n  ")}
 }
 
-func remedy(k binlog.ProblemKind) string {
+func remedy(k fileset.ProblemKind) string {
 	switch k {
-	case binlog.Gap:
+	case fileset.Gap:
 		return "; give the missing files, or --allow-gaps to apply a deliberate subset"
-	case binlog.Repeat:
+	case fileset.Repeat:
 		return "; give each file once"
 	}
 	return ""

@@ -10,7 +10,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/sourceend"
 	"github.com/prepl/prepl/txn"
@@ -55,7 +55,7 @@ func Replay(ctx context.Context, o Options) (Summary, error) {
 			}
 		}
 	}
-	fo := binlog.FileOptions{Limits: o.Limits, ReadAheadBytes: o.ReadAheadBytes, Skip: func(gtid string, start txn.Position) bool {
+	fo := fileset.Options{Limits: o.Limits, ReadAheadBytes: o.ReadAheadBytes, Skip: func(gtid string, start txn.Position) bool {
 		return gtid != "" && sel.skipGTID[gtid] || sel.skipPos[start]
 	}}
 	if res := r.res; res.Found {
@@ -67,7 +67,7 @@ func Replay(ctx context.Context, o Options) (Summary, error) {
 		r.log.Info("resuming from the target's stored position", "file", res.Position.File, "pos", res.Position.Pos,
 			"gtid", res.Position.GTIDPos, "channel", o.Target.Channel)
 	}
-	rd, err := binlog.OpenFiles(o.Files, fo)
+	rd, err := fileset.Open(o.Files, fo)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/stream"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
@@ -36,7 +36,7 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 	// The source's first answers get a deadline: a source that accepts
 	// connections and never answers must not hold prepl at its start.
 	pctx, pcancel := context.WithTimeout(ctx, sourceAnswerTimeout)
-	warnings, err := binlog.Preflight(pctx, srcDB)
+	warnings, err := stream.Preflight(pctx, srcDB)
 	pcancel()
 	if err != nil {
 		if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
@@ -60,7 +60,7 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 	if err := r.open(ctx, true); err != nil {
 		return Summary{}, err
 	}
-	sc := binlog.StreamConfig{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
+	sc := stream.Config{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
 		TLS: srcTLS, TLSFallback: srcFallback,
 		ServerID: o.ServerID, Heartbeat: o.Heartbeat, StopAtEnd: o.StopAtEnd, ReconnectTimeout: o.SourceReconnect, Log: log, Limits: o.Limits,
 		Skip: r.ch.requestedSkip}
@@ -82,7 +82,7 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 		log.Warn("--start-gtid ignored: the target has a stored position (prepl reset --start-gtid starts over)", "channel", channel)
 	}
 	r.res.StartAfter(sc.StartGTID)
-	rd, err := binlog.OpenStream(ctx, sc)
+	rd, err := stream.Open(ctx, sc)
 	if err != nil {
 		return Summary{}, fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
 	}

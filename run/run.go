@@ -8,6 +8,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/prefetch"
@@ -41,7 +42,7 @@ type Options struct {
 	// DryRun, when set, is called instead of applying, with the reader,
 	// the composed filter and the MySQL target whose definitions it may
 	// read (nil without one); no channel is claimed.
-	DryRun func(ctx context.Context, rd *binlog.FileReader, filter func(*txn.Txn) apply.Action, defs *mysql.Target) error
+	DryRun func(ctx context.Context, rd *fileset.Reader, filter func(*txn.Txn) apply.Action, defs *mysql.Target) error
 
 	// Replicate: the source and where to start and stop.
 	Source          mysql.Endpoint

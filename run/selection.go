@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -277,7 +277,7 @@ type inFiles struct {
 }
 
 // scanGTIDs returns what the continuity scan calls with each GTID
-// (binlog.ScanFileFor), noting in the inFiles returned what the selection
+// (fileset.ScanFileFor), noting in the inFiles returned what the selection
 // names; nil when it names no GTID, so that none is formatted.
 func (sel *Selection) scanGTIDs() (func(string), *inFiles) {
 	in := &inFiles{skip: map[string]bool{}}
@@ -300,7 +300,7 @@ func (sel *Selection) scanGTIDs() (func(string), *inFiles) {
 // with exit 0. A file the scan could not read to its end leaves the check
 // out: what follows the damage is unknown, and the replay stops there
 // anyway.
-func (sel *Selection) checkFiles(sums []binlog.FileSummary, in *inFiles) error {
+func (sel *Selection) checkFiles(sums []fileset.FileSummary, in *inFiles) error {
 	for _, s := range sums {
 		if s.Damaged != nil {
 			return nil

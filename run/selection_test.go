@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -117,13 +117,13 @@ func TestSelectionNamesWhatFilesHold(t *testing.T) {
 	const uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 	maria := []string{"0-1-4", "0-1-5", "0-1-6", "1-2-9"}
 	mysqlGTIDs := []string{uuid + ":7", uuid + ":pitr:8"}
-	sums := []binlog.FileSummary{{Name: "binlog.000001", End: 1500}, {Name: "binlog.000002", End: 900}}
-	damaged := []binlog.FileSummary{{Name: "binlog.000001", End: 700, Damaged: errors.New("truncated")}}
+	sums := []fileset.FileSummary{{Name: "binlog.000001", End: 1500}, {Name: "binlog.000002", End: 900}}
+	damaged := []fileset.FileSummary{{Name: "binlog.000001", End: 700, Damaged: errors.New("truncated")}}
 	for _, c := range []struct {
 		name  string
 		flags SelectSpec
 		gtids []string
-		sums  []binlog.FileSummary
+		sums  []fileset.FileSummary
 		err   string // "" when taken
 	}{
 		{"no selection", SelectSpec{}, maria, sums, ""},

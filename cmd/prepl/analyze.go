@@ -19,6 +19,8 @@ import (
 	"github.com/prepl/prepl/analyze/calibrate"
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
+	"github.com/prepl/prepl/binlog/stream"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/redact"
@@ -214,7 +216,7 @@ Flags:
 		opt.Input = []string{redact.URL(f.source)}
 		prog = newProgress(stderr, nil)
 	} else {
-		fr, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: f.lim})
+		fr, err := fileset.Open(files, fileset.Options{Limits: f.lim})
 		if err != nil {
 			return err
 		}
@@ -428,7 +430,7 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 	if err != nil {
 		return nil, nil, err
 	}
-	warnings, err := binlog.Preflight(ctx, db)
+	warnings, err := stream.Preflight(ctx, db)
 	db.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("source %s: %w", e, err)
@@ -437,7 +439,7 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
-	rd, err := binlog.OpenStream(ctx, binlog.StreamConfig{Host: e.Host, Port: e.Port, User: e.User, PasswordFunc: e.Secret,
+	rd, err := stream.Open(ctx, stream.Config{Host: e.Host, Port: e.Port, User: e.User, PasswordFunc: e.Secret,
 		TLS: tc, TLSFallback: fallback, StartGTID: f.startGTID, StopAtEnd: f.duration == 0, Limits: f.lim})
 	if err != nil {
 		return nil, nil, fmt.Errorf("source %s: %w", e, mysql.ExplainTLSError(e, err))
@@ -448,7 +450,7 @@ func (f *analyzeFlags) openSource(ctx context.Context) (binlog.Reader, []string,
 // measurePipeline times prepl's own reading, decoding and rendering on the
 // first transactions of files (calibrate.Pipeline), as a dry run does them.
 func measurePipeline(ctx context.Context, c analyze.Costs, files []string, lim binlog.Limits, srvCat *serverCatalog, tgt mysql.Endpoint) (analyze.Costs, error) {
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: lim})
+	rd, err := fileset.Open(files, fileset.Options{Limits: lim})
 	if err != nil {
 		return c, err
 	}
@@ -523,7 +525,7 @@ func pipelineDefs(ctx context.Context, t *txn.Txn, defs map[string]*txn.TableDef
 const scanSample = 256 << 20
 
 // measureScan times what replay does with files before it applies
-// anything: binlog.ScanFile of each (the continuity check), on up to
+// anything: fileset.ScanFile of each (the continuity check), on up to
 // scanSample bytes of them, scaled to their total size.
 func measureScan(files []string) (time.Duration, error) {
 	var total, scanned int64
@@ -538,7 +540,7 @@ func measureScan(files []string) (time.Duration, error) {
 			continue
 		}
 		start := time.Now()
-		if _, err := binlog.ScanFile(f); err != nil {
+		if _, err := fileset.ScanFile(f); err != nil {
 			return 0, err
 		}
 		took += time.Since(start)
@@ -561,7 +563,7 @@ func measureScan(files []string) (time.Duration, error) {
 // first unit does not apply there (a missing table or row), or the binlog
 // starts with a DDL, the costs are returned as they are, with why.
 func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files []string, lim binlog.Limits, unitTxns int, compaction bool) (analyze.Costs, string, error) {
-	rd, err := binlog.OpenFiles(files, binlog.FileOptions{Limits: lim})
+	rd, err := fileset.Open(files, fileset.Options{Limits: lim})
 	if err != nil {
 		return c, "", err
 	}

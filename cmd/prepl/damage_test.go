@@ -17,7 +17,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -69,7 +69,7 @@ type logTxn struct {
 
 func logTxns(t *testing.T, path string) []logTxn {
 	t.Helper()
-	r, err := binlog.OpenFiles([]string{path}, binlog.FileOptions{})
+	r, err := fileset.Open([]string{path}, fileset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

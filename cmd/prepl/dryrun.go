@@ -12,6 +12,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/postgres"
@@ -21,7 +22,7 @@ import (
 // dryRunReplay reads the files as replay would, runs the same filter, and
 // prints what would be applied; with printSQL the SQL too. It applies
 // nothing; tgt (may be nil) only lends its table definitions.
-func dryRunReplay(ctx context.Context, rd *binlog.FileReader, filter func(*txn.Txn) apply.Action, tgt *mysql.Target,
+func dryRunReplay(ctx context.Context, rd *fileset.Reader, filter func(*txn.Txn) apply.Action, tgt *mysql.Target,
 	printSQL bool, loc *time.Location, w io.Writer) error {
 	script := w // the SQL of --print-sql
 	if printSQL {

@@ -161,7 +161,7 @@ func (f *applyFlags) resolveDDL() (apply.ResolveDDL, error) {
 }
 
 // readAheadBytes is what the binlog reader may decode ahead of the engine,
-// an eighth of the budget: the file reader's (binlog.FileOptions), whose
+// an eighth of the budget: the file reader's (fileset.Options), whose
 // batches the engine takes directly, or else the engine's own reader's
 // (apply.Config.ReadAheadBytes): one read-ahead in either case.
 func (f *applyFlags) readAheadBytes() int64 { return int64(f.memBytes / 8) }

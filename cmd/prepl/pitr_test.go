@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/sandbox"
@@ -100,7 +101,7 @@ var createTableRe = regexp.MustCompile("(?i)^\\s*create\\s+table\\s+(?:if\\s+not
 // them first (their first before image): the rows those tables held.
 func missingTables(t *testing.T, file string) ([]string, []seedRow) {
 	t.Helper()
-	rd, err := binlog.OpenFiles([]string{file}, binlog.FileOptions{Limits: binlog.Limits{MaxEvent: 1 << 30, MaxTxn: 1 << 32}})
+	rd, err := fileset.Open([]string{file}, fileset.Options{Limits: binlog.Limits{MaxEvent: 1 << 30, MaxTxn: 1 << 32}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/mysql"
 	prun "github.com/prepl/prepl/run"
 	"github.com/prepl/prepl/txn"
@@ -106,7 +106,7 @@ Flags:
 	}
 	o.Files, o.AllowGaps = files, *allowGaps
 	if *dryRun {
-		o.DryRun = func(ctx context.Context, rd *binlog.FileReader, filter func(*txn.Txn) apply.Action, defs *mysql.Target) error {
+		o.DryRun = func(ctx context.Context, rd *fileset.Reader, filter func(*txn.Txn) apply.Action, defs *mysql.Target) error {
 			return dryRunReplay(ctx, rd, filter, defs, *printSQL, o.Select.Location(), stdout)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
@@ -293,7 +293,7 @@ func Txns(tb testing.TB, w Workload) ([]*txn.Txn, int) {
 // transaction to f, and counts transactions and row changes.
 func Read(tb testing.TB, path string, f func(*txn.Txn)) (txns, rows int) {
 	tb.Helper()
-	r, err := binlog.OpenFiles([]string{path}, binlog.FileOptions{})
+	r, err := fileset.Open([]string{path}, fileset.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package readahead reads transactions ahead of their consumer, in a
 // goroutine, within a byte budget, and hands them over in batches. It is
-// the one read-ahead of prepl's input: binlog.FileReader decodes files
+// the one read-ahead of prepl's input: fileset.Reader decodes files
 // through it, and the apply engine reads any other source (a live
 // stream) through it, taking a Reader's batches directly when its source
 // has one, so that a transaction crosses one handoff between the decoder

@@ -1,4 +1,4 @@
-package binlog
+package fileset
 
 import (
 	"encoding/binary"

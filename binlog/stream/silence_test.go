@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"testing"
@@ -39,7 +39,7 @@ func TestSilenceCountsOnlyWaiting(t *testing.T) {
 }
 
 func TestSilenceOnlyWhenOverdue(t *testing.T) {
-	s := &StreamReader{cfg: StreamConfig{Heartbeat: time.Second}}
+	s := &Reader{cfg: Config{Heartbeat: time.Second}}
 	for _, c := range []struct {
 		ago     time.Duration
 		overdue bool

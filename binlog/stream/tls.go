@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 const errNoTLS = "does not support TLS"
 
 // password is the password for the next connect.
-func (s *StreamReader) password() (string, error) {
+func (s *Reader) password() (string, error) {
 	if s.cfg.PasswordFunc != nil {
 		pw, err := s.cfg.PasswordFunc()
 		if err != nil {
@@ -25,11 +25,11 @@ func (s *StreamReader) password() (string, error) {
 	return s.cfg.Password, nil
 }
 
-// dial opens the plain query connection OpenStream inspects the source
+// dial opens the plain query connection Open inspects the source
 // with, with the stream's TLS settings. A source without TLS under
 // TLSFallback is read in plain from then on (the syncer gets TLS nil).
 // The session's cipher is kept for Cipher.
-func (s *StreamReader) dial(ctx context.Context) (*client.Conn, error) {
+func (s *Reader) dial(ctx context.Context) (*client.Conn, error) {
 	pw, err := s.password()
 	if err != nil {
 		return nil, err
@@ -58,17 +58,17 @@ func (s *StreamReader) dial(ctx context.Context) (*client.Conn, error) {
 
 // connect opens a connection to the source with the stream's TLS
 // settings, its sockets held by l (dialer).
-func (s *StreamReader) connect(ctx context.Context, l *link, password string, opts ...client.Option) (*client.Conn, error) {
+func (s *Reader) connect(ctx context.Context, l *link, password string, opts ...client.Option) (*client.Conn, error) {
 	tc := s.cfg.TLS
 	opts = append(opts, func(c *client.Conn) error { c.SetTLSConfig(tc); return nil })
 	return client.ConnectWithDialer(ctx, "tcp", s.addr(), s.cfg.User, password, "", s.dialer(l), opts...)
 }
 
 // addr is the source's host:port.
-func (s *StreamReader) addr() string {
+func (s *Reader) addr() string {
 	return net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
 }
 
-// Cipher is the TLS cipher of the source session OpenStream opened, ""
+// Cipher is the TLS cipher of the source session Open opened, ""
 // when it is plain. The replication connection uses the same settings.
-func (s *StreamReader) Cipher() string { return s.cipher }
+func (s *Reader) Cipher() string { return s.cipher }

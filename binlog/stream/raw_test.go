@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 )
@@ -27,7 +28,7 @@ func TestRawEventsKept(t *testing.T) {
 		"BEGIN", "INSERT INTO r.t VALUES (3, 3)", "UPDATE r.t SET v = 0", "COMMIT",
 	)
 	sandbox.MustExec(t, db, "FLUSH BINARY LOGS")
-	for name, txns := range map[string][]*txn.Txn{"files": readFiles(t, src, FileOptions{}), "stream": readStream(t, streamConfig(src))} {
+	for name, txns := range map[string][]*txn.Txn{"files": readFiles(t, src, fileset.Options{}), "stream": readStream(t, streamConfig(src))} {
 		t.Run(name, func(t *testing.T) {
 			var got []string
 			for _, tx := range txns {

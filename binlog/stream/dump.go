@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
 
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -42,10 +43,7 @@ type dumpConn struct {
 	// LogPos 0 (MariaDB 11.4+ does for some): its end is next plus its
 	// size.
 	next uint32
-	// scratch holds the last event of a type the guard decodes into its
-	// scratch events.
-	scratch []byte
-	kept    keptEvents
+	bufs binlog.EventBuffers
 }
 
 // dumpStart is where a dump starts: a file and offset, or, byGTID, after
@@ -72,7 +70,7 @@ const binlogSendAnnotateRows = 2
 // otherwise keep sending into it until its next write fails), registers
 // as replica s.cfg.ServerID and starts the dump at start, the source
 // sending heartbeats every s.cfg.Heartbeat.
-func (s *StreamReader) openDump(ctx context.Context, l *link, password string, start dumpStart) (*dumpConn, error) {
+func (s *Reader) openDump(ctx context.Context, l *link, password string, start dumpStart) (*dumpConn, error) {
 	c, err := s.connect(ctx, l, password, func(c *client.Conn) error {
 		c.SetAttributes(map[string]string{"_client_role": "binary_log_listener"})
 		return nil
@@ -80,7 +78,7 @@ func (s *StreamReader) openDump(ctx context.Context, l *link, password string, s
 	if err != nil {
 		return nil, err
 	}
-	d := &dumpConn{c: c, max: s.cfg.Limits.withDefaults().MaxEvent, flavor: s.flavor}
+	d := &dumpConn{c: c, max: s.cfg.Limits.WithDefaults().MaxEvent, flavor: s.flavor}
 	if err := d.start(&s.cfg, start, s.dumpID); err != nil {
 		c.Close()
 		return nil, err
@@ -92,7 +90,7 @@ func (s *StreamReader) openDump(ctx context.Context, l *link, password string, s
 	return d, nil
 }
 
-func (d *dumpConn) start(cfg *StreamConfig, start dumpStart, kill uint32) error {
+func (d *dumpConn) start(cfg *Config, start dumpStart, kill uint32) error {
 	c := d.c
 	if kill != 0 {
 		// Best effort: the thread may be gone already (error 1094).
@@ -160,7 +158,7 @@ func (d *dumpConn) command(data []byte) error {
 }
 
 // registerCommand is COM_REGISTER_SLAVE.
-func registerCommand(cfg *StreamConfig) []byte {
+func registerCommand(cfg *Config) []byte {
 	host, _ := os.Hostname()
 	host = host[:min(len(host), 255)]
 	user := cfg.User[:min(len(cfg.User), 255)]
@@ -234,20 +232,11 @@ func (d *dumpConn) readEvent() ([]byte, error) {
 		if int64(n) > d.max+1 {
 			return nil, d.tooBig(n, int64(n))
 		}
-		var buf []byte
 		typ := replication.UNKNOWN_EVENT // a multi-packet event, or not an event: its own allocation
 		if p, err := d.r.Peek(min(n, 6)); err == nil && n < maxPayload && len(p) == 6 && p[0] == mysql.OK_HEADER {
 			typ = replication.EventType(p[5])
 		}
-		if forgotten(typ) {
-			// Read and forgotten before the next event, as in a file.
-			if cap(d.scratch) < n {
-				d.scratch = make([]byte, n)
-			}
-			buf = d.scratch[:n]
-		} else {
-			buf = d.kept.alloc(n, typ) // table maps and rows events go into the transaction
-		}
+		buf := d.bufs.Get(n, typ) // as in a file
 		if _, err := io.ReadFull(d.r, buf); err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/prepl/prepl/binlog"
 )
 
 // wire builds what a source sends after the dump command: packets with
@@ -70,7 +72,7 @@ func TestReadEvent(t *testing.T) {
 	// follows), and of three.
 	for _, size := range []int{19, 100, maxPayload - 1, maxPayload, 2*maxPayload + 7} {
 		d := newWire().event(replication.WRITE_ROWS_EVENTv1, size).packet([]byte{mysql.EOF_HEADER, 0, 0, 0, 0}).
-			event(replication.XID_EVENT, 31).conn(DefaultMaxEventSize)
+			event(replication.XID_EVENT, 31).conn(binlog.DefaultMaxEventSize)
 		ev, err := d.readEvent()
 		if err != nil || len(ev) != size || ev[4] != byte(replication.WRITE_ROWS_EVENTv1) || binary.LittleEndian.Uint32(ev[9:]) != uint32(size) {
 			t.Fatalf("event of %d bytes: got %d bytes, %v", size, len(ev), err)
@@ -91,12 +93,12 @@ func TestReadEvent(t *testing.T) {
 		max  int64
 		want string
 	}{
-		{"an error from the source", newWire().packet(errPacket), DefaultMaxEventSize, "Could not find first log file name"},
-		{"a short error packet", newWire().packet([]byte{mysql.ERR_HEADER, 1}), DefaultMaxEventSize, "damaged error packet"},
-		{"an empty packet", newWire().packet(nil), DefaultMaxEventSize, "empty packet"},
-		{"a packet of another kind", newWire().packet([]byte{0x03, 1, 2}), DefaultMaxEventSize, "packet of type 0x03"},
+		{"an error from the source", newWire().packet(errPacket), binlog.DefaultMaxEventSize, "Could not find first log file name"},
+		{"a short error packet", newWire().packet([]byte{mysql.ERR_HEADER, 1}), binlog.DefaultMaxEventSize, "damaged error packet"},
+		{"an empty packet", newWire().packet(nil), binlog.DefaultMaxEventSize, "empty packet"},
+		{"a packet of another kind", newWire().packet([]byte{0x03, 1, 2}), binlog.DefaultMaxEventSize, "packet of type 0x03"},
 		{"a lost packet", func() *wire { w := newWire(); w.seq = 2; return w.event(replication.XID_EVENT, 31) }(),
-			DefaultMaxEventSize, "packet 2 where 1 was expected"},
+			binlog.DefaultMaxEventSize, "packet 2 where 1 was expected"},
 		{"an event over the limit in one packet", newWire().event(replication.WRITE_ROWS_EVENTv1, 1000), 999, "larger than --max-event-size 999"},
 		{"an event over the limit in its second packet", newWire().event(replication.WRITE_ROWS_EVENTv1, maxPayload+10), maxPayload,
 			"larger than --max-event-size"},
@@ -104,7 +106,7 @@ func TestReadEvent(t *testing.T) {
 			w := newWire().event(replication.XID_EVENT, 31)
 			w.b.Truncate(w.b.Len() - 1)
 			return w
-		}(), DefaultMaxEventSize, "unexpected EOF"},
+		}(), binlog.DefaultMaxEventSize, "unexpected EOF"},
 	} {
 		_, err := c.w.conn(c.max).readEvent()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -125,7 +127,7 @@ func TestReadEvent(t *testing.T) {
 // forgets, reuse one buffer; the others, which transactions keep, never
 // share memory.
 func TestReadEventScratch(t *testing.T) {
-	d := newWire().txn(2).txn(1).conn(DefaultMaxEventSize)
+	d := newWire().txn(2).txn(1).conn(binlog.DefaultMaxEventSize)
 	var kept [][]byte
 	var scratch []byte
 	for {
@@ -136,7 +138,7 @@ func TestReadEventScratch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if forgotten(replication.EventType(ev[4])) {
+		if binlog.Transient(replication.EventType(ev[4])) {
 			if scratch != nil && &scratch[0] != &ev[0] {
 				t.Errorf("%v event: a new buffer, not the scratch one", replication.EventType(ev[4]))
 			}

@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 )
@@ -45,7 +47,7 @@ func TestCommitIDsFromGroupCommit(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	txns := readFiles(t, s, FileOptions{})
+	txns := readFiles(t, s, fileset.Options{})
 	if len(txns) != 42 {
 		t.Fatalf("%d txns, want 42", len(txns))
 	}
@@ -89,9 +91,9 @@ func TestStopAtEnd(t *testing.T) {
 	last := all[len(all)-1]
 
 	// Already at the end: by GTID and by position, io.EOF at once.
-	for name, cfg := range map[string]StreamConfig{
-		"gtid": func() StreamConfig { c := streamConfig(s); c.StartGTID = last.GTID; return c }(),
-		"pos": func() StreamConfig {
+	for name, cfg := range map[string]Config{
+		"gtid": func() Config { c := streamConfig(s); c.StartGTID = last.GTID; return c }(),
+		"pos": func() Config {
 			c := streamConfig(s)
 			c.StartFile, c.StartPos = last.End.File, last.End.Offset
 			return c
@@ -109,9 +111,9 @@ func TestStopAtEnd(t *testing.T) {
 	// Idle source after a rotation: the end is past the last transaction,
 	// reached through the new file's events.
 	sandbox.MustExec(t, db, "FLUSH BINARY LOGS")
-	for name, cfg := range map[string]StreamConfig{
-		"gtid": func() StreamConfig { c := streamConfig(s); c.StartGTID = "0-1-2"; return c }(),
-		"pos": func() StreamConfig {
+	for name, cfg := range map[string]Config{
+		"gtid": func() Config { c := streamConfig(s); c.StartGTID = "0-1-2"; return c }(),
+		"pos": func() Config {
 			c := streamConfig(s)
 			c.StartFile, c.StartPos = all[1].End.File, all[1].End.Offset
 			return c
@@ -126,7 +128,7 @@ func TestStopAtEnd(t *testing.T) {
 	cfg := streamConfig(s)
 	cfg.StopAtEnd = false
 	cfg.StartGTID = last.GTID
-	r, err := OpenStream(context.Background(), cfg)
+	r, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestDamagedFiles(t *testing.T) {
 	s := startSource(t, nil)
 	runWorkload(t, s)
 	files, _ := s.BinlogFiles()
-	good := readFiles(t, s, FileOptions{})
+	good := readFiles(t, s, fileset.Options{})
 	all := good[9] // the all-types insert: a large rows event
 	mid := (all.Start.Offset + all.End.Offset) / 2
 
@@ -191,13 +193,13 @@ func TestDamagedFiles(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := damage(t, files[0], c.mutate)
-			r, err := OpenFiles([]string{path}, FileOptions{})
+			r, err := fileset.Open([]string{path}, fileset.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
 			got, err := readUntilErr(r)
-			var fe *FormatError
+			var fe *binlog.FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("after %d txns: %v, want a *FormatError", len(got), err)
 			}
@@ -218,7 +220,7 @@ func TestDamagedFiles(t *testing.T) {
 			if c.wantTxns > 0 && c.offset == 0 && (fe.Offset < good[c.wantTxns-1].End.Offset || fe.Offset > mid) {
 				t.Errorf("offset %d not between the last good txn end %d and the damage %d", fe.Offset, good[c.wantTxns-1].End.Offset, mid)
 			}
-			if c.msg == "incomplete transaction" && !errors.Is(err, ErrIncomplete) {
+			if c.msg == "incomplete transaction" && !errors.Is(err, binlog.ErrIncomplete) {
 				t.Errorf("%v is not ErrIncomplete", err)
 			}
 			if _, err2 := r.Next(context.Background()); err2 != err {
@@ -233,7 +235,7 @@ func TestFilesAcrossRotation(t *testing.T) {
 	db := sandbox.MustOpen(t, s, "")
 	sandbox.MustExec(t, db, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)", "INSERT INTO d.t VALUES (1)",
 		"FLUSH BINARY LOGS", "INSERT INTO d.t VALUES (2)", "FLUSH BINARY LOGS", "INSERT INTO d.t VALUES (3)")
-	txns := readFiles(t, s, FileOptions{})
+	txns := readFiles(t, s, fileset.Options{})
 	if len(txns) != 5 || txns[3].Start.File != "binlog.000002" || txns[4].End.File != "binlog.000003" {
 		t.Fatalf("across files: %d txns", len(txns))
 	}
@@ -241,12 +243,12 @@ func TestFilesAcrossRotation(t *testing.T) {
 	if len(stream) != 5 || stream[3].Start != txns[3].Start || stream[4].End != txns[4].End {
 		t.Fatalf("stream across files: %d txns", len(stream))
 	}
-	resumed := readFiles(t, s, FileOptions{StartFile: txns[3].End.File, StartOffset: txns[3].End.Offset})
+	resumed := readFiles(t, s, fileset.Options{StartFile: txns[3].End.File, StartOffset: txns[3].End.Offset})
 	if len(resumed) != 1 || resumed[0].GTID != txns[4].GTID || resumed[0].Seq != 1 {
 		t.Fatalf("resume in the second file: %d txns", len(resumed))
 	}
-	if _, err := OpenFiles([]string{"x/binlog.000001"}, FileOptions{StartFile: "binlog.000009"}); err == nil {
-		t.Fatal("OpenFiles with an unknown start file succeeded")
+	if _, err := fileset.Open([]string{"x/binlog.000001"}, fileset.Options{StartFile: "binlog.000009"}); err == nil {
+		t.Fatal("fileset.Open with an unknown start file succeeded")
 	}
 }
 
@@ -259,14 +261,14 @@ func TestStatementFormatRefused(t *testing.T) {
 		t.Fatalf("Preflight: %v", err)
 	}
 	files, _ := s.BinlogFiles()
-	r, err := OpenFiles(files, FileOptions{})
+	r, err := fileset.Open(files, fileset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	got, err := readUntilErr(r)
-	var fe *FormatError
-	if len(got) != 2 || !errors.As(err, &fe) || !errors.Is(err, ErrNotRowBased) || fe.Offset == 0 || !strings.Contains(err.Error(), "binlog_format=ROW") {
+	var fe *binlog.FormatError
+	if len(got) != 2 || !errors.As(err, &fe) || !errors.Is(err, binlog.ErrNotRowBased) || fe.Offset == 0 || !strings.Contains(err.Error(), "binlog_format=ROW") {
 		t.Fatalf("statement binlog: %d txns, %v", len(got), err)
 	}
 	if r.Flavor() != txn.MariaDB {
@@ -300,7 +302,7 @@ func TestStreamEventTooBig(t *testing.T) {
 	db := sandbox.MustOpen(t, s, "")
 	sandbox.MustExec(t, db, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, b LONGBLOB)",
 		"INSERT INTO d.t VALUES (1, 'small')", "INSERT INTO d.t VALUES (2, REPEAT('x', 100000))", "INSERT INTO d.t VALUES (3, 'small')")
-	all := readFiles(t, s, FileOptions{})
+	all := readFiles(t, s, fileset.Options{})
 	if len(all) != 5 {
 		t.Fatalf("%d transactions in the files, want 5", len(all))
 	}
@@ -331,13 +333,13 @@ func TestStreamEventTooBig(t *testing.T) {
 		cfg := streamConfig(s)
 		cfg.Limits.MaxEvent = 64 << 10
 		cfg.ReconnectTimeout = reconnect
-		r, err := OpenStream(context.Background(), cfg)
+		r, err := Open(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, err := readUntilErr(r)
 		r.Close()
-		var fe *FormatError
+		var fe *binlog.FormatError
 		if len(got) != 3 || !errors.As(err, &fe) || fe.GTID != big.GTID || fe.File != big.Start.File || fe.Offset != rowsAt ||
 			!strings.Contains(err.Error(), "larger than --max-event-size 65536") {
 			t.Errorf("reconnect %v: %d transactions, then %v; want 3, then the rows event at %s:%d of %s over the limit",

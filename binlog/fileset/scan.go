@@ -1,4 +1,4 @@
-package binlog
+package fileset
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
 
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -40,7 +41,7 @@ func ScanFileFor(path string, gtid func(string)) (FileSummary, error) {
 		return s, err
 	}
 	defer f.Close()
-	sc := scanner{sum: &s, g: newGuard(Limits{}), gtid: gtid}
+	sc := scanner{sum: &s, dec: binlog.NewDecoder(binlog.Limits{}, nil), gtid: gtid}
 	if err := sc.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		s.Damaged = err
 	}
@@ -56,21 +57,21 @@ func ScanFileFor(path string, gtid func(string)) (FileSummary, error) {
 
 type scanner struct {
 	sum  *FileSummary
-	gtid func(string) // called with each GTID, when not nil
-	g    *eventGuard  // checks each event before go-mysql decodes it
-	off  uint32       // where the next event starts
-	own  uint32       // server id of the first format description
+	gtid func(string)    // called with each GTID, when not nil
+	dec  *binlog.Decoder // checks each event before go-mysql decodes it
+	off  uint32          // where the next event starts
+	fde  []byte          // the header of the first format description
 	buf  []byte
 }
 
 func (sc *scanner) damaged(err error) error {
-	return &FormatError{File: sc.sum.Name, Offset: sc.off, Err: err}
+	return &binlog.FormatError{File: sc.sum.Name, Offset: sc.off, Err: err}
 }
 
 func (sc *scanner) run(br *bufio.Reader) error {
 	magic := make([]byte, 4)
 	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, replication.BinLogFileHeader) {
-		return sc.damaged(errNotBinlog)
+		return sc.damaged(binlog.ErrNotBinlog)
 	}
 	sc.off = 4
 	hdr := make([]byte, replication.EventHeaderSize)
@@ -84,15 +85,15 @@ func (sc *scanner) run(br *bufio.Reader) error {
 		typ := replication.EventType(hdr[4])
 		size := binary.LittleEndian.Uint32(hdr[9:])
 		if first && (typ != replication.FORMAT_DESCRIPTION_EVENT || size > maxScanEvent) {
-			return sc.damaged(errNotBinlog)
+			return sc.damaged(binlog.ErrNotBinlog)
 		}
 		if size < replication.EventHeaderSize {
 			return sc.damaged(fmt.Errorf("event size %d is smaller than its header", size))
 		}
 		if first {
-			sc.own = serverID(hdr)
+			sc.fde = bytes.Clone(hdr)
 		}
-		if i == 1 && relayHead(hdr, sc.own) {
+		if i == 1 && binlog.RelayHead(sc.fde, hdr) {
 			sc.sum.Relay = true
 		}
 		body := int(size) - replication.EventHeaderSize
@@ -110,7 +111,7 @@ func (sc *scanner) run(br *bufio.Reader) error {
 				return sc.damaged(fmt.Errorf("truncated %v event", typ))
 			}
 			if first {
-				sc.buf[17] &^= logEventBinlogInUse // see parseFrom
+				binlog.ClearInUse(sc.buf)
 			}
 			if err := sc.event(); err != nil {
 				return sc.damaged(err)
@@ -135,14 +136,14 @@ func scanned(t replication.EventType) bool {
 }
 
 func (sc *scanner) event() error {
-	ev, err := sc.g.decode(sc.buf)
+	ev, err := sc.dec.Decode(sc.buf)
 	if err != nil {
 		return err
 	}
 	s := sc.sum
 	switch e := ev.Event.(type) {
 	case *replication.FormatDescriptionEvent:
-		s.Flavor = flavorOfVersion(e.ServerVersion)
+		s.Flavor = binlog.FlavorOfVersion(e.ServerVersion)
 	case *replication.MariadbGTIDListEvent:
 		if s.MariaDBStart != nil || s.Relay {
 			return nil // only the one that opens the file is its start

@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -15,7 +16,7 @@ func DetectFlavor(ctx context.Context, db *sql.DB) (txn.Flavor, error) {
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
 		return "", fmt.Errorf("detect flavor: %w", err)
 	}
-	return flavorOfVersion(v), nil
+	return binlog.FlavorOfVersion(v), nil
 }
 
 // Preflight checks that a source's binlog can be applied row by row. It

@@ -1,4 +1,4 @@
-package binlog
+package fileset
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 )
@@ -62,7 +63,7 @@ func relayLogs(t *testing.T) (want []*txn.Txn, relays []string) {
 	if err != nil || len(relays) < 10 {
 		t.Fatalf("relay logs: %v %v; want many", relays, err)
 	}
-	return readFiles(t, src, FileOptions{}), relays
+	return readFiles(t, src, Options{}), relays
 }
 
 // sameTxns fails unless got and want hold the same transactions: GTIDs,
@@ -93,7 +94,7 @@ func sameTxns(t *testing.T, got, want []*txn.Txn) {
 }
 
 func readPaths(paths []string) ([]*txn.Txn, error) {
-	r, err := OpenFiles(paths, FileOptions{})
+	r, err := Open(paths, Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func TestRelayLogs(t *testing.T) {
 			holed = append(holed, p)
 		}
 		_, err := readPaths(holed)
-		var fe *FormatError
+		var fe *binlog.FormatError
 		if !errors.As(err, &fe) || fe.GTID != tx.GTID || !strings.Contains(err.Error(), "goes on in ") {
 			t.Fatalf("relay logs without the file after %s: %v; want %s refused, it goes on in the file left out", tx.Start.File, err, tx.GTID)
 		}
@@ -178,7 +179,7 @@ func TestRelayLogs(t *testing.T) {
 	for i, p := range relays {
 		if i > 0 && beginsInside(t, p) {
 			_, err := readPaths(relays[i:])
-			var fe *FormatError
+			var fe *binlog.FormatError
 			if !errors.As(err, &fe) || fe.File != filepath.Base(p) || !strings.Contains(err.Error(), "begins inside a transaction") {
 				t.Fatalf("from %s: %v; want the file refused as beginning inside a transaction", p, err)
 			}
@@ -202,7 +203,7 @@ func TestRelayLogs(t *testing.T) {
 	}
 	var reconnect [][]byte // the source's rotate and format description, as the I/O thread writes them when it connects
 	for _, p := range relays {
-		if h := events(t, mustRead(t, p)); len(h) > 2 && relayHead(h[1], serverID(h[0])) && replication.EventType(h[2][4]) == replication.FORMAT_DESCRIPTION_EVENT {
+		if h := events(t, mustRead(t, p)); len(h) > 2 && binlog.RelayHead(h[0], h[1]) && replication.EventType(h[2][4]) == replication.FORMAT_DESCRIPTION_EVENT {
 			reconnect = [][]byte{h[1], h[2]}
 			break
 		}
@@ -245,7 +246,7 @@ func TestRelayLogs(t *testing.T) {
 		lost := append(append(append(append([][]byte{}, evs[:gi]...), evs[gi:gi+2]...), reconnect...), evs[next:]...)
 		writeEvents(t, target, lost)
 		_, err = readPaths(copied)
-		var fe *FormatError
+		var fe *binlog.FormatError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "no commit before the next GTID") {
 			t.Fatalf("a transaction cut short and not sent again: %v; want an error", err)
 		}

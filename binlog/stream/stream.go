@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"context"
@@ -18,12 +18,14 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
-// StreamConfig configures a replication connection to a source.
-type StreamConfig struct {
+// Config configures a replication connection to a source.
+type Config struct {
 	Host     string
 	Port     uint16
 	User     string
@@ -34,7 +36,7 @@ type StreamConfig struct {
 	PasswordFunc func() (string, error)
 	// TLS encrypts the connections to the source (nil: plain).
 	// TLSFallback lets a source that offers no TLS be read in plain
-	// (ssl-mode PREFERRED); OpenStream then sets TLS to nil.
+	// (ssl-mode PREFERRED); Open then sets TLS to nil.
 	TLS         *tls.Config
 	TLSFallback bool
 	// ServerID is the replica server id prepl presents; it must differ
@@ -59,7 +61,7 @@ type StreamConfig struct {
 	// away from Next is not silence.
 	ReadTimeout time.Duration
 	// StopAtEnd makes Next return io.EOF once every transaction the source
-	// had written when OpenStream was called has been returned.
+	// had written when Open was called has been returned.
 	StopAtEnd bool
 	// ReconnectTimeout turns on reconnecting: after a network error Next
 	// reconnects with backoff and resumes after the last transaction it
@@ -70,22 +72,22 @@ type StreamConfig struct {
 	// reconnected); nil discards them.
 	Log *slog.Logger
 	// Limits bound the size of an event and of a transaction.
-	Limits Limits
+	Limits binlog.Limits
 	// Skip says whether the user chose to leave out a transaction (by
 	// GTID or start position) that cannot be read whole: one larger than
 	// Limits.MaxTxn is then dropped as it is read instead of refused.
 	Skip func(gtid string, start txn.Position) bool
 }
 
-// StreamReader reads transactions over the replication protocol.
+// Reader reads transactions over the replication protocol.
 //
 // With ReconnectTimeout set, a network error makes Next reconnect and
 // resume at the End of the last transaction it returned, so a transaction
 // is never half-read across reconnects. Without it (or once it gives up)
 // Next returns the error and the caller reopens from the position it
 // applied.
-type StreamReader struct {
-	cfg    StreamConfig
+type Reader struct {
+	cfg    Config
 	flavor txn.Flavor
 	dump   *dumpConn // nil while not connected
 	dumpID uint32    // its connection id, to kill when replaced
@@ -95,13 +97,12 @@ type StreamReader struct {
 	ctx     context.Context
 	stopCtx func() bool
 	cut     atomic.Bool
-	asm     *assembler
-	pos     txn.Position // End of the last transaction returned
-	err     error        // sticky
+	// dec checks and decodes the events and assembles them; a panic in
+	// go-mysql's decoding becomes an error there.
+	dec *binlog.Decoder
+	pos txn.Position // End of the last transaction returned
+	err error        // sticky
 
-	// Events are checked and decoded here, where a panic in go-mysql's
-	// decoding can be recovered.
-	guard *eventGuard
 	// rereadAt is where a damaged event was last met: met again there
 	// after reading it anew, the damage is in the source's binlog.
 	rereadAt txn.Position
@@ -138,14 +139,16 @@ type StreamReader struct {
 	giveUpAt atomic.Int64
 }
 
+var _ binlog.Reader = (*Reader)(nil)
+
 // connectTimeout bounds one connection to the source: the dial, the
 // handshake, the queries before the dump and the dump's start. go-mysql
 // bounds only the dial; a source that accepts and then says nothing
 // would otherwise hold a connection attempt forever.
 const connectTimeout = 10 * time.Second
 
-// OpenStream connects to the source and starts the binlog dump.
-func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
+// Open connects to the source and starts the binlog dump.
+func Open(ctx context.Context, cfg Config) (*Reader, error) {
 	if cfg.ServerID == 0 {
 		cfg.ServerID = 0x7072706c + uint32(rand.IntN(1<<16))
 	}
@@ -158,8 +161,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &StreamReader{cfg: cfg, asm: newAssembler(), seen: map[uint32]uint64{}}
-	s.asm.skip, s.asm.maxEventSize = cfg.Skip, cfg.Limits.MaxEvent
+	s := &Reader{cfg: cfg, dec: binlog.NewDecoder(cfg.Limits, cfg.Skip), seen: map[uint32]uint64{}}
 	s.hear()
 	if err := s.inspect(ctx); err != nil {
 		return nil, err
@@ -175,7 +177,7 @@ func OpenStream(ctx context.Context, cfg StreamConfig) (*StreamReader, error) {
 
 // inspect asks the source its flavor, its end position (StopAtEnd) and its
 // oldest binlog (MySQL start from the beginning) over a plain connection.
-func (s *StreamReader) inspect(ctx context.Context) error {
+func (s *Reader) inspect(ctx context.Context) error {
 	conn, err := s.dial(ctx)
 	if err != nil {
 		return fmt.Errorf("binlog stream: connect %s: %w%s", s.addr(), err, timeoutHint(err))
@@ -187,9 +189,9 @@ func (s *StreamReader) inspect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("binlog stream: detect flavor: %w", err)
 		}
-		s.flavor = flavorOfVersion(v)
+		s.flavor = binlog.FlavorOfVersion(v)
 	}
-	s.asm.flavor = s.flavor
+	s.dec.SetFlavor(s.flavor)
 	if s.flavor == txn.MySQL && s.cfg.StartGTID == "" && s.cfg.StartFile == "" {
 		r, err := conn.Execute("SHOW BINARY LOGS")
 		if err != nil {
@@ -213,7 +215,7 @@ func (s *StreamReader) inspect(ctx context.Context) error {
 	return s.captureEnd(conn)
 }
 
-func (s *StreamReader) captureEnd(conn *client.Conn) error {
+func (s *Reader) captureEnd(conn *client.Conn) error {
 	r, err := conn.Execute("SHOW MASTER STATUS")
 	if err != nil {
 		r, err = conn.Execute("SHOW BINARY LOG STATUS") // MySQL 8.4
@@ -260,7 +262,7 @@ func (s *StreamReader) captureEnd(conn *client.Conn) error {
 // dialer connects to the source with a deadline on everything the new
 // connection does until it is cleared (link.started): connectTimeout,
 // and no later than the end of the reconnect budget.
-func (s *StreamReader) dialer(l *link) client.Dialer {
+func (s *Reader) dialer(l *link) client.Dialer {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		now := time.Now()
 		deadline := now.Add(connectTimeout)
@@ -279,7 +281,7 @@ func (s *StreamReader) dialer(l *link) client.Dialer {
 		}
 		if !l.add(c) {
 			c.Close()
-			return nil, errStopped
+			return nil, binlog.ErrClosed
 		}
 		return c, nil
 	}
@@ -360,7 +362,7 @@ func (l *link) closeAll() {
 
 // start opens the replication stream. Every connection it makes has a
 // deadline (dialer); ctx ending aborts them at once.
-func (s *StreamReader) start(ctx context.Context) error {
+func (s *Reader) start(ctx context.Context) error {
 	password, err := s.password()
 	if err != nil {
 		return err
@@ -368,7 +370,9 @@ func (s *StreamReader) start(ctx context.Context) error {
 	var at dumpStart
 	switch {
 	case s.cfg.StartFile != "":
-		s.asm.file = s.cfg.StartFile
+		p := s.dec.Position()
+		p.File = s.cfg.StartFile
+		s.dec.SetPosition(p)
 		at = dumpStart{file: s.cfg.StartFile, pos: s.cfg.StartPos}
 	case s.flavor == txn.MariaDB:
 		g, err := mysql.ParseMariadbGTIDSet(s.cfg.StartGTID)
@@ -384,7 +388,7 @@ func (s *StreamReader) start(ctx context.Context) error {
 	}
 	l := &link{}
 	s.link.Store(l)
-	s.guard = newGuard(s.cfg.Limits)
+	s.dec.Restart()
 	s.stopWatching()
 	stop := context.AfterFunc(ctx, l.closeAll)
 	d, err := s.openDump(ctx, l, password, at)
@@ -402,7 +406,7 @@ func (s *StreamReader) start(ctx context.Context) error {
 
 // disconnect closes the replication connection, if any. Its thread on
 // the source is killed by the next connection (openDump) or by Close.
-func (s *StreamReader) disconnect() {
+func (s *Reader) disconnect() {
 	if l := s.link.Load(); l != nil {
 		l.closeAll()
 	}
@@ -413,30 +417,32 @@ func (s *StreamReader) disconnect() {
 }
 
 // Flavor is the source's flavor.
-func (s *StreamReader) Flavor() txn.Flavor { return s.flavor }
+func (s *Reader) Flavor() txn.Flavor { return s.flavor }
 
 // Position is the End of the last transaction returned: where to resume.
-func (s *StreamReader) Position() txn.Position { return s.pos }
+func (s *Reader) Position() txn.Position { return s.pos }
 
 // SourcePosition is how far the source's binlog has been read, including
 // events outside transactions and heartbeats: with Position, it gives
 // the reader's lag in bytes within a file.
-func (s *StreamReader) SourcePosition() txn.Position {
-	return txn.Position{File: s.asm.file, Offset: s.asm.lastEnd}
-}
+func (s *Reader) SourcePosition() txn.Position { return s.dec.Position() }
+
+// ReadAhead is nil: the stream is read on the caller's goroutine, and
+// the engine reads it through a read-ahead of its own (apply.Source).
+func (s *Reader) ReadAhead() *readahead.Reader { return nil }
 
 // AtHand reports whether the next transaction has arrived whole, so that
 // Next returns it without waiting for the source: a caller catching up
 // may then hand on several at once. It must be called from the goroutine
 // that calls Next.
-func (s *StreamReader) AtHand() bool {
+func (s *Reader) AtHand() bool {
 	return s.dump != nil && s.dump.atHand()
 }
 
 // Next returns the next complete transaction. With StopAtEnd it returns
 // io.EOF once the source's end at open time has been reached; otherwise
 // it waits for the source to write more.
-func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
+func (s *Reader) Next(ctx context.Context) (*txn.Txn, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -503,10 +509,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 			s.heartbeat(hb, ev.Header)
 			continue
 		}
-		t, err := s.asm.add(ev)
-		if err == nil && s.guard.countTxn(s.asm.open(), len(raw)+s.asm.takeInflated()) {
-			s.asm.overLimit(s.guard.lim.MaxTxn)
-		}
+		t, err := s.dec.Add(ev, len(raw))
 		if err != nil {
 			s.err = err
 			return nil, err
@@ -525,7 +528,7 @@ func (s *StreamReader) Next(ctx context.Context) (*txn.Txn, error) {
 
 // closeOnDone makes ctx's end close the replication connection, once
 // per context: Next is called with the same one for every transaction.
-func (s *StreamReader) closeOnDone(ctx context.Context) {
+func (s *Reader) closeOnDone(ctx context.Context) {
 	if ctx == s.ctx {
 		return
 	}
@@ -542,8 +545,8 @@ func (s *StreamReader) closeOnDone(ctx context.Context) {
 }
 
 // decode checks and decodes an event read from the source.
-func (s *StreamReader) decode(raw []byte) (*replication.BinlogEvent, error) {
-	ev, err := s.guard.decode(raw)
+func (s *Reader) decode(raw []byte) (*replication.BinlogEvent, error) {
+	ev, err := s.dec.Decode(raw)
 	if err != nil {
 		return nil, s.damage(raw, err)
 	}
@@ -553,18 +556,15 @@ func (s *StreamReader) decode(raw []byte) (*replication.BinlogEvent, error) {
 
 // damage is the error of a damaged event, raw its bytes (the header, when
 // they hold one, places it).
-func (s *StreamReader) damage(raw []byte, err error) error {
-	fe := &FormatError{File: s.asm.file, Err: err}
+func (s *Reader) damage(raw []byte, err error) error {
+	var off uint32
 	if s.dump != nil {
-		fe.Offset = s.dump.next // the end of the event before
+		off = s.dump.next // the end of the event before
 	}
-	if h := (replication.EventHeader{}); h.Decode(raw) == nil && eventStart(&h) > 0 {
-		fe.Offset = eventStart(&h)
+	if h := (replication.EventHeader{}); h.Decode(raw) == nil && binlog.EventStart(&h) > 0 {
+		off = binlog.EventStart(&h)
 	}
-	if s.asm.open() {
-		fe.GTID = s.asm.cur.GTID
-	}
-	return fe
+	return s.dec.Damage(s.dec.Position().File, off, err)
 }
 
 // reread handles a damaged event: the first time at a position, when
@@ -572,8 +572,8 @@ func (s *StreamReader) damage(raw []byte, err error) error {
 // transaction (the damage may have been on the wire) and returns true.
 // Met again at the same place, the damage is in the source's binlog and
 // the error stands.
-func (s *StreamReader) reread(ctx context.Context, damage error) (bool, error) {
-	var fe *FormatError
+func (s *Reader) reread(ctx context.Context, damage error) (bool, error) {
+	var fe *binlog.FormatError
 	if s.cfg.ReconnectTimeout <= 0 || !errors.As(damage, &fe) {
 		return false, nil
 	}
@@ -599,7 +599,7 @@ func (s *StreamReader) reread(ctx context.Context, damage error) (bool, error) {
 // restart opens a new replication connection that reads again from the
 // last transaction returned. When that fails it reconnects as after a
 // network error (reconnected: and said so).
-func (s *StreamReader) restart(ctx context.Context) (reconnected bool, err error) {
+func (s *Reader) restart(ctx context.Context) (reconnected bool, err error) {
 	s.disconnect()
 	s.rewind()
 	if err := s.start(ctx); err != nil {
@@ -611,26 +611,28 @@ func (s *StreamReader) restart(ctx context.Context) (reconnected bool, err error
 	return false, nil
 }
 
-func (s *StreamReader) heartbeat(hb *replication.HeartbeatEvent, h *replication.EventHeader) {
-	if s.asm.open() || h.LogPos == 0 {
+func (s *Reader) heartbeat(hb *replication.HeartbeatEvent, h *replication.EventHeader) {
+	if s.dec.InTransaction() || h.LogPos == 0 {
 		return
 	}
+	p := s.dec.Position()
 	if hb.Filename != "" {
-		s.asm.file = hb.Filename
+		p.File = hb.Filename
 	}
-	s.asm.lastEnd = h.LogPos
+	p.Offset = h.LogPos
+	s.dec.SetPosition(p)
 }
 
-func (s *StreamReader) reachedEnd() bool {
+func (s *Reader) reachedEnd() bool {
 	if s.atEnd {
 		return true
 	}
-	if s.asm.open() {
+	if s.dec.InTransaction() {
 		return false
 	}
 	if s.endGTID != nil && len(s.endGTID) > 0 && position.CoversSeqs(s.seen, s.endGTID) {
 		s.atEnd = true
-	} else if s.asm.file != "" && position.Compare(txn.Position{File: s.asm.file, Offset: s.asm.lastEnd}, s.endPos) >= 0 {
+	} else if p := s.dec.Position(); p.File != "" && position.Compare(p, s.endPos) >= 0 {
 		s.atEnd = true
 	}
 	return s.atEnd
@@ -642,10 +644,10 @@ var errNotConnected = errors.New("not connected")
 
 // Reconnects counts the successful reconnections to the source. It may be
 // called while another goroutine is in Next.
-func (s *StreamReader) Reconnects() uint64 { return s.reconnects.Load() }
+func (s *Reader) Reconnects() uint64 { return s.reconnects.Load() }
 
 // hear notes that the source was heard from now.
-func (s *StreamReader) hear() { s.heard.Store(time.Now().UnixNano()) }
+func (s *Reader) hear() { s.heard.Store(time.Now().UnixNano()) }
 
 // Silence is how long the source has not been heard from (no event, no
 // heartbeat) when that is longer than two heartbeat periods, and 0 while
@@ -653,7 +655,7 @@ func (s *StreamReader) hear() { s.heard.Store(time.Now().UnixNano()) }
 // that does not read, shows here: what the source wrote meanwhile has not
 // been seen, so the lag is at least this. It may be called while another
 // goroutine is in Next.
-func (s *StreamReader) Silence() time.Duration {
+func (s *Reader) Silence() time.Duration {
 	d := time.Since(time.Unix(0, s.heard.Load()))
 	if d <= 2*s.cfg.Heartbeat {
 		return 0
@@ -672,7 +674,7 @@ const (
 // of the last transaction returned (the partial one is read again whole).
 // It returns an error when cause is not a network error, when ctx ends, or
 // when the source has been unreachable for ReconnectTimeout.
-func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
+func (s *Reader) reconnect(ctx context.Context, cause error) error {
 	addr := s.addr()
 	if s.cfg.ReconnectTimeout <= 0 || !retryable(cause) {
 		var me *mysql.MyError
@@ -731,14 +733,13 @@ func (s *StreamReader) reconnect(ctx context.Context, cause error) error {
 // rewind drops a partly read transaction and makes the next start resume
 // at the End of the last transaction returned (or where the stream began,
 // when none was).
-func (s *StreamReader) rewind() {
-	a := s.asm
-	a.cur, a.inTxn, a.xid = nil, false, ""
+func (s *Reader) rewind() {
+	s.dec.Abandon()
 	if s.pos.File == "" {
 		return
 	}
 	s.cfg.StartGTID, s.cfg.StartFile, s.cfg.StartPos = "", s.pos.File, s.pos.Offset
-	a.file, a.lastEnd = s.pos.File, s.pos.Offset
+	s.dec.SetPosition(s.pos)
 }
 
 // retryable tells a network failure (worth reconnecting) from an answer of
@@ -752,14 +753,14 @@ func retryable(err error) bool {
 		}
 		return false
 	}
-	var fe *FormatError
-	return !errors.As(err, &fe) && !errors.Is(err, errStopped)
+	var fe *binlog.FormatError
+	return !errors.As(err, &fe) && !errors.Is(err, binlog.ErrClosed)
 }
 
 // Close ends the replication connection, and kills its thread on the
 // source over a connection of its own, which gets half a second: the
 // source would otherwise go on sending into it until a write fails.
-func (s *StreamReader) Close() error {
+func (s *Reader) Close() error {
 	if s.stopCtx != nil {
 		s.stopCtx()
 	}
@@ -768,14 +769,14 @@ func (s *StreamReader) Close() error {
 	s.disconnect()
 	s.kill()
 	if s.err == nil {
-		s.err = errStopped
+		s.err = binlog.ErrClosed
 	}
 	return nil
 }
 
 // kill kills the thread of the last replication connection on the
 // source, best effort, within the dialer's deadline.
-func (s *StreamReader) kill() {
+func (s *Reader) kill() {
 	id := s.dumpID
 	s.dumpID = 0
 	pw, err := s.password()
@@ -815,7 +816,7 @@ func resultString(r *mysql.Result, row, col int) (string, error) {
 	return strings.Clone(v), err
 }
 
-func (s *StreamReader) stopWatching() {
+func (s *Reader) stopWatching() {
 	if s.stopWatch != nil {
 		close(s.stopWatch)
 		s.stopWatch = nil

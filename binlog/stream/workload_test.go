@@ -1,4 +1,4 @@
-package binlog
+package stream
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 )
@@ -122,7 +123,7 @@ func TestWorkloadFilesAndStream(t *testing.T) {
 			t.Parallel()
 			s := startSource(t, func(o *sandbox.Options) { o.BinlogRowMetadata = meta })
 			runWorkload(t, s)
-			files := readFiles(t, s, FileOptions{})
+			files := readFiles(t, s, fileset.Options{})
 			stream := readStream(t, streamConfig(s))
 			if len(files) != len(stream) {
 				t.Fatalf("files gave %d txns, stream %d", len(files), len(stream))
@@ -136,7 +137,7 @@ func TestWorkloadFilesAndStream(t *testing.T) {
 
 			// Resume after the 7th transaction, from files and from the stream.
 			resume := files[6]
-			fromFile := readFiles(t, s, FileOptions{StartFile: resume.End.File, StartOffset: resume.End.Offset})
+			fromFile := readFiles(t, s, fileset.Options{StartFile: resume.End.File, StartOffset: resume.End.Offset})
 			cfg := streamConfig(s)
 			cfg.StartGTID = resume.GTID
 			fromGTID := readStream(t, cfg)

@@ -1,4 +1,4 @@
-package binlog
+package fileset
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func TestReadAheadBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const limit = 256 << 10
-	r, err := OpenFiles(files, FileOptions{ReadAheadBytes: limit})
+	r, err := Open(files, Options{ReadAheadBytes: limit})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package binlog
+package fileset
 
 import (
 	"fmt"
@@ -125,7 +125,7 @@ type FileSummary struct {
 	// End is the offset after the last whole event read: the file's
 	// size, less a torn last event, or where the damage starts.
 	End uint32
-	// Relay: the file is a relay log (relay.go). The source's GTID list
+	// Relay: the file is a relay log (binlog/relay.go). The source's GTID list
 	// in it is that of the source's binlog file it was fetched from, not
 	// the relay log's start, so it is not read: relay logs are checked by
 	// their names and rotate events.
