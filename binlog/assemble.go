@@ -117,7 +117,7 @@ func (a *assembler) setFile(name string) {
 
 // dropOpen forgets the open transaction, if any, and what was read of it.
 func (a *assembler) dropOpen() {
-	a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes = nil, false, "", false, 0
+	a.cur, a.inTxn, a.xid, a.dropping, a.spanBytes, a.tooBig = nil, false, "", false, 0, 0
 }
 
 // errRelayFragment: an event, in a relay log given first, of a

@@ -105,10 +105,7 @@ func (d *Decoder) SetPosition(p txn.Position) { d.asm.file, d.asm.lastEnd = p.Fi
 
 // Abandon forgets the transaction being read, for a replication stream
 // read again from the end of the last transaction returned.
-func (d *Decoder) Abandon() {
-	a := d.asm
-	a.cur, a.inTxn, a.xid = nil, false, ""
-}
+func (d *Decoder) Abandon() { d.asm.dropOpen() }
 
 // Damage is the *FormatError of a damaged event at offset of file, in
 // the transaction being read, if any.
