@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prepl/prepl/tabledef"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -57,7 +58,7 @@ func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]b
 	case float64:
 		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
 	case txn.Decimal:
-		if !isNumeric(string(x)) {
+		if !tabledef.Numeric(string(x)) {
 			return b, fmt.Errorf("column %s: bad decimal %q", col.Name, string(x))
 		}
 		return append(b, x...), nil
@@ -108,19 +109,6 @@ func AppendLiteral(b []byte, v txn.Value, colType byte, col *txn.ColumnDef) ([]b
 		return append(b, '\''), nil
 	}
 	return b, fmt.Errorf("column %s: unsupported value type %T", col.Name, v)
-}
-
-func isNumeric(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
-			return false
-		}
-	}
-	return true
 }
 
 func isTemporal(s string) bool {

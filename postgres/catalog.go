@@ -92,7 +92,7 @@ func (c *Catalog) rebuild() {
 				for _, rc := range fk.RefColumns {
 					i := -1 // CanCascade takes an unknown column as changed
 					if pt != nil {
-						i = pt.columnIndex(rc)
+						i = columnIndex(pt, rc)
 					}
 					ref.Columns = append(ref.Columns, i)
 				}
@@ -235,7 +235,7 @@ func trackerDef(t *TableDef, refs *txn.TableDef) *txn.TableDef {
 	cols := func(names []string) ([]int, bool) {
 		var out []int
 		for _, n := range names {
-			i := t.columnIndex(n)
+			i := columnIndex(t, n)
 			if i < 0 {
 				return nil, false
 			}

@@ -4,70 +4,9 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/prepl/prepl/tabledef"
 )
-
-// TableDef is a source table as CREATE TABLE (or SHOW CREATE TABLE) gives it.
-type TableDef struct {
-	Schema, Name string
-	Columns      []Column
-	Indexes      []Index
-	ForeignKeys  []ForeignKey
-	Charset      string // the table's default character set
-	Notes        []string
-}
-
-// Index is a primary key, unique key or plain index.
-type Index struct {
-	Name    string // "PRIMARY" for the primary key
-	Primary bool
-	Unique  bool
-	Columns []string
-	Prefix  []int // characters of each column indexed; 0 for all
-}
-
-// ForeignKey is a foreign key.
-type ForeignKey struct {
-	Name                string
-	Columns             []string
-	RefSchema, RefTable string
-	RefColumns          []string
-	OnDelete, OnUpdate  string
-}
-
-// Column returns the column named name (case-insensitively, as MySQL
-// compares column names), or nil.
-func (t *TableDef) Column(name string) *Column {
-	for i := range t.Columns {
-		if strings.EqualFold(t.Columns[i].Name, name) {
-			return &t.Columns[i]
-		}
-	}
-	return nil
-}
-
-// PrimaryKey returns the primary key, else the first unique key whose
-// columns are all NOT NULL, else nil.
-func (t *TableDef) PrimaryKey() *Index {
-	for i := range t.Indexes {
-		if t.Indexes[i].Primary {
-			return &t.Indexes[i]
-		}
-	}
-next:
-	for i := range t.Indexes {
-		ix := &t.Indexes[i]
-		if !ix.Unique {
-			continue
-		}
-		for _, c := range ix.Columns {
-			if col := t.Column(c); col == nil || col.Nullable {
-				continue next
-			}
-		}
-		return ix
-	}
-	return nil
-}
 
 // ErrNotTranslated is wrapped when a DDL statement has no translation:
 // the applier stops before it (naming its GTID) and --skip-gtid goes past it.
@@ -425,7 +364,7 @@ func (p *parser) columnDef() (columnDef, error) {
 			n1, n2, _ := strings.Cut(args, ",")
 			a, _ := strconv.Atoi(strings.TrimSpace(n1))
 			b, _ := strconv.Atoi(strings.TrimSpace(n2))
-			switch kinds[c.Type] {
+			switch tabledef.TypeKind(c.Type) {
 			case KindDecimal:
 				c.Precision, c.Scale = a, b
 			case KindDatetime, KindTimestamp, KindTime:
@@ -435,7 +374,7 @@ func (p *parser) columnDef() (columnDef, error) {
 			}
 		}
 	}
-	if kinds[c.Type] == KindDecimal && c.Precision == 0 {
+	if tabledef.TypeKind(c.Type) == KindDecimal && c.Precision == 0 {
 		c.Precision = 10
 	}
 	for !p.done() && !p.peek().punct(",") && !p.peek().punct(")") {
@@ -461,7 +400,7 @@ func (p *parser) columnAttribute(c *columnDef) error {
 	case p.accept("SIGNED"), p.accept("ZEROFILL"), p.accept("VISIBLE"), p.accept("INVISIBLE"),
 		p.accept("COMPRESSED"), p.accept("ASCII"), p.accept("UNICODE"):
 	case p.accept("BINARY"):
-		if kinds[c.Type] == KindText {
+		if tabledef.TypeKind(c.Type) == KindText {
 			c.Collation = "bin"
 		}
 	case p.accept("CHARACTER", "SET"), p.accept("CHARSET"):

@@ -56,23 +56,8 @@ func (d Defs) Changed(next Defs) []string {
 	return out
 }
 
-// Clone copies t deep enough to change its columns, indexes and foreign
-// keys.
-func (t *TableDef) Clone() *TableDef {
-	c := *t
-	c.Columns = slices.Clone(t.Columns)
-	c.Indexes = slices.Clone(t.Indexes)
-	for i := range c.Indexes {
-		c.Indexes[i].Columns = slices.Clone(c.Indexes[i].Columns)
-		c.Indexes[i].Prefix = slices.Clone(c.Indexes[i].Prefix)
-	}
-	c.ForeignKeys = slices.Clone(t.ForeignKeys)
-	c.Notes = nil
-	return &c
-}
-
 // columnIndex is the position of column name (case-insensitive), or -1.
-func (t *TableDef) columnIndex(name string) int {
+func columnIndex(t *TableDef, name string) int {
 	for i := range t.Columns {
 		if strings.EqualFold(t.Columns[i].Name, name) {
 			return i
@@ -83,7 +68,7 @@ func (t *TableDef) columnIndex(name string) int {
 
 // placeColumn puts c where ADD or MODIFY/CHANGE ... FIRST/AFTER says:
 // replacing the column at old (-1: a new column), at the end when neither.
-func (t *TableDef) placeColumn(c columnDef, old int) {
+func placeColumn(t *TableDef, c columnDef, old int) {
 	if old >= 0 && !c.first && c.after == "" {
 		t.Columns[old] = c.Column
 		return
@@ -96,7 +81,7 @@ func (t *TableDef) placeColumn(c columnDef, old int) {
 	case c.first:
 		at = 0
 	case c.after != "":
-		if i := t.columnIndex(c.after); i >= 0 {
+		if i := columnIndex(t, c.after); i >= 0 {
 			at = i + 1
 		}
 	}
@@ -104,8 +89,8 @@ func (t *TableDef) placeColumn(c columnDef, old int) {
 }
 
 // renameColumn renames a column in the table's indexes and foreign keys.
-func (t *TableDef) renameColumn(from, to string) {
-	if i := t.columnIndex(from); i >= 0 {
+func renameColumn(t *TableDef, from, to string) {
+	if i := columnIndex(t, from); i >= 0 {
 		t.Columns[i].Name = to
 	}
 	for i := range t.Indexes {
@@ -128,8 +113,8 @@ func (t *TableDef) renameColumn(from, to string) {
 
 // dropColumn removes a column, and it from every index (an index left
 // without columns goes, as MySQL drops it).
-func (t *TableDef) dropColumn(name string) {
-	if i := t.columnIndex(name); i >= 0 {
+func dropColumn(t *TableDef, name string) {
+	if i := columnIndex(t, name); i >= 0 {
 		t.Columns = slices.Delete(t.Columns, i, i+1)
 	}
 	var keep []Index
@@ -150,9 +135,9 @@ func (t *TableDef) dropColumn(name string) {
 	t.Indexes = keep
 }
 
-// dropIndex removes the index (or foreign key) named name; "PRIMARY" is
+// removeIndex removes the index (or foreign key) named name; "PRIMARY" is
 // the primary key.
-func (t *TableDef) dropIndex(name string) {
+func removeIndex(t *TableDef, name string) {
 	t.Indexes = slices.DeleteFunc(t.Indexes, func(ix Index) bool { return strings.EqualFold(ix.Name, name) })
 	t.ForeignKeys = slices.DeleteFunc(t.ForeignKeys, func(fk ForeignKey) bool { return strings.EqualFold(fk.Name, name) })
 }

@@ -133,12 +133,12 @@ func (e *env) copyTo(t *testing.T, db string) string {
 		t.Fatal(err)
 	}
 	url := e.pg.URL(db)
-	tgt, err := snapshot.OpenPG(ctx, url, postgres.Options{})
+	tgt, err := postgres.OpenCopy(ctx, url, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tgt.Close()
-	if _, err := snapshot.Run(ctx, snapshot.Config{Source: e.srcE, Target: tgt, Channel: "test", Databases: []string{"w"}}); err != nil {
+	if _, err := snapshot.Run(ctx, snapshot.Config{Source: e.srcE, Target: tgt, ParseTable: postgres.ParseCreateTable, Channel: "test", Databases: []string{"w"}}); err != nil {
 		t.Fatalf("copy: %v", err)
 	}
 	return url
@@ -185,7 +185,13 @@ func replay(ctx context.Context, tgt *postgres.Target, files []string, cfg apply
 
 func (e *env) verify(t *testing.T, url string) {
 	t.Helper()
-	diffs, err := snapshot.Verify(context.Background(), snapshot.VerifyConfig{Source: e.srcE, Target: url, Databases: []string{"w"}})
+	ctx := context.Background()
+	r, err := postgres.OpenVerifyReader(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	diffs, err := snapshot.Verify(ctx, snapshot.VerifyConfig{Source: e.srcE, Target: r, ParseTable: postgres.ParseCreateTable, Databases: []string{"w"}})
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}

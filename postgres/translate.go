@@ -231,7 +231,7 @@ func translate(sql, defaultDB string, o Options, defs Defs) ([]string, error) {
 			}
 			if t := defs.Get(db, tbl); t != nil {
 				t = t.Clone()
-				t.dropIndex(name)
+				removeIndex(t, name)
 				defs.Put(t)
 			}
 			return []string{dropIndex(db, tbl, name, o)}, nil
@@ -504,8 +504,8 @@ func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, e
 				s, _ := indexSQL(t, uk, o)
 				out = append(out, s)
 			}
-			if cur != nil && !(ifNot && cur.columnIndex(c.Name) >= 0) {
-				cur.placeColumn(c, -1)
+			if cur != nil && !(ifNot && columnIndex(cur, c.Name) >= 0) {
+				placeColumn(cur, c, -1)
 				if c.primary {
 					cur.Indexes = append([]Index{pk}, cur.Indexes...)
 				} else if c.unique {
@@ -517,7 +517,7 @@ func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, e
 			case p.accept("PRIMARY", "KEY"):
 				out = append(out, dropIndex(db, name, "PRIMARY", o))
 				if cur != nil {
-					cur.dropIndex("PRIMARY")
+					removeIndex(cur, "PRIMARY")
 				}
 			case p.accept("INDEX"), p.accept("KEY"):
 				n, err := p.ident()
@@ -526,7 +526,7 @@ func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, e
 				}
 				out = append(out, dropIndex(db, name, n, o))
 				if cur != nil {
-					cur.dropIndex(n)
+					removeIndex(cur, n)
 				}
 			case p.accept("FOREIGN", "KEY"), p.accept("CONSTRAINT"):
 				p.accept("IF", "EXISTS")
@@ -547,7 +547,7 @@ func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, e
 				}
 				alter("DROP COLUMN " + ifExistsSQL(ie) + Ident(n, o))
 				if cur != nil {
-					cur.dropColumn(n)
+					dropColumn(cur, n)
 				}
 			}
 		case p.accept("MODIFY"), p.at("CHANGE"):
@@ -578,8 +578,8 @@ func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, e
 			}
 			out = append(out, stmts...)
 			if cur != nil {
-				cur.renameColumn(old, c.Name)
-				cur.placeColumn(c, cur.columnIndex(c.Name))
+				renameColumn(cur, old, c.Name)
+				placeColumn(cur, c, columnIndex(cur, c.Name))
 			}
 		case p.accept("RENAME", "COLUMN"):
 			a, err := p.ident()
@@ -595,7 +595,7 @@ func (p *parser) alterTable(defaultDB string, o Options, defs Defs) ([]string, e
 			}
 			alter("RENAME COLUMN " + Ident(a, o) + " TO " + Ident(b, o))
 			if cur != nil {
-				cur.renameColumn(a, b)
+				renameColumn(cur, a, b)
 			}
 		case p.accept("RENAME", "INDEX"), p.accept("RENAME", "KEY"):
 			a, err := p.ident()

@@ -5,53 +5,12 @@
 package postgres
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// Kind is how a source column is carried to PostgreSQL.
-type Kind uint8
-
-const (
-	KindInt       Kind = iota + 1 // TINYINT..BIGINT, signed or unsigned
-	KindDecimal                   // DECIMAL/NUMERIC
-	KindFloat                     // FLOAT (4 bytes)
-	KindDouble                    // DOUBLE/REAL
-	KindBit                       // BIT(n)
-	KindEnum                      // ENUM: text with a CHECK on the members
-	KindSet                       // SET: text, members comma-joined in definition order
-	KindYear                      // YEAR
-	KindDate                      // DATE
-	KindDatetime                  // DATETIME: timestamp without time zone
-	KindTimestamp                 // TIMESTAMP: timestamptz, values in UTC
-	KindTime                      // TIME: interval (covers -838:59:59..838:59:59)
-	KindText                      // CHAR, VARCHAR, *TEXT in any charset: text in UTF-8
-	KindBinary                    // BINARY, VARBINARY, *BLOB: bytea
-	KindJSON                      // JSON (MySQL) or MariaDB's LONGTEXT CHECK (json_valid(c)): jsonb
-	KindSpatial                   // GEOMETRY and its subtypes: PostGIS geometry or an error
-)
-
-// Column is one source column as the mapping needs it.
-type Column struct {
-	Name      string
-	Type      string // MySQL type name, lower case: "int", "varchar", "enum", "point"
-	Unsigned  bool
-	Length    int      // CHAR/VARCHAR/BINARY/VARBINARY length, BIT width; -1 when not given
-	Precision int      // DECIMAL precision
-	Scale     int      // DECIMAL scale; fractional second digits of temporal types
-	Elems     []string // ENUM and SET members
-	Charset   string   // text columns: "utf8mb4", "latin1", ...; "binary" for binary strings
-	Collation string
-	Nullable  bool
-	Default   *string // the default as written (expression text); nil when none
-	AutoInc   bool
-	Generated string // generation expression (source SQL) of a generated column
-	Comment   string
-}
 
 // Options change the mapping.
 type Options struct {
@@ -96,37 +55,6 @@ func (o Options) nowDefault(c *Column) string {
 		return QuoteString(at.In(zone).Format("2006-01-02 15:04:05.999999"))
 	}
 	return ""
-}
-
-// ErrUnsupported is wrapped by every error for a type, value or
-// statement the mapping cannot carry without loss.
-var ErrUnsupported = errors.New("not supported by the PostgreSQL mapping")
-
-// kinds by MySQL type name.
-var kinds = map[string]Kind{
-	"tinyint": KindInt, "smallint": KindInt, "mediumint": KindInt, "int": KindInt, "integer": KindInt, "bigint": KindInt,
-	"bool": KindInt, "boolean": KindInt,
-	"decimal": KindDecimal, "numeric": KindDecimal, "dec": KindDecimal, "fixed": KindDecimal,
-	"float": KindFloat, "double": KindDouble, "real": KindDouble,
-	"bit": KindBit, "enum": KindEnum, "set": KindSet, "year": KindYear,
-	"date": KindDate, "datetime": KindDatetime, "timestamp": KindTimestamp, "time": KindTime,
-	"char": KindText, "varchar": KindText, "tinytext": KindText, "text": KindText, "mediumtext": KindText, "longtext": KindText,
-	"binary": KindBinary, "varbinary": KindBinary, "tinyblob": KindBinary, "blob": KindBinary, "mediumblob": KindBinary, "longblob": KindBinary,
-	"json":     KindJSON,
-	"geometry": KindSpatial, "point": KindSpatial, "linestring": KindSpatial, "polygon": KindSpatial,
-	"multipoint": KindSpatial, "multilinestring": KindSpatial, "multipolygon": KindSpatial, "geometrycollection": KindSpatial,
-}
-
-// KindOf returns how c is carried, or an error naming it.
-func KindOf(c *Column) (Kind, error) {
-	k, ok := kinds[c.Type]
-	if !ok {
-		return 0, fmt.Errorf("column %s: type %s: %w", c.Name, c.Type, ErrUnsupported)
-	}
-	if k == KindText && c.Charset == "binary" {
-		return KindBinary, nil // CHAR(n) BINARY/CHARACTER SET binary
-	}
-	return k, nil
 }
 
 // intType maps an integer to the smallest PostgreSQL type holding all its values.

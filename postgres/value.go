@@ -18,41 +18,20 @@ import (
 	xunicode "golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/encoding/unicode/utf32"
 
+	"github.com/prepl/prepl/tabledef"
 	"github.com/prepl/prepl/txn"
 )
 
 // Values travel as PostgreSQL's text input form: the text a column of the
 // mapped type accepts (in a quoted literal, a COPY row or a text-format
 // parameter) and gives back unchanged in value. FromText converts what
-// the source returns for SourceExpr (copy, verify); FromValue converts a
-// value decoded from the binlog (replicate, replay). Both give the same
-// text for the same stored value.
+// the source returns for snapshot.SourceExpr (copy, verify); FromValue
+// converts a value decoded from the binlog (replicate, replay). Both give
+// the same text for the same stored value.
 
-// SourceExpr is the MySQL select expression that reads c exactly, as text:
-// FLOAT widened to DOUBLE (MySQL prints a FLOAT to 6 digits), BIT and
-// YEAR as numbers, strings as their raw bytes in the column's charset
-// (converted here, as the binlog's bytes are). TIMESTAMP needs the
-// session time zone '+00:00'.
-func SourceExpr(c *Column) string {
-	q := "`" + strings.ReplaceAll(c.Name, "`", "``") + "`"
-	k, _ := KindOf(c)
-	switch k {
-	case KindFloat:
-		return "CAST(" + q + " AS DOUBLE)"
-	case KindBit, KindYear:
-		return q + "+0"
-	case KindText:
-		return "CAST(" + q + " AS BINARY)"
-	case KindDate, KindDatetime, KindTimestamp, KindTime:
-		// As text: a driver with parseTime would turn it into a time.Time.
-		return "CAST(" + q + " AS CHAR)"
-	}
-	return q
-}
-
-// FromText converts the source's text for c (read through SourceExpr) to
-// PostgreSQL's input text; null is true for a value stored as NULL (a
-// zero date with ZeroDateNull).
+// FromText converts the source's text for c (read through
+// snapshot.SourceExpr) to PostgreSQL's input text; null is true for a
+// value stored as NULL (a zero date with ZeroDateNull).
 func FromText(raw []byte, c *Column, o Options) (text string, null bool, err error) {
 	k, err := KindOf(c)
 	if err != nil {
@@ -61,7 +40,7 @@ func FromText(raw []byte, c *Column, o Options) (text string, null bool, err err
 	s := string(raw)
 	switch k {
 	case KindInt, KindYear, KindDecimal:
-		if !Numeric(s) {
+		if !tabledef.Numeric(s) {
 			return "", false, fmt.Errorf("column %s: bad number %q", c.Name, s)
 		}
 		return s, false, nil
@@ -155,21 +134,6 @@ func bitText(u uint64, n int) string {
 		s = strings.Repeat("0", n-len(s)) + s
 	}
 	return s
-}
-
-// Numeric: s holds only what a MySQL number's text holds (digits, sign,
-// point, exponent), so it is safe as it is in SQL and in COPY.
-func Numeric[T string | []byte](s T) bool {
-	if len(s) == 0 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
-			return false
-		}
-	}
-	return true
 }
 
 // checkText refuses what PostgreSQL text cannot hold: a NUL byte, or
@@ -342,7 +306,7 @@ func AppendCopyText(b, raw []byte, c *Column, o Options) ([]byte, error) {
 	}
 	switch {
 	case k == KindInt || k == KindYear || k == KindDecimal:
-		if Numeric(raw) {
+		if tabledef.Numeric(raw) {
 			return append(b, raw...), nil // nothing to escape
 		}
 	case k == KindText && utf8Charset(c.Charset):

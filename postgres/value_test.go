@@ -110,7 +110,7 @@ func TestFromValue(t *testing.T) {
 	}
 }
 
-// FromText of what SourceExpr reads gives the same text as FromValue of
+// FromText of what snapshot.SourceExpr reads gives the same text as FromValue of
 // the binlog's value.
 func TestFromTextMatchesFromValue(t *testing.T) {
 	for _, c := range []struct {

@@ -1,7 +1,17 @@
 // Package snapshot copies a consistent snapshot of a MySQL/MariaDB source
 // to a MySQL or PostgreSQL target (prepl copy): the tables created from
 // the source's definitions, rows in chunks by primary key, resumable, and
-// the snapshot's binlog position stored where `prepl replicate` starts.
+// the snapshot's binlog position stored where `prepl replicate` starts;
+// and compares a source with its target (prepl verify).
+//
+// The package reads the source, plans each table's parts, runs the
+// workers and shows the progress; it writes through a Target and reads the
+// target's side of a comparison through a Reader, which the backends
+// implement (mysql.CopyTarget and postgres.CopyTarget, their
+// VerifyReaders) and the caller chooses, as litestream's commands choose a
+// replica client. Tables are described by package tabledef. It imports no
+// backend: the source is any Source (mysql.Endpoint), its table
+// definitions are read by the caller's ParseFunc (postgres.ParseCreateTable).
 //
 // Locking on the source: commits are blocked (MariaDB: BACKUP STAGE
 // BLOCK_COMMIT; MySQL: FLUSH TABLES WITH READ LOCK) only while every
@@ -22,20 +32,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/progress"
+	"github.com/prepl/prepl/tabledef"
 )
 
 // Config is one copy.
 type Config struct {
-	Source    mysql.Endpoint
-	Target    Target
-	Channel   string
-	Databases []string // empty: every database but the system ones
-	Workers   int
-	ChunkRows int
-	Progress  io.Writer // nil: no progress bar
+	Source Source
+	Target Target
+	// ParseTable reads the source's table definitions.
+	ParseTable ParseFunc
+	Channel    string
+	Databases  []string // empty: every database but the system ones
+	Workers    int
+	ChunkRows  int
+	Progress   io.Writer // nil: no progress bar
 }
 
 // Position is the snapshot's binlog position.
@@ -50,17 +61,30 @@ type Position struct {
 // would be from different snapshots.
 var ErrMoved = errors.New("the source has moved since the interrupted copy began: its chunks are from an older snapshot; start over with --restart")
 
+var errNoParse = errors.New("snapshot: no ParseTable to read the source's table definitions")
+
 var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true, "prepl": true}
 
 // table is one source table to copy.
 type table struct {
-	def    *postgres.TableDef
+	def    *tabledef.Table
 	create string // SHOW CREATE TABLE
 	key    []string
 }
 
+func newTable(def *tabledef.Table, create string) *table {
+	t := &table{def: def, create: create}
+	if k := def.PrimaryKey(); k != nil {
+		t.key = k.Columns
+	}
+	return t
+}
+
 // Run copies; it returns the snapshot position it stored.
 func Run(ctx context.Context, cfg Config) (Position, error) {
+	if cfg.ParseTable == nil {
+		return Position{}, errNoParse
+	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4
 	}
@@ -99,19 +123,15 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 			return Position{}, err
 		}
 	}
-	tables, err := listTables(ctx, conns[0], cfg.Databases)
+	tables, err := listTables(ctx, conns[0], cfg.Databases, cfg.ParseTable)
 	if err != nil {
 		return Position{}, err
 	}
-	if n, ok := cfg.Target.(interface {
-		NoteForeignKeys([]*postgres.TableDef)
-	}); ok {
-		defs := make([]*postgres.TableDef, len(tables))
-		for i, t := range tables {
-			defs[i] = t.def
-		}
-		n.NoteForeignKeys(defs)
+	defs := make([]*tabledef.Table, len(tables))
+	for i, t := range tables {
+		defs[i] = t.def
 	}
+	cfg.Target.NoteForeignKeys(defs)
 	var total int64
 	estimates := make([]int64, len(tables))
 	for i, t := range tables {
@@ -197,9 +217,7 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Position{}, err
 	}
-	defs := make([]*postgres.TableDef, len(tables))
-	for i, t := range tables {
-		defs[i] = t.def
+	for _, t := range tables {
 		if left[t] == nil {
 			if err := finishTable(ctx, cfg, t); err != nil {
 				return Position{}, err
@@ -300,7 +318,7 @@ func openSnapshots(ctx context.Context, src *sql.DB, n int) ([]*sql.Conn, Positi
 	return conns, p, nil
 }
 
-func listTables(ctx context.Context, c *sql.Conn, dbs []string) ([]*table, error) {
+func listTables(ctx context.Context, c *sql.Conn, dbs []string, parse ParseFunc) ([]*table, error) {
 	rows, err := c.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES
 		WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME`)
 	if err != nil {
@@ -329,20 +347,14 @@ func listTables(ctx context.Context, c *sql.Conn, dbs []string) ([]*table, error
 		if err := c.QueryRowContext(ctx, "SHOW CREATE TABLE "+quoteMy(n[0])+"."+quoteMy(n[1])).Scan(&name, &create); err != nil {
 			return nil, fmt.Errorf("read the definition of %s.%s: %w", n[0], n[1], err)
 		}
-		def, err := postgres.ParseCreateTable(create, n[0])
+		def, err := parse(create, n[0])
 		if err != nil {
 			return nil, fmt.Errorf("read the definition of %s.%s: %w", n[0], n[1], err)
 		}
-		t := &table{def: def, create: create}
-		if k := def.PrimaryKey(); k != nil {
-			t.key = k.Columns
-		}
-		out = append(out, t)
+		out = append(out, newTable(def, create))
 	}
 	return out, nil
 }
-
-func quoteMy(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 // partOf is one part of a table, a worker's unit of work.
 type partOf struct {
@@ -410,12 +422,12 @@ func partCount(rows, total, workers, chunkRows int64) int64 {
 	return min(n, rows/chunkRows)
 }
 
-func intColumn(c *postgres.Column) bool {
+func intColumn(c *tabledef.Column) bool {
 	if c == nil {
 		return false
 	}
-	k, err := postgres.KindOf(c)
-	return err == nil && k == postgres.KindInt
+	k, err := tabledef.KindOf(c)
+	return err == nil && k == tabledef.KindInt
 }
 
 // copyPart copies part p of t chunk by chunk in primary key order
@@ -463,7 +475,7 @@ func writePart(ctx context.Context, cfg Config, t *table, p Part, chunks <-chan 
 func readPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, out chan<- chunk, stop <-chan struct{}) error {
 	var sel []string
 	for i := range t.def.Columns {
-		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
+		sel = append(sel, SourceExpr(&t.def.Columns[i]))
 	}
 	keySel := keyExprs(t, false)
 	head := "SELECT " + strings.Join(append(sel, keySel...), ", ") + " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
@@ -517,24 +529,24 @@ func readPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, ou
 func keyLiterals(t *table, key []string) string {
 	lits := make([]string, len(key))
 	for i, v := range key {
-		k, _ := postgres.KindOf(t.def.Column(t.key[i]))
+		k, _ := tabledef.KindOf(t.def.Column(t.key[i]))
 		switch {
-		case keyNumber(k) && postgres.Numeric(v):
+		case keyNumber(k) && tabledef.Numeric(v):
 			lits[i] = v
-		case k == postgres.KindBinary:
+		case k == tabledef.KindBinary:
 			lits[i] = "X'" + hex.EncodeToString([]byte(v)) + "'"
 		default:
-			lits[i] = mysql.QuoteString(v)
+			lits[i] = quoteString(v)
 		}
 	}
 	return strings.Join(lits, ",")
 }
 
 // keyNumber: keyExpr reads a key column of kind k as a number.
-func keyNumber(k postgres.Kind) bool {
+func keyNumber(k tabledef.Kind) bool {
 	switch k {
-	case postgres.KindInt, postgres.KindDecimal, postgres.KindFloat, postgres.KindDouble,
-		postgres.KindBit, postgres.KindYear, postgres.KindEnum, postgres.KindSet:
+	case tabledef.KindInt, tabledef.KindDecimal, tabledef.KindFloat, tabledef.KindDouble,
+		tabledef.KindBit, tabledef.KindYear, tabledef.KindEnum, tabledef.KindSet:
 		return true
 	}
 	return false

@@ -12,7 +12,7 @@ func TestKeyRoundTrip(t *testing.T) {
 		{"\x80\x00\xff\x9d", "é😀", ""},
 		{"a\"b\\c", "\n"},
 	} {
-		if got := decodeKey(encodeKey(k)); !reflect.DeepEqual(got, k) {
+		if got := DecodeKey(EncodeKey(k)); !reflect.DeepEqual(got, k) {
 			t.Errorf("key %q came back as %q", k, got)
 		}
 	}

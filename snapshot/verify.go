@@ -4,16 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/tabledef"
 )
 
 // Difference is one row that differs between source and target.
@@ -27,12 +23,15 @@ func (d Difference) String() string { return d.Table + " " + d.Key + ": " + d.De
 
 // VerifyConfig is one comparison.
 type VerifyConfig struct {
-	Source    mysql.Endpoint
-	Target    string // mysql:// or postgres:// URL
-	Databases []string
-	ChunkRows int
-	Opts      postgres.Options
-	Max       int // stop after this many differences (0: 100)
+	Source Source
+	// Target reads the target's side: mysql.OpenVerifyReader or
+	// postgres.OpenVerifyReader, chosen by the caller.
+	Target Reader
+	// ParseTable reads the source's table definitions.
+	ParseTable ParseFunc
+	Databases  []string
+	ChunkRows  int
+	Max        int // stop after this many differences (0: 100)
 }
 
 // Verify compares every source table with the target, chunk by chunk of
@@ -42,6 +41,9 @@ type VerifyConfig struct {
 // comparison, not the reads. Tables without a primary key are one chunk,
 // compared as sorted multisets of rows.
 func Verify(ctx context.Context, cfg VerifyConfig) ([]Difference, error) {
+	if cfg.ParseTable == nil {
+		return nil, errNoParse
+	}
 	if cfg.ChunkRows <= 0 {
 		cfg.ChunkRows = 5000
 	}
@@ -58,56 +60,16 @@ func Verify(ctx context.Context, cfg VerifyConfig) ([]Difference, error) {
 		return nil, fmt.Errorf("connect to source: %w", err)
 	}
 	defer sc.Close()
-	for _, q := range []string{"SET SESSION time_zone = '+00:00'", "SET NAMES utf8mb4"} {
-		if _, err := sc.ExecContext(ctx, q); err != nil {
-			return nil, err
-		}
+	if err := setReadSession(ctx, sc); err != nil {
+		return nil, err
 	}
-	tables, err := listTables(ctx, sc, cfg.Databases)
+	tables, err := listTables(ctx, sc, cfg.Databases, cfg.ParseTable)
 	if err != nil {
 		return nil, err
 	}
-	var side reader
-	if strings.HasPrefix(cfg.Target, "postgres://") || strings.HasPrefix(cfg.Target, "postgresql://") {
-		pc, err := pgxpool.ParseConfig(cfg.Target)
-		if err != nil {
-			return nil, err
-		}
-		pc.ConnConfig.RuntimeParams["TimeZone"] = "UTC"
-		pool, err := pgxpool.NewWithConfig(ctx, pc)
-		if err != nil {
-			return nil, err
-		}
-		defer pool.Close()
-		side = &pgReader{pool: pool, o: cfg.Opts}
-	} else {
-		e, err := mysql.ParseURL(cfg.Target)
-		if err != nil {
-			return nil, err
-		}
-		if e, err = e.WithDefaults(); err != nil {
-			return nil, err
-		}
-		db, err := e.OpenDB()
-		if err != nil {
-			return nil, err
-		}
-		defer db.Close()
-		c, err := db.Conn(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("connect to target: %w", err)
-		}
-		defer c.Close()
-		for _, q := range []string{"SET SESSION time_zone = '+00:00'", "SET NAMES utf8mb4"} {
-			if _, err := c.ExecContext(ctx, q); err != nil {
-				return nil, err
-			}
-		}
-		side = &myReader{c: c}
-	}
 	var diffs []Difference
 	for _, t := range tables {
-		d, err := verifyTable(ctx, cfg, &myReader{c: sc}, side, t)
+		d, err := verifyTable(ctx, cfg, &myReader{c: sc}, cfg.Target, t)
 		if err != nil {
 			return diffs, fmt.Errorf("verify %s.%s: %w", t.def.Schema, t.def.Name, err)
 		}
@@ -119,24 +81,40 @@ func Verify(ctx context.Context, cfg VerifyConfig) ([]Difference, error) {
 	return diffs, nil
 }
 
-// reader reads a chunk of rows, canonical values by column (nil: NULL),
-// with key > after (nil: from the start) and key <= upTo (nil: to the end).
-type reader interface {
-	rows(ctx context.Context, t *table, after, upTo *bound) ([][]*string, error)
-	canon(c *postgres.Column, raw []byte) (*string, error)
+// setReadSession sets the session a MySQL side is read in.
+func setReadSession(ctx context.Context, c *sql.Conn) error {
+	for _, q := range []string{"SET SESSION time_zone = '+00:00'", "SET NAMES utf8mb4"} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// bound is a source row's key, where a chunk ends: as arguments of the
-// MySQL key order (keyExpr, bytewise) and as PostgreSQL text.
-type bound struct {
-	my []any
-	pg []string
+// Reader reads a target's side of a comparison: values in a canonical
+// text (nil for NULL) that the source's values are converted to as well.
+type Reader interface {
+	// Rows reads t's rows with a key above after (nil: from the first)
+	// up to upTo (nil: to the last), in the source's bytewise key order
+	// (keyExpr), a row's values in t's column order.
+	Rows(ctx context.Context, t *tabledef.Table, after, upTo *Bound) ([][]*string, error)
+	// FromSource is a source value (raw, read through SourceExpr) in the
+	// canonical text Rows gives; nil for a value stored as NULL.
+	FromSource(c *tabledef.Column, raw []byte) *string
 }
 
-func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst reader, t *table) ([]Difference, error) {
+// Bound is a source row's key, where a chunk ends: as arguments of the
+// MySQL key order (keyExpr, bytewise), and as the key columns' canonical
+// text.
+type Bound struct {
+	Key  []any
+	Text []string
+}
+
+func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reader, t *table) ([]Difference, error) {
 	name := t.def.Schema + "." + t.def.Name
 	var diffs []Difference
-	var after *bound
+	var after *Bound
 	for {
 		limit := cfg.ChunkRows
 		if len(t.key) == 0 {
@@ -146,12 +124,12 @@ func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst reade
 		if err != nil {
 			return nil, fmt.Errorf("source: %w", err)
 		}
-		var upTo *bound
+		var upTo *Bound
 		end := len(t.key) == 0 || len(s) < cfg.ChunkRows
 		if !end {
-			upTo = &bound{my: last, pg: keyValues(t, s[len(s)-1])}
+			upTo = &Bound{Key: last, Text: keyValues(t, s[len(s)-1])}
 		}
-		d, err := dst.rows(ctx, t, after, upTo)
+		d, err := dst.Rows(ctx, t.def, after, upTo)
 		if err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}
@@ -273,20 +251,31 @@ func show(s *string) string {
 	return strconv.Quote(*s)
 }
 
-// myReader reads a MySQL side through postgres.SourceExpr.
+// myReader reads a MySQL side through SourceExpr: the source, or a
+// MySQL/MariaDB target (NewMySQLReader).
 type myReader struct{ c *sql.Conn }
 
-func (m *myReader) canon(c *postgres.Column, raw []byte) (*string, error) {
+// NewMySQLReader reads a MySQL/MariaDB target on c as the source is read;
+// it sets c's session.
+func NewMySQLReader(ctx context.Context, c *sql.Conn) (Reader, error) {
+	if err := setReadSession(ctx, c); err != nil {
+		return nil, err
+	}
+	return &myReader{c: c}, nil
+}
+
+// FromSource: a MySQL target's values read as the source's are.
+func (m *myReader) FromSource(c *tabledef.Column, raw []byte) *string {
 	s := string(raw)
-	return &s, nil
+	return &s
 }
 
 // query selects t's columns, then its key in the bytewise key order,
 // by which it orders and bounds the rows.
-func (m *myReader) query(ctx context.Context, t *table, after, upTo *bound, limit int) (*sql.Rows, error) {
+func (m *myReader) query(ctx context.Context, t *table, after, upTo *Bound, limit int) (*sql.Rows, error) {
 	var sel []string
 	for i := range t.def.Columns {
-		sel = append(sel, postgres.SourceExpr(&t.def.Columns[i]))
+		sel = append(sel, SourceExpr(&t.def.Columns[i]))
 	}
 	keys := keyExprs(t, true)
 	q := "SELECT " + strings.Join(append(sel, keys...), ", ") + " FROM " + quoteMy(t.def.Schema) + "." + quoteMy(t.def.Name)
@@ -295,11 +284,11 @@ func (m *myReader) query(ctx context.Context, t *table, after, upTo *bound, limi
 	marks := strings.TrimSuffix(strings.Repeat("?,", len(keys)), ",")
 	if after != nil {
 		where = append(where, "("+strings.Join(keys, ",")+") > ("+marks+")")
-		args = append(args, after.my...)
+		args = append(args, after.Key...)
 	}
 	if upTo != nil {
 		where = append(where, "("+strings.Join(keys, ",")+") <= ("+marks+")")
-		args = append(args, upTo.my...)
+		args = append(args, upTo.Key...)
 	}
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -315,7 +304,7 @@ func (m *myReader) query(ctx context.Context, t *table, after, upTo *bound, limi
 
 // scanRaw reads rows of query: each row's columns through f, and the
 // last row's key in the key order (keyExpr, bytewise).
-func scanRaw(rows *sql.Rows, t *table, f func(i int, raw []byte) (*string, error)) ([][]*string, []any, error) {
+func scanRaw(rows *sql.Rows, t *table, f func(c *tabledef.Column, raw []byte) *string) ([][]*string, []any, error) {
 	defer rows.Close()
 	n := len(t.def.Columns)
 	vals := make([]sql.RawBytes, n+len(t.key))
@@ -334,11 +323,7 @@ func scanRaw(rows *sql.Rows, t *table, f func(i int, raw []byte) (*string, error
 			if v == nil {
 				continue
 			}
-			s, err := f(i, v)
-			if err != nil {
-				return nil, nil, err
-			}
-			row[i] = s
+			row[i] = f(&t.def.Columns[i], v)
 		}
 		out = append(out, row)
 		last = last[:0]
@@ -349,164 +334,22 @@ func scanRaw(rows *sql.Rows, t *table, f func(i int, raw []byte) (*string, error
 	return out, last, rows.Err()
 }
 
-func (m *myReader) rows(ctx context.Context, t *table, after, upTo *bound) ([][]*string, error) {
+func (m *myReader) Rows(ctx context.Context, d *tabledef.Table, after, upTo *Bound) ([][]*string, error) {
+	t := newTable(d, "")
 	rows, err := m.query(ctx, t, after, upTo, 0)
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := scanRaw(rows, t, func(i int, raw []byte) (*string, error) { return m.canon(&t.def.Columns[i], raw) })
+	out, _, err := scanRaw(rows, t, m.FromSource)
 	return out, err
 }
 
 // rowsCanon reads the source in the target's canonical form, and the last
 // row's key.
-func (m *myReader) rowsCanon(ctx context.Context, t *table, after *bound, limit int, dst reader) ([][]*string, []any, error) {
+func (m *myReader) rowsCanon(ctx context.Context, t *table, after *Bound, limit int, dst Reader) ([][]*string, []any, error) {
 	rows, err := m.query(ctx, t, after, nil, limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	pg, isPG := dst.(*pgReader)
-	return scanRaw(rows, t, func(i int, raw []byte) (*string, error) {
-		c := &t.def.Columns[i]
-		if !isPG {
-			return m.canon(c, raw)
-		}
-		text, null, err := postgres.FromText(raw, c, pg.o)
-		if err != nil {
-			s := "unconvertible: " + err.Error()
-			return &s, nil
-		}
-		if null {
-			return nil, nil
-		}
-		return pg.canon(c, []byte(text))
-	})
-}
-
-// pgReader reads a PostgreSQL side.
-type pgReader struct {
-	pool *pgxpool.Pool
-	o    postgres.Options
-}
-
-// rows reads PostgreSQL's rows in the source's bytewise key order: text
-// in the C collation.
-func (p *pgReader) rows(ctx context.Context, t *table, after, upTo *bound) ([][]*string, error) {
-	var sel, keys []string
-	for i := range t.def.Columns {
-		sel = append(sel, postgres.Ident(t.def.Columns[i].Name, p.o)+"::text")
-	}
-	for _, k := range t.key {
-		key := postgres.Ident(k, p.o)
-		if kind, _ := postgres.KindOf(t.def.Column(k)); kind == postgres.KindText || kind == postgres.KindEnum || kind == postgres.KindSet {
-			key += ` COLLATE "C"`
-		}
-		keys = append(keys, key)
-	}
-	keyTuple := func(vals []string, args *[]any) string {
-		var ps []string
-		for i, v := range vals {
-			*args = append(*args, v)
-			c := t.def.Column(t.key[i])
-			typ, _, _ := postgres.Type(c, p.o)
-			ps = append(ps, fmt.Sprintf("$%d::%s", len(*args), typ))
-		}
-		return "(" + strings.Join(ps, ",") + ")"
-	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + postgres.Table(t.def.Schema, t.def.Name, p.o)
-	var where []string
-	var args []any
-	if after != nil {
-		where = append(where, "("+strings.Join(keys, ",")+") > "+keyTuple(after.pg, &args))
-	}
-	if upTo != nil {
-		where = append(where, "("+strings.Join(keys, ",")+") <= "+keyTuple(upTo.pg, &args))
-	}
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	rows, err := p.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out [][]*string
-	for rows.Next() {
-		vals := make([]*string, len(sel))
-		ptrs := make([]any, len(sel))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		for i, v := range vals {
-			if v != nil {
-				if vals[i], err = p.canon(&t.def.Columns[i], []byte(*v)); err != nil {
-					return nil, err
-				}
-			}
-		}
-		out = append(out, vals)
-	}
-	return out, rows.Err()
-}
-
-// canon normalizes a value's PostgreSQL text (input or output form): the
-// two differ in float notation, trailing fractional zeros, the UTC
-// offset, interval notation and JSON spacing and key order.
-func (p *pgReader) canon(c *postgres.Column, raw []byte) (*string, error) {
-	s := string(raw)
-	k, _ := postgres.KindOf(c)
-	switch k {
-	case postgres.KindFloat, postgres.KindDouble:
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			bits := 64
-			if k == postgres.KindFloat {
-				bits = 32
-			}
-			s = strconv.FormatFloat(f, 'g', -1, bits)
-		}
-	case postgres.KindDatetime, postgres.KindTimestamp:
-		s = trimFraction(strings.TrimSuffix(s, "+00"))
-	case postgres.KindTime:
-		s = canonInterval(s)
-	case postgres.KindJSON:
-		var v any
-		d := json.NewDecoder(strings.NewReader(s))
-		d.UseNumber()
-		if d.Decode(&v) == nil {
-			b, _ := json.Marshal(v)
-			s = string(b)
-		}
-	}
-	return &s, nil
-}
-
-func trimFraction(s string) string {
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
-
-// canonInterval writes [-]H:MM:SS[.f] with the fraction trimmed, from
-// MySQL's TIME text or PostgreSQL's interval output ("-838:59:59",
-// "1 day 02:00:00" does not occur: TIME maps to hours only).
-func canonInterval(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	if i := strings.Index(s, " day"); i >= 0 {
-		return s // not produced by the mapping; compared as is
-	}
-	parts := strings.SplitN(s, ":", 3)
-	if len(parts) != 3 {
-		return s
-	}
-	h, _ := strconv.Atoi(parts[0])
-	out := fmt.Sprintf("%d:%s:%s", h, parts[1], trimFraction(parts[2]))
-	if neg && out != "0:00:00" {
-		out = "-" + out
-	}
-	return out
+	return scanRaw(rows, t, dst.FromSource)
 }

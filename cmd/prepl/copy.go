@@ -9,6 +9,7 @@ import (
 
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
+	prun "github.com/prepl/prepl/run"
 	"github.com/prepl/prepl/snapshot"
 )
 
@@ -103,13 +104,13 @@ Flags:
 	if err != nil {
 		return err
 	}
-	tgt, err := snapshot.Open(ctx, ends.target, o)
+	tgt, err := prun.OpenCopyTarget(ctx, ends.target, o)
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
-	cfg := snapshot.Config{Source: src, Target: tgt, Channel: *channel, Workers: *workers, ChunkRows: *chunk,
-		Databases: ends.databases()}
+	cfg := snapshot.Config{Source: src, Target: tgt, ParseTable: postgres.ParseCreateTable, Channel: *channel,
+		Workers: *workers, ChunkRows: *chunk, Databases: ends.databases()}
 	if *prog {
 		cfg.Progress = stderr
 	}
@@ -146,8 +147,13 @@ Flags:
 	if err != nil {
 		return err
 	}
-	cfg := snapshot.VerifyConfig{Source: src, Target: ends.target, ChunkRows: *chunk, Opts: o, Max: *max,
-		Databases: ends.databases()}
+	tgt, err := prun.OpenVerifyTarget(ctx, ends.target, o)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	cfg := snapshot.VerifyConfig{Source: src, Target: tgt, ParseTable: postgres.ParseCreateTable, ChunkRows: *chunk,
+		Max: *max, Databases: ends.databases()}
 	diffs, err := snapshot.Verify(ctx, cfg)
 	for _, d := range diffs {
 		fmt.Fprintln(stdout, d)

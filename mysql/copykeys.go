@@ -1,4 +1,4 @@
-package snapshot
+package mysql
 
 import (
 	"context"
@@ -7,8 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/tabledef"
 )
 
 // Into MySQL/MariaDB, an InnoDB table is created with its primary key
@@ -80,7 +79,7 @@ func keyName(def string) string {
 
 // NoteForeignKeys tells the target every table the copy creates, before
 // the first: a table referenced by a foreign key keeps its keys.
-func (m *MySQLTarget) NoteForeignKeys(tables []*postgres.TableDef) {
+func (m *CopyTarget) NoteForeignKeys(tables []*tabledef.Table) {
 	m.referenced = map[[2]string]bool{}
 	for _, t := range tables {
 		for _, fk := range t.ForeignKeys {
@@ -96,7 +95,7 @@ func (m *MySQLTarget) NoteForeignKeys(tables []*postgres.TableDef) {
 // deferKeys reports whether d's keys can wait for its rows: not when a
 // foreign key is involved, nor when the AUTO_INCREMENT column is not the
 // primary key's first (InnoDB wants it first in some key at creation).
-func (m *MySQLTarget) deferKeys(d *postgres.TableDef) bool {
+func (m *CopyTarget) deferKeys(d *tabledef.Table) bool {
 	if m.keysAtCreate || len(d.ForeignKeys) > 0 || m.referenced[[2]string{strings.ToLower(d.Schema), strings.ToLower(d.Name)}] {
 		return false
 	}
@@ -110,7 +109,7 @@ func (m *MySQLTarget) deferKeys(d *postgres.TableDef) bool {
 }
 
 // FinishTable adds the keys recorded as waiting for d's rows.
-func (m *MySQLTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error {
+func (m *CopyTarget) FinishTable(ctx context.Context, d *tabledef.Table) error {
 	var keys string
 	err := m.DB.QueryRowContext(ctx, "SELECT key_defs FROM prepl.copy_keys WHERE channel = ? AND schema_name = ? AND table_name = ?",
 		m.channel, d.Schema, d.Name).Scan(&keys)
@@ -150,13 +149,13 @@ func (m *MySQLTarget) FinishTable(ctx context.Context, d *postgres.TableDef) err
 		}
 		defer c.Close()
 		for _, q := range []string{"SET SESSION foreign_key_checks = 0", "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO'",
-			"ALTER TABLE " + quoteMy(d.Schema) + "." + quoteMy(d.Name) + " " + strings.Join(add, ", ")} {
+			"ALTER TABLE " + QuoteIdent(d.Schema) + "." + QuoteIdent(d.Name) + " " + strings.Join(add, ", ")} {
 			if _, err := c.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("add the keys after the rows: %w", err)
 			}
 		}
 	}
-	_, err = m.DB.ExecContext(ctx, "DELETE FROM prepl.copy_keys WHERE channel = "+mysql.QuoteString(m.channel)+
-		" AND schema_name = "+mysql.QuoteString(d.Schema)+" AND table_name = "+mysql.QuoteString(d.Name))
+	_, err = m.DB.ExecContext(ctx, "DELETE FROM prepl.copy_keys WHERE channel = "+QuoteString(m.channel)+
+		" AND schema_name = "+QuoteString(d.Schema)+" AND table_name = "+QuoteString(d.Name))
 	return err
 }

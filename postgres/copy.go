@@ -1,4 +1,4 @@
-package snapshot
+package postgres
 
 import (
 	"bytes"
@@ -9,19 +9,24 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/snapshot"
 )
 
-// PGTarget copies into PostgreSQL.
-type PGTarget struct {
+// CopyTarget is prepl copy's writer into PostgreSQL (a snapshot.Target):
+// tables created without their keys, rows by COPY, the keys built after
+// the rows (FinishTable), the foreign keys after every table's
+// (FinishCopy).
+type CopyTarget struct {
 	Pool *pgxpool.Pool
-	Opts postgres.Options
+	Opts Options
 }
 
-// PGSetup creates prepl's schema on a PostgreSQL target: the tables of
-// replication (postgres.SetupSQL: the position, the source's table
-// definitions) and the copy's snapshot and progress.
-var PGSetup = append(append([]string{}, postgres.SetupSQL...),
+var _ snapshot.Target = (*CopyTarget)(nil)
+
+// copySetup creates prepl's schema on a PostgreSQL target: the tables of
+// replication (SetupSQL: the position, the source's table definitions)
+// and the copy's snapshot and progress.
+var copySetup = append(append([]string{}, SetupSQL...),
 	`CREATE TABLE IF NOT EXISTS prepl.copy_snapshot (
 		channel varchar(64) PRIMARY KEY, gtid_pos text NOT NULL, file varchar(512) NOT NULL, pos bigint NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS prepl.copy_progress (
@@ -30,11 +35,11 @@ var PGSetup = append(append([]string{}, postgres.SetupSQL...),
 		PRIMARY KEY (channel, schema_name, table_name, part))`,
 )
 
-// OpenPG connects to a PostgreSQL target.
-func OpenPG(ctx context.Context, url string, o postgres.Options) (*PGTarget, error) {
+// OpenCopy connects to a PostgreSQL target.
+func OpenCopy(ctx context.Context, url string, o Options) (*CopyTarget, error) {
 	// Rows never fire the target's triggers (nor its foreign keys, which
 	// are triggers): they are the source's effects already. Needs superuser.
-	cfg, err := postgres.ParseConfig(url)
+	cfg, err := ParseConfig(url)
 	if err != nil {
 		return nil, err
 	}
@@ -46,22 +51,22 @@ func OpenPG(ctx context.Context, url string, o postgres.Options) (*PGTarget, err
 		pool.Close()
 		return nil, fmt.Errorf("connect to target (session_replication_role=replica needs a superuser): %w", err)
 	}
-	return &PGTarget{Pool: pool, Opts: o}, nil
+	return &CopyTarget{Pool: pool, Opts: o}, nil
 }
 
-func (t *PGTarget) Close() error { t.Pool.Close(); return nil }
+func (t *CopyTarget) Close() error { t.Pool.Close(); return nil }
 
-func (t *PGTarget) Prepare(ctx context.Context, channel string) error {
-	for _, q := range PGSetup {
+func (t *CopyTarget) Prepare(ctx context.Context, channel string) error {
+	for _, q := range copySetup {
 		if _, err := t.Pool.Exec(ctx, q); err != nil {
 			return err
 		}
 	}
-	return postgres.CheckOptions(ctx, t.Pool, t.Opts)
+	return CheckOptions(ctx, t.Pool, t.Opts)
 }
 
-func (t *PGTarget) Snapshot(ctx context.Context, channel string) (Position, bool, error) {
-	var p Position
+func (t *CopyTarget) Snapshot(ctx context.Context, channel string) (snapshot.Position, bool, error) {
+	var p snapshot.Position
 	var pos int64
 	err := t.Pool.QueryRow(ctx, "SELECT gtid_pos, file, pos FROM prepl.copy_snapshot WHERE channel = $1", channel).Scan(&p.GTIDPos, &p.File, &pos)
 	if err == pgx.ErrNoRows {
@@ -71,10 +76,14 @@ func (t *PGTarget) Snapshot(ctx context.Context, channel string) (Position, bool
 	return p, err == nil, err
 }
 
-func (t *PGTarget) BeginSnapshot(ctx context.Context, channel string, p Position) error {
+func (t *CopyTarget) BeginSnapshot(ctx context.Context, channel string, p snapshot.Position) error {
 	_, err := t.Pool.Exec(ctx, "INSERT INTO prepl.copy_snapshot VALUES ($1, $2, $3, $4)", channel, p.GTIDPos, p.File, int64(p.Pos))
 	return err
 }
+
+// NoteForeignKeys does nothing: every key waits for the rows, the
+// foreign keys for every table's keys (FinishCopy).
+func (t *CopyTarget) NoteForeignKeys([]*TableDef) {}
 
 // CreateTable creates the table unless it exists, and stores the
 // source's definition (create, SHOW CREATE TABLE) in prepl.tables, where
@@ -83,22 +92,22 @@ func (t *PGTarget) BeginSnapshot(ctx context.Context, channel string, p Position
 // each once the rows are in, in one sort rather than row by row, as
 // pg_chameleon does. Resuming needs no key: every chunk commits with its
 // progress row, so a resumed copy never writes a row twice.
-func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, create string) error {
+func (t *CopyTarget) CreateTable(ctx context.Context, channel string, d *TableDef, create string) error {
 	var exists bool
-	if err := t.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", postgres.Table(d.Schema, d.Name, t.Opts)).Scan(&exists); err != nil {
+	if err := t.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", Table(d.Schema, d.Name, t.Opts)).Scan(&exists); err != nil {
 		return err
 	}
 	var stmts []string
 	if !exists {
 		// The whole definition first: an index PostgreSQL cannot build
 		// fails here, before any row is copied.
-		if _, err := postgres.CreateTable(d, t.Opts); err != nil {
+		if _, err := CreateTable(d, t.Opts); err != nil {
 			return err
 		}
 		bare := *d
 		bare.Indexes = nil
 		var err error
-		if stmts, err = postgres.CreateTable(&bare, t.Opts); err != nil {
+		if stmts, err = CreateTable(&bare, t.Opts); err != nil {
 			return err
 		}
 	}
@@ -107,7 +116,7 @@ func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.
 		return err
 	}
 	defer tx.Rollback(ctx)
-	q, args := postgres.StoreDefSQL(d, create)
+	q, args := StoreDefSQL(d, create)
 	if _, err := tx.Exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("store the definition of %s.%s: %w", d.Schema, d.Name, err)
 	}
@@ -119,17 +128,17 @@ func (t *PGTarget) CreateTable(ctx context.Context, channel string, d *postgres.
 	return tx.Commit(ctx)
 }
 
-func (t *PGTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
+func (t *CopyTarget) Progress(ctx context.Context, channel string, d *TableDef) ([]snapshot.Part, error) {
 	rows, err := t.Pool.Query(ctx, "SELECT part, last_key, hi_key, done FROM prepl.copy_progress WHERE channel = $1 AND schema_name = $2 AND table_name = $3 ORDER BY part",
 		channel, d.Schema, d.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	return scanParts(rows)
+	return snapshot.ScanParts(rows)
 }
 
-func (t *PGTarget) PlanParts(ctx context.Context, channel string, d *postgres.TableDef, parts []Part) error {
+func (t *CopyTarget) PlanParts(ctx context.Context, channel string, d *TableDef, parts []snapshot.Part) error {
 	tx, err := t.Pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -137,14 +146,14 @@ func (t *PGTarget) PlanParts(ctx context.Context, channel string, d *postgres.Ta
 	defer tx.Rollback(ctx)
 	for _, p := range parts {
 		if _, err := tx.Exec(ctx, "INSERT INTO prepl.copy_progress (channel, schema_name, table_name, part, last_key, hi_key) VALUES ($1, $2, $3, $4, $5, $6)",
-			channel, d.Schema, d.Name, p.N, encodeKey(p.Last), encodeKey(p.Hi)); err != nil {
+			channel, d.Schema, d.Name, p.N, snapshot.EncodeKey(p.Last), snapshot.EncodeKey(p.Hi)); err != nil {
 			return err
 		}
 	}
 	return tx.Commit(ctx)
 }
 
-func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
+func (t *CopyTarget) WriteChunk(ctx context.Context, channel string, d *TableDef, part int, rows [][][]byte, last []string, done bool) error {
 	size := 0
 	for _, row := range rows {
 		for _, v := range row {
@@ -158,19 +167,19 @@ func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.T
 				buf = append(buf, '\t')
 			}
 			if v == nil {
-				buf = postgres.AppendCopy(buf, "", true)
+				buf = AppendCopy(buf, "", true)
 				continue
 			}
 			var err error
-			if buf, err = postgres.AppendCopyText(buf, v, &d.Columns[i], t.Opts); err != nil {
-				return fmt.Errorf("row %s: %w", keyOf(d, row), err)
+			if buf, err = AppendCopyText(buf, v, &d.Columns[i], t.Opts); err != nil {
+				return fmt.Errorf("row %s: %w", snapshot.KeyOf(d, row), err)
 			}
 		}
 		buf = append(buf, '\n')
 	}
 	cols := make([]string, len(d.Columns))
 	for i := range d.Columns {
-		cols[i] = postgres.Ident(d.Columns[i].Name, t.Opts)
+		cols[i] = Ident(d.Columns[i].Name, t.Opts)
 	}
 	tx, err := t.Pool.Begin(ctx)
 	if err != nil {
@@ -178,40 +187,23 @@ func (t *PGTarget) WriteChunk(ctx context.Context, channel string, d *postgres.T
 	}
 	defer tx.Rollback(ctx)
 	if len(rows) > 0 {
-		copySQL := "COPY " + postgres.Table(d.Schema, d.Name, t.Opts) + " (" + strings.Join(cols, ", ") + ") FROM STDIN"
+		copySQL := "COPY " + Table(d.Schema, d.Name, t.Opts) + " (" + strings.Join(cols, ", ") + ") FROM STDIN"
 		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(buf), copySQL); err != nil {
 			return fmt.Errorf("COPY into %s.%s: %w", d.Schema, d.Name, err)
 		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE prepl.copy_progress SET last_key = $4, rows_copied = rows_copied + $5, done = $6
-		WHERE channel = $1 AND schema_name = $2 AND table_name = $3 AND part = $7`, channel, d.Schema, d.Name, encodeKey(last), len(rows), done, part); err != nil {
+		WHERE channel = $1 AND schema_name = $2 AND table_name = $3 AND part = $7`, channel, d.Schema, d.Name, snapshot.EncodeKey(last), len(rows), done, part); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
 }
 
-// keyOf names a row by its primary key for errors.
-func keyOf(d *postgres.TableDef, row [][]byte) string {
-	k := d.PrimaryKey()
-	if k == nil {
-		return "(no key)"
-	}
-	var parts []string
-	for _, name := range k.Columns {
-		for i := range d.Columns {
-			if d.Columns[i].Name == name {
-				parts = append(parts, fmt.Sprintf("%s=%q", name, row[i]))
-			}
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
 // FinishTable builds the table's primary key, unique keys and indexes,
 // each unless it exists (a resumed copy may have built it), then sets its
 // identity sequence after the copied rows.
-func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error {
-	tbl := postgres.Table(d.Schema, d.Name, t.Opts)
+func (t *CopyTarget) FinishTable(ctx context.Context, d *TableDef) error {
+	tbl := Table(d.Schema, d.Name, t.Opts)
 	var stmts []string
 	if pk := d.PrimaryKey(); pk != nil {
 		var exists bool
@@ -221,13 +213,13 @@ func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error 
 		if !exists {
 			cols := make([]string, len(pk.Columns))
 			for i, c := range pk.Columns {
-				cols[i] = postgres.Ident(c, t.Opts)
+				cols[i] = Ident(c, t.Opts)
 			}
-			stmts = append(stmts, "ALTER TABLE "+tbl+" ADD CONSTRAINT "+postgres.Ident(postgres.IndexName(d.Name, pk.Name), t.Opts)+
+			stmts = append(stmts, "ALTER TABLE "+tbl+" ADD CONSTRAINT "+Ident(IndexName(d.Name, pk.Name), t.Opts)+
 				" PRIMARY KEY ("+strings.Join(cols, ", ")+")")
 		}
 	}
-	all, err := postgres.CreateTable(d, t.Opts)
+	all, err := CreateTable(d, t.Opts)
 	if err != nil {
 		return err
 	}
@@ -247,10 +239,10 @@ func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error 
 		if !c.AutoInc || (c.Unsigned && c.Type == "bigint") {
 			continue
 		}
-		col := postgres.Ident(c.Name, t.Opts)
+		col := Ident(c.Name, t.Opts)
 		// The identity continues after the copied rows, as AUTO_INCREMENT would.
 		q := fmt.Sprintf("SELECT setval(pg_get_serial_sequence(%s, %s), GREATEST(max(%s), 1)) FROM %s",
-			postgres.QuoteString(tbl), postgres.QuoteString(strings.Trim(col, `"`)), col, tbl)
+			QuoteString(tbl), QuoteString(strings.Trim(col, `"`)), col, tbl)
 		if _, err := t.Pool.Exec(ctx, q); err != nil {
 			return err
 		}
@@ -260,10 +252,10 @@ func (t *PGTarget) FinishTable(ctx context.Context, d *postgres.TableDef) error 
 
 // FinishCopy adds every table's foreign keys, once every table has its
 // keys: a foreign key needs the key it references.
-func (t *PGTarget) FinishCopy(ctx context.Context, defs []*postgres.TableDef) error {
+func (t *CopyTarget) FinishCopy(ctx context.Context, defs []*TableDef) error {
 	for _, d := range defs {
-		tbl := postgres.Table(d.Schema, d.Name, t.Opts)
-		for _, q := range postgres.ForeignKeySQL(d, t.Opts) {
+		tbl := Table(d.Schema, d.Name, t.Opts)
+		for _, q := range ForeignKeySQL(d, t.Opts) {
 			// A resumed copy may have added the key already; the statements
 			// after it (enabling its cascades) can run again.
 			if i := strings.Index(q, "ADD CONSTRAINT "); i >= 0 {
@@ -284,7 +276,7 @@ func (t *PGTarget) FinishCopy(ctx context.Context, defs []*postgres.TableDef) er
 	return nil
 }
 
-func (t *PGTarget) StorePosition(ctx context.Context, channel string, p Position) error {
+func (t *CopyTarget) StorePosition(ctx context.Context, channel string, p snapshot.Position) error {
 	tx, err := t.Pool.Begin(ctx)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package snapshot
+package mysql
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prepl/prepl/mysql"
+	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/sandbox"
+	"github.com/prepl/prepl/snapshot"
 	"github.com/prepl/prepl/verify"
 )
 
@@ -81,8 +82,8 @@ func startSource(t *testing.T, stmts ...string) *sandbox.Server {
 	return src
 }
 
-func sourceEndpoint(t *testing.T, src *sandbox.Server) mysql.Endpoint {
-	e, err := mysql.ParseURL(src.URL())
+func sourceEndpoint(t *testing.T, src *sandbox.Server) Endpoint {
+	e, err := ParseURL(src.URL())
 	if err == nil {
 		e, err = e.WithDefaults()
 	}
@@ -92,8 +93,8 @@ func sourceEndpoint(t *testing.T, src *sandbox.Server) mysql.Endpoint {
 	return e
 }
 
-func openTarget(t *testing.T, tgt *sandbox.Server) *MySQLTarget {
-	m, err := OpenMySQL(context.Background(), tgt.URL())
+func openCopy(t *testing.T, tgt *sandbox.Server) *CopyTarget {
+	m, err := OpenCopy(context.Background(), tgt.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func showCreate(t *testing.T, db *sql.DB, table string) string {
 	t.Helper()
 	s, n, _ := strings.Cut(table, ".")
 	var name, create string
-	if err := db.QueryRow("SHOW CREATE TABLE "+quoteMy(s)+"."+quoteMy(n)).Scan(&name, &create); err != nil {
+	if err := db.QueryRow("SHOW CREATE TABLE "+QuoteIdent(s)+"."+QuoteIdent(n)).Scan(&name, &create); err != nil {
 		t.Fatal(err)
 	}
 	return create
@@ -150,12 +151,12 @@ func TestMySQLCopyExact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tgt := sandbox.MustStart(t, sandbox.Defaults())
-			m := openTarget(t, tgt)
+			m := openCopy(t, tgt)
 			if tc.loadData && !m.loadData {
 				t.Fatal("the target sandbox refuses LOAD DATA LOCAL INFILE: this case would test INSERT")
 			}
 			m.loadData, m.keysAtCreate = tc.loadData, tc.keysAtCreate
-			if _, err := Run(context.Background(), Config{Source: sourceEndpoint(t, src), Target: m, Channel: "default", Workers: 3, ChunkRows: 2}); err != nil {
+			if _, err := snapshot.Run(context.Background(), snapshot.Config{ParseTable: postgres.ParseCreateTable, Source: sourceEndpoint(t, src), Target: m, Channel: "default", Workers: 3, ChunkRows: 2}); err != nil {
 				t.Fatal(err)
 			}
 			sameTables(t, src, tgt)
@@ -170,34 +171,26 @@ func TestMySQLCopyKeysAfterResume(t *testing.T) {
 	src := startSource(t, exactWorkload()...)
 	tgt := sandbox.MustStart(t, sandbox.Defaults())
 	tdb := sandbox.MustOpen(t, tgt, "")
-	m := openTarget(t, tgt)
+	m := openCopy(t, tgt)
 	ctx := context.Background()
 	if err := m.Prepare(ctx, "default"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := sandbox.MustOpen(t, src, "").Conn(ctx)
+	create := showCreate(t, sandbox.MustOpen(t, src, ""), "x.v")
+	def, err := postgres.ParseCreateTable(create, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	tables, err := listTables(ctx, c, []string{"x"})
-	if err != nil {
+	if err := m.CreateTable(ctx, "default", def, create); err != nil {
 		t.Fatal(err)
-	}
-	for _, tb := range tables {
-		if tb.def.Name == "v" {
-			if err := m.CreateTable(ctx, "default", tb.def, tb.create); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 	// Killed here: the table is there with its primary key only.
 	if got := indexes(t, tdb, "x", "v"); !reflect.DeepEqual(got, []string{"PRIMARY"}) {
 		t.Fatalf("x.v created with keys %v, want the primary key only until its rows are in", got)
 	}
 	m.Close()
-	m = openTarget(t, tgt)
-	if _, err := Run(ctx, Config{Source: sourceEndpoint(t, src), Target: m, Channel: "default", Workers: 2, ChunkRows: 2}); err != nil {
+	m = openCopy(t, tgt)
+	if _, err := snapshot.Run(ctx, snapshot.Config{ParseTable: postgres.ParseCreateTable, Source: sourceEndpoint(t, src), Target: m, Channel: "default", Workers: 2, ChunkRows: 2}); err != nil {
 		t.Fatal(err)
 	}
 	sameTables(t, src, tgt)
@@ -206,7 +199,7 @@ func TestMySQLCopyKeysAfterResume(t *testing.T) {
 	src2 := startSource(t, "CREATE DATABASE y", "CREATE TABLE y.t (id INT PRIMARY KEY, a INT, KEY a (a)) ENGINE=InnoDB", "INSERT INTO y.t VALUES (1, 1)")
 	tgt2 := sandbox.MustStart(t, sandbox.Defaults())
 	sandbox.MustExec(t, sandbox.MustOpen(t, tgt2, ""), "CREATE DATABASE y", "CREATE TABLE y.t (id INT PRIMARY KEY, a INT) ENGINE=InnoDB")
-	if _, err := Run(ctx, Config{Source: sourceEndpoint(t, src2), Target: openTarget(t, tgt2), Channel: "default"}); err != nil {
+	if _, err := snapshot.Run(ctx, snapshot.Config{ParseTable: postgres.ParseCreateTable, Source: sourceEndpoint(t, src2), Target: openCopy(t, tgt2), Channel: "default"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := indexes(t, sandbox.MustOpen(t, tgt2, ""), "y", "t"); !reflect.DeepEqual(got, []string{"PRIMARY"}) {
@@ -241,9 +234,9 @@ func TestMySQLCopyDuplicateFails(t *testing.T) {
 			tgt := sandbox.MustStart(t, sandbox.Defaults())
 			sandbox.MustExec(t, sandbox.MustOpen(t, tgt, ""), "CREATE DATABASE d",
 				"CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=InnoDB", "INSERT INTO d.t VALUES (2, 'old')")
-			m := openTarget(t, tgt)
+			m := openCopy(t, tgt)
 			m.loadData = load
-			_, err := Run(context.Background(), Config{Source: sourceEndpoint(t, src), Target: m, Channel: "default"})
+			_, err := snapshot.Run(context.Background(), snapshot.Config{ParseTable: postgres.ParseCreateTable, Source: sourceEndpoint(t, src), Target: m, Channel: "default"})
 			if err == nil {
 				t.Fatal("copy over a row already on the target succeeded")
 			}
@@ -293,28 +286,6 @@ func TestSplitKeys(t *testing.T) {
 	} {
 		if _, _, ok := splitKeys(c); ok {
 			t.Errorf("splitKeys deferred keys of\n%s", c)
-		}
-	}
-}
-
-func TestPartCount(t *testing.T) {
-	for _, tc := range []struct {
-		rows, total, workers, chunk, want int64
-	}{
-		{100000, 800000, 4, 5000, 1}, // 8 tables alike: one part each
-		{30000, 30000, 4, 50, 4},     // one table: cut for every worker
-		{600000, 800000, 4, 5000, 3}, // most of the data: 3 shares of 200,000
-		{50000, 100000, 4, 5000, 2},  // half of it
-		{9000, 9000, 4, 5000, 1},     // fewer chunks than workers
-		{0, 0, 4, 5000, 0},           // empty
-		{1000, 1000, 8, 100, 8},      // shares of 125 rows
-		{100000, 100001, 4, 1000, 4}, // all but one row
-		{20, 61, 3, 2, 1},            // share of 20: exactly one
-		{46, 61, 3, 2, 3},            // TestMySQLCopyExact's x.v
-		{1, 3, 4, 1, 1},              // total below the workers: no share
-	} {
-		if got := partCount(tc.rows, tc.total, tc.workers, tc.chunk); got != tc.want {
-			t.Errorf("partCount(%d rows of %d, %d workers, chunks of %d) = %d, want %d", tc.rows, tc.total, tc.workers, tc.chunk, got, tc.want)
 		}
 	}
 }

@@ -1,11 +1,10 @@
-package snapshot
+package postgres
 
 import (
 	"context"
 	"reflect"
 	"testing"
 
-	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/sandbox"
 )
 
@@ -16,7 +15,7 @@ import (
 func TestPGFinishTwice(t *testing.T) {
 	ctx := context.Background()
 	pg := sandbox.MustStartPostgres(t)
-	tgt, err := OpenPG(ctx, pg.URL("postgres"), postgres.Options{})
+	tgt, err := OpenCopy(ctx, pg.URL("postgres"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,12 +23,12 @@ func TestPGFinishTwice(t *testing.T) {
 	if err := tgt.Prepare(ctx, "default"); err != nil {
 		t.Fatal(err)
 	}
-	var defs []*postgres.TableDef
+	var defs []*TableDef
 	for _, create := range []string{
 		"CREATE TABLE `child` (`id` int NOT NULL AUTO_INCREMENT, `p` int DEFAULT NULL, PRIMARY KEY (`id`), KEY `p` (`p`), CONSTRAINT `fk` FOREIGN KEY (`p`) REFERENCES `parent` (`id`))",
 		"CREATE TABLE `parent` (`id` int NOT NULL, `u` varchar(10) DEFAULT NULL, PRIMARY KEY (`id`), UNIQUE KEY `u` (`u`))",
 	} {
-		d, err := postgres.ParseCreateTable(create, "s")
+		d, err := ParseCreateTable(create, "s")
 		if err != nil {
 			t.Fatal(err)
 		}

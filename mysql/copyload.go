@@ -1,4 +1,4 @@
-package snapshot
+package mysql
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/tabledef"
 )
 
 // A chunk goes to a MySQL/MariaDB target as LOAD DATA LOCAL INFILE of
@@ -20,7 +20,7 @@ import (
 // the server reads each field straight into its column, where a
 // multi-row INSERT of hex literals is parsed as SQL first (about twice
 // the bytes, and the parser's CPU). The values are the source's own
-// (postgres.SourceExpr) and keep every byte:
+// (snapshot.SourceExpr) and keep every byte:
 //
 //   - The file is CHARACTER SET binary: no conversion, each string
 //     column receives the bytes it had on the source (SourceExpr reads
@@ -47,14 +47,14 @@ import (
 // utf16, utf16le and utf32: MariaDB 10.11 loads them exactly from binary
 // text (TestMySQLCopyExact does, with this check removed), but MySQL's
 // manual says LOAD DATA cannot read those character sets.
-func loadable(d *postgres.TableDef) bool {
+func loadable(d *tabledef.Table) bool {
 	for i := range d.Columns {
 		c := &d.Columns[i]
 		if c.Generated != "" {
 			continue
 		}
-		k, err := postgres.KindOf(c)
-		if err != nil || k == postgres.KindSpatial {
+		k, err := tabledef.KindOf(c)
+		if err != nil || k == tabledef.KindSpatial {
 			return false
 		}
 		switch strings.ToLower(c.Charset) {
@@ -67,26 +67,26 @@ func loadable(d *postgres.TableDef) bool {
 
 // loadTargets is LOAD DATA's column list and SET clause for d: the
 // columns the file fills, a user variable for each one converted.
-func loadTargets(d *postgres.TableDef) (cols, set string) {
+func loadTargets(d *tabledef.Table) (cols, set string) {
 	var cs, ss []string
 	for i := range d.Columns {
 		c := &d.Columns[i]
 		if c.Generated != "" {
 			continue
 		}
-		k, _ := postgres.KindOf(c)
+		k, _ := tabledef.KindOf(c)
 		v := "@v" + strconv.Itoa(i)
 		switch {
 		case c.AutoInc:
-			ss = append(ss, quoteMy(c.Name)+" = "+v)
-		case k == postgres.KindBit:
-			ss = append(ss, quoteMy(c.Name)+" = CAST("+v+" AS UNSIGNED)")
-		case k == postgres.KindYear:
-			ss = append(ss, quoteMy(c.Name)+" = CAST("+v+" AS SIGNED)")
-		case k == postgres.KindEnum || k == postgres.KindSet || k == postgres.KindJSON:
-			ss = append(ss, quoteMy(c.Name)+" = CONVERT("+v+" USING utf8mb4)")
+			ss = append(ss, QuoteIdent(c.Name)+" = "+v)
+		case k == tabledef.KindBit:
+			ss = append(ss, QuoteIdent(c.Name)+" = CAST("+v+" AS UNSIGNED)")
+		case k == tabledef.KindYear:
+			ss = append(ss, QuoteIdent(c.Name)+" = CAST("+v+" AS SIGNED)")
+		case k == tabledef.KindEnum || k == tabledef.KindSet || k == tabledef.KindJSON:
+			ss = append(ss, QuoteIdent(c.Name)+" = CONVERT("+v+" USING utf8mb4)")
 		default:
-			cs = append(cs, quoteMy(c.Name))
+			cs = append(cs, QuoteIdent(c.Name))
 			continue
 		}
 		cs = append(cs, v)
@@ -119,7 +119,7 @@ func appendField(b []byte, v []byte) []byte {
 }
 
 // loadText is rows as LOAD DATA's text: generated columns left out.
-func loadText(d *postgres.TableDef, rows [][][]byte, size int) []byte {
+func loadText(d *tabledef.Table, rows [][][]byte, size int) []byte {
 	b := make([]byte, 0, size+size/16+len(rows)*len(d.Columns)+64)
 	for _, row := range rows {
 		n := 0
@@ -142,7 +142,7 @@ var loadSeq atomic.Uint64
 
 // loadChunk runs LOAD DATA LOCAL INFILE of rows into d on c, inside the
 // caller's transaction, and checks that every row was inserted.
-func loadChunk(ctx context.Context, c *sql.Conn, d *postgres.TableDef, rows [][][]byte) error {
+func loadChunk(ctx context.Context, c *sql.Conn, d *tabledef.Table, rows [][][]byte) error {
 	size := 0
 	for _, row := range rows {
 		for _, v := range row {
@@ -154,7 +154,7 @@ func loadChunk(ctx context.Context, c *sql.Conn, d *postgres.TableDef, rows [][]
 	gomysql.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(text) })
 	defer gomysql.DeregisterReaderHandler(name)
 	cols, set := loadTargets(d)
-	q := "LOAD DATA LOCAL INFILE 'Reader::" + name + "' INTO TABLE " + quoteMy(d.Schema) + "." + quoteMy(d.Name) +
+	q := "LOAD DATA LOCAL INFILE 'Reader::" + name + "' INTO TABLE " + QuoteIdent(d.Schema) + "." + QuoteIdent(d.Name) +
 		" CHARACTER SET binary FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' " + cols + set
 	res, err := c.ExecContext(ctx, q)
 	if err != nil {

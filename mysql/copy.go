@@ -1,4 +1,4 @@
-package snapshot
+package mysql
 
 import (
 	"context"
@@ -7,18 +7,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/snapshot"
+	"github.com/prepl/prepl/tabledef"
 )
 
-// MySQLTarget copies into MySQL/MariaDB: the source's own CREATE TABLE
-// (its secondary keys added after the rows: mykeys.go), rows by LOAD DATA
-// LOCAL INFILE streamed from memory (myload.go) or, where the server
-// refuses local_infile or a column is spatial, as INSERT literals that
-// keep every byte (strings in hex with their charset).
-type MySQLTarget struct {
+// CopyTarget is prepl copy's writer into MySQL/MariaDB (a
+// snapshot.Target): the source's own CREATE TABLE (its secondary keys
+// added after the rows: copykeys.go), rows by LOAD DATA LOCAL INFILE
+// streamed from memory (copyload.go) or, where the server refuses
+// local_infile or a column is spatial, as INSERT literals that keep every
+// byte (strings in hex with their charset).
+type CopyTarget struct {
 	DB *sql.DB
-	t  *mysql.Target
+	t  *Target
 
 	channel      string
 	loadData     bool               // the server allows LOAD DATA LOCAL INFILE
@@ -27,30 +28,32 @@ type MySQLTarget struct {
 	idle         chan *sql.Conn     // connections with the copy's session settings
 }
 
+var _ snapshot.Target = (*CopyTarget)(nil)
+
 // maxIdle is how many writing connections stay open between chunks:
 // more than any --workers in use.
 const maxIdle = 64
 
-// OpenMySQL connects and creates the position table (target/mysql's).
-func OpenMySQL(ctx context.Context, url string) (*MySQLTarget, error) {
-	e, err := mysql.ParseURL(url)
+// OpenCopy connects and creates the position table (target/mysql's).
+func OpenCopy(ctx context.Context, url string) (*CopyTarget, error) {
+	e, err := ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
 	if e, err = e.WithDefaults(); err != nil {
 		return nil, err
 	}
-	t, err := mysql.Open(ctx, e, "")
+	t, err := Open(ctx, e, "")
 	if err != nil {
 		return nil, err
 	}
-	m := &MySQLTarget{DB: t.DB, t: t, idle: make(chan *sql.Conn, maxIdle)}
+	m := &CopyTarget{DB: t.DB, t: t, idle: make(chan *sql.Conn, maxIdle)}
 	var local sql.NullInt64
 	m.loadData = t.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.local_infile").Scan(&local) == nil && local.Int64 == 1
 	return m, nil
 }
 
-func (m *MySQLTarget) Close() error {
+func (m *CopyTarget) Close() error {
 	for {
 		select {
 		case c := <-m.idle:
@@ -63,7 +66,7 @@ func (m *MySQLTarget) Close() error {
 
 // conn returns a connection with the copy's session settings: one
 // already set up, or a new one.
-func (m *MySQLTarget) conn(ctx context.Context) (*sql.Conn, error) {
+func (m *CopyTarget) conn(ctx context.Context) (*sql.Conn, error) {
 	select {
 	case c := <-m.idle:
 		return c, nil
@@ -85,7 +88,7 @@ func (m *MySQLTarget) conn(ctx context.Context) (*sql.Conn, error) {
 
 // release keeps c for the next chunk; ok false (an error, so a
 // transaction may be open) closes it.
-func (m *MySQLTarget) release(c *sql.Conn, ok bool) {
+func (m *CopyTarget) release(c *sql.Conn, ok bool) {
 	if ok {
 		select {
 		case m.idle <- c:
@@ -96,7 +99,7 @@ func (m *MySQLTarget) release(c *sql.Conn, ok bool) {
 	c.Close()
 }
 
-func (m *MySQLTarget) Prepare(ctx context.Context, channel string) error {
+func (m *CopyTarget) Prepare(ctx context.Context, channel string) error {
 	m.channel = channel
 	for _, q := range []string{
 		`CREATE TABLE IF NOT EXISTS prepl.copy_keys (channel VARCHAR(64) NOT NULL, schema_name VARCHAR(64) NOT NULL,
@@ -116,8 +119,8 @@ func (m *MySQLTarget) Prepare(ctx context.Context, channel string) error {
 	return nil
 }
 
-func (m *MySQLTarget) Snapshot(ctx context.Context, channel string) (Position, bool, error) {
-	var p Position
+func (m *CopyTarget) Snapshot(ctx context.Context, channel string) (snapshot.Position, bool, error) {
+	var p snapshot.Position
 	err := m.DB.QueryRowContext(ctx, "SELECT gtid_pos, file, pos FROM prepl.copy_snapshot WHERE channel = ?", channel).Scan(&p.GTIDPos, &p.File, &p.Pos)
 	if err == sql.ErrNoRows {
 		return p, false, nil
@@ -125,18 +128,18 @@ func (m *MySQLTarget) Snapshot(ctx context.Context, channel string) (Position, b
 	return p, err == nil, err
 }
 
-func (m *MySQLTarget) BeginSnapshot(ctx context.Context, channel string, p Position) error {
+func (m *CopyTarget) BeginSnapshot(ctx context.Context, channel string, p snapshot.Position) error {
 	_, err := m.DB.ExecContext(ctx, "INSERT INTO prepl.copy_snapshot VALUES (?, ?, ?, ?)", channel, p.GTIDPos, p.File, p.Pos)
 	return err
 }
 
-func (m *MySQLTarget) CreateTable(ctx context.Context, channel string, d *postgres.TableDef, create string) error {
+func (m *CopyTarget) CreateTable(ctx context.Context, channel string, d *tabledef.Table, create string) error {
 	c, err := m.DB.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	for _, q := range []string{"SET SESSION foreign_key_checks = 0", "CREATE DATABASE IF NOT EXISTS " + quoteMy(d.Schema), "USE " + quoteMy(d.Schema)} {
+	for _, q := range []string{"SET SESSION foreign_key_checks = 0", "CREATE DATABASE IF NOT EXISTS " + QuoteIdent(d.Schema), "USE " + QuoteIdent(d.Schema)} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -162,17 +165,17 @@ func (m *MySQLTarget) CreateTable(ctx context.Context, channel string, d *postgr
 	return err
 }
 
-func (m *MySQLTarget) Progress(ctx context.Context, channel string, d *postgres.TableDef) ([]Part, error) {
+func (m *CopyTarget) Progress(ctx context.Context, channel string, d *tabledef.Table) ([]snapshot.Part, error) {
 	rows, err := m.DB.QueryContext(ctx, "SELECT part, last_key, hi_key, done FROM prepl.copy_progress WHERE channel = ? AND schema_name = ? AND table_name = ? ORDER BY part",
 		channel, d.Schema, d.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	return scanParts(rows)
+	return snapshot.ScanParts(rows)
 }
 
-func (m *MySQLTarget) PlanParts(ctx context.Context, channel string, d *postgres.TableDef, parts []Part) error {
+func (m *CopyTarget) PlanParts(ctx context.Context, channel string, d *tabledef.Table, parts []snapshot.Part) error {
 	tx, err := m.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -180,14 +183,14 @@ func (m *MySQLTarget) PlanParts(ctx context.Context, channel string, d *postgres
 	defer tx.Rollback()
 	for _, p := range parts {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO prepl.copy_progress (channel, schema_name, table_name, part, last_key, hi_key) VALUES (?, ?, ?, ?, ?, ?)",
-			channel, d.Schema, d.Name, p.N, encodeKey(p.Last), encodeKey(p.Hi)); err != nil {
+			channel, d.Schema, d.Name, p.N, snapshot.EncodeKey(p.Last), snapshot.EncodeKey(p.Hi)); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
 }
 
-func (m *MySQLTarget) WriteChunk(ctx context.Context, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
+func (m *CopyTarget) WriteChunk(ctx context.Context, channel string, d *tabledef.Table, part int, rows [][][]byte, last []string, done bool) error {
 	c, err := m.conn(ctx)
 	if err != nil {
 		return err
@@ -204,9 +207,9 @@ func (m *MySQLTarget) WriteChunk(ctx context.Context, channel string, d *postgre
 // two round trips (LOAD DATA; the progress and COMMIT) or one (the
 // INSERT, the progress and COMMIT): the session has autocommit off, and
 // the target's connections take several statements at once.
-func (m *MySQLTarget) writeChunk(ctx context.Context, c *sql.Conn, channel string, d *postgres.TableDef, part int, rows [][][]byte, last []string, done bool) error {
+func (m *CopyTarget) writeChunk(ctx context.Context, c *sql.Conn, channel string, d *tabledef.Table, part int, rows [][][]byte, last []string, done bool) error {
 	end := fmt.Sprintf("UPDATE prepl.copy_progress SET last_key = %s, rows_copied = rows_copied + %d, done = %v WHERE channel = %s AND schema_name = %s AND table_name = %s AND part = %d; COMMIT",
-		mysql.QuoteString(encodeKey(last)), len(rows), done, mysql.QuoteString(channel), mysql.QuoteString(d.Schema), mysql.QuoteString(d.Name), part)
+		QuoteString(snapshot.EncodeKey(last)), len(rows), done, QuoteString(channel), QuoteString(d.Schema), QuoteString(d.Name), part)
 	if len(rows) > 0 && m.loadData && loadable(d) {
 		if err := loadChunk(ctx, c, d, rows); err != nil {
 			return err
@@ -223,15 +226,15 @@ func (m *MySQLTarget) writeChunk(ctx context.Context, c *sql.Conn, channel strin
 }
 
 // insertChunk is rows as one multi-row INSERT of literals.
-func insertChunk(d *postgres.TableDef, rows [][][]byte) (string, error) {
+func insertChunk(d *tabledef.Table, rows [][][]byte) (string, error) {
 	var cols []string
 	for _, c := range d.Columns {
 		if c.Generated == "" {
-			cols = append(cols, quoteMy(c.Name))
+			cols = append(cols, QuoteIdent(c.Name))
 		}
 	}
 	var b strings.Builder
-	b.WriteString("INSERT INTO " + quoteMy(d.Schema) + "." + quoteMy(d.Name) + " (" + strings.Join(cols, ",") + ") VALUES ")
+	b.WriteString("INSERT INTO " + QuoteIdent(d.Schema) + "." + QuoteIdent(d.Name) + " (" + strings.Join(cols, ",") + ") VALUES ")
 	for r, row := range rows {
 		if r > 0 {
 			b.WriteByte(',')
@@ -248,7 +251,7 @@ func insertChunk(d *postgres.TableDef, rows [][][]byte) (string, error) {
 			n++
 			lit, err := myLiteral(v, &d.Columns[i])
 			if err != nil {
-				return "", fmt.Errorf("row %s: %w", keyOf(d, row), err)
+				return "", fmt.Errorf("row %s: %w", snapshot.KeyOf(d, row), err)
 			}
 			b.WriteString(lit)
 		}
@@ -257,36 +260,36 @@ func insertChunk(d *postgres.TableDef, rows [][][]byte) (string, error) {
 	return b.String(), nil
 }
 
-// myLiteral writes a source value (SourceExpr's text) back as a literal
-// of the same column type.
-func myLiteral(v []byte, c *postgres.Column) (string, error) {
+// myLiteral writes a source value (snapshot.SourceExpr's text) back as a
+// literal of the same column type.
+func myLiteral(v []byte, c *tabledef.Column) (string, error) {
 	if v == nil {
 		return "NULL", nil
 	}
-	k, err := postgres.KindOf(c)
+	k, err := tabledef.KindOf(c)
 	if err != nil && !strings.Contains(c.Type, "geometry") {
 		return "", err
 	}
 	switch k {
-	case postgres.KindInt, postgres.KindDecimal, postgres.KindFloat, postgres.KindDouble, postgres.KindBit, postgres.KindYear:
+	case tabledef.KindInt, tabledef.KindDecimal, tabledef.KindFloat, tabledef.KindDouble, tabledef.KindBit, tabledef.KindYear:
 		return string(v), nil
-	case postgres.KindDate, postgres.KindDatetime, postgres.KindTimestamp, postgres.KindTime:
-		return mysql.QuoteString(string(v)), nil
-	case postgres.KindText:
+	case tabledef.KindDate, tabledef.KindDatetime, tabledef.KindTimestamp, tabledef.KindTime:
+		return QuoteString(string(v)), nil
+	case tabledef.KindText:
 		cs := c.Charset
 		if cs == "" {
 			cs = "utf8mb4"
 		}
 		return "_" + cs + " X'" + hex.EncodeToString(v) + "'", nil
-	case postgres.KindEnum, postgres.KindSet, postgres.KindJSON:
+	case tabledef.KindEnum, tabledef.KindSet, tabledef.KindJSON:
 		return "_utf8mb4 X'" + hex.EncodeToString(v) + "'", nil
 	}
 	return "X'" + hex.EncodeToString(v) + "'", nil
 }
 
-func (m *MySQLTarget) FinishCopy(ctx context.Context, tables []*postgres.TableDef) error { return nil }
+func (m *CopyTarget) FinishCopy(ctx context.Context, tables []*tabledef.Table) error { return nil }
 
-func (m *MySQLTarget) StorePosition(ctx context.Context, channel string, p Position) error {
+func (m *CopyTarget) StorePosition(ctx context.Context, channel string, p snapshot.Position) error {
 	c, err := m.DB.Conn(ctx)
 	if err != nil {
 		return err
@@ -296,10 +299,10 @@ func (m *MySQLTarget) StorePosition(ctx context.Context, channel string, p Posit
 		fmt.Sprintf(`INSERT INTO prepl.position (channel, slot, gtid_pos, file, pos, last_gtid, floor_gtid, floor_file, floor_pos)
 			VALUES (%[1]s, 'main', %[2]s, %[3]s, %[4]d, '', %[2]s, %[3]s, %[4]d) ON DUPLICATE KEY UPDATE gtid_pos = VALUES(gtid_pos),
 			file = VALUES(file), pos = VALUES(pos), floor_gtid = VALUES(floor_gtid), floor_file = VALUES(floor_file), floor_pos = VALUES(floor_pos)`,
-			mysql.QuoteString(channel), mysql.QuoteString(p.GTIDPos), mysql.QuoteString(p.File), p.Pos),
-		"DELETE FROM prepl.copy_snapshot WHERE channel = " + mysql.QuoteString(channel),
-		"DELETE FROM prepl.copy_progress WHERE channel = " + mysql.QuoteString(channel),
-		"DELETE FROM prepl.copy_keys WHERE channel = " + mysql.QuoteString(channel),
+			QuoteString(channel), QuoteString(p.GTIDPos), QuoteString(p.File), p.Pos),
+		"DELETE FROM prepl.copy_snapshot WHERE channel = " + QuoteString(channel),
+		"DELETE FROM prepl.copy_progress WHERE channel = " + QuoteString(channel),
+		"DELETE FROM prepl.copy_keys WHERE channel = " + QuoteString(channel),
 		"COMMIT"} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			c.ExecContext(context.Background(), "ROLLBACK")
@@ -307,4 +310,44 @@ func (m *MySQLTarget) StorePosition(ctx context.Context, channel string, p Posit
 		}
 	}
 	return nil
+}
+
+// VerifyReader reads a MySQL/MariaDB target for snapshot.Verify, as the
+// source is read.
+type VerifyReader struct {
+	snapshot.Reader
+	db *sql.DB
+	c  *sql.Conn
+}
+
+// OpenVerifyReader connects to the target at url.
+func OpenVerifyReader(ctx context.Context, url string) (*VerifyReader, error) {
+	e, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if e, err = e.WithDefaults(); err != nil {
+		return nil, err
+	}
+	db, err := e.OpenDB()
+	if err != nil {
+		return nil, err
+	}
+	c, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to target: %w", err)
+	}
+	r, err := snapshot.NewMySQLReader(ctx, c)
+	if err != nil {
+		c.Close()
+		db.Close()
+		return nil, err
+	}
+	return &VerifyReader{Reader: r, db: db, c: c}, nil
+}
+
+func (v *VerifyReader) Close() error {
+	v.c.Close()
+	return v.db.Close()
 }
