@@ -268,7 +268,10 @@ func myLiteral(v []byte, c *tabledef.Column) (string, error) {
 	}
 	k, err := tabledef.KindOf(c)
 	if err != nil && !strings.Contains(c.Type, "geometry") {
-		return "", err
+		// A type no kind covers (MariaDB's INET4, INET6, UUID): the source
+		// read it as the text the type prints and reads back, so the same
+		// MySQL/MariaDB type on the target takes that text as it is.
+		return "_utf8mb4 X'" + hex.EncodeToString(v) + "'", nil
 	}
 	switch k {
 	case tabledef.KindInt, tabledef.KindDecimal, tabledef.KindFloat, tabledef.KindDouble, tabledef.KindBit, tabledef.KindYear:
