@@ -44,9 +44,12 @@ type Config struct {
 	ParseTable ParseFunc
 	Channel    string
 	Databases  []string // empty: every database but the system ones
-	Workers    int
-	ChunkRows  int
-	Progress   io.Writer // nil: no progress bar
+	// Tables, when set, selects the tables of those databases by source
+	// schema and name (--include and --exclude, as replicate's).
+	Tables    TableFunc
+	Workers   int
+	ChunkRows int
+	Progress  io.Writer // nil: no progress bar
 }
 
 // Position is the snapshot's binlog position.
@@ -123,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 			return Position{}, err
 		}
 	}
-	tables, err := listTables(ctx, conns[0], cfg.Databases, cfg.ParseTable)
+	tables, err := listTables(ctx, conns[0], cfg.Databases, cfg.Tables, cfg.ParseTable)
 	if err != nil {
 		return Position{}, err
 	}
@@ -318,7 +321,10 @@ func openSnapshots(ctx context.Context, src *sql.DB, n int) ([]*sql.Conn, Positi
 	return conns, p, nil
 }
 
-func listTables(ctx context.Context, c *sql.Conn, dbs []string, parse ParseFunc) ([]*table, error) {
+// TableFunc reports whether a source table is selected.
+type TableFunc func(schema, table string) bool
+
+func listTables(ctx context.Context, c *sql.Conn, dbs []string, sel TableFunc, parse ParseFunc) ([]*table, error) {
 	rows, err := c.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES
 		WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME`)
 	if err != nil {
@@ -335,7 +341,7 @@ func listTables(ctx context.Context, c *sql.Conn, dbs []string, parse ParseFunc)
 			rows.Close()
 			return nil, err
 		}
-		if systemSchemas[strings.ToLower(s)] || (len(want) > 0 && !want[s]) {
+		if systemSchemas[strings.ToLower(s)] || (len(want) > 0 && !want[s]) || (sel != nil && !sel(s, t)) {
 			continue
 		}
 		names = append(names, [2]string{s, t})

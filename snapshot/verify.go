@@ -30,6 +30,7 @@ type VerifyConfig struct {
 	// ParseTable reads the source's table definitions.
 	ParseTable ParseFunc
 	Databases  []string
+	Tables     TableFunc // nil: every table of Databases
 	ChunkRows  int
 	Max        int // stop after this many differences (0: 100)
 }
@@ -63,7 +64,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) ([]Difference, error) {
 	if err := setReadSession(ctx, sc); err != nil {
 		return nil, err
 	}
-	tables, err := listTables(ctx, sc, cfg.Databases, cfg.ParseTable)
+	tables, err := listTables(ctx, sc, cfg.Databases, cfg.Tables, cfg.ParseTable)
 	if err != nil {
 		return nil, err
 	}

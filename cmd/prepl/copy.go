@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
 	prun "github.com/prepl/prepl/run"
@@ -37,6 +38,7 @@ func (p *pgFlags) options() (postgres.Options, error) {
 // databases, and the PostgreSQL mapping options.
 type copyFlags struct {
 	source, target, dbs string
+	include, exclude    multiFlag
 	pg                  pgFlags
 }
 
@@ -44,6 +46,9 @@ func (f *copyFlags) register(fs *flag.FlagSet, verb string) {
 	fs.StringVar(&f.source, "source", "", "source server URL (mysql://user@host:port)")
 	fs.StringVar(&f.target, "target", "", "target URL: mysql://... or postgres://user@host:5432/db")
 	fs.StringVar(&f.dbs, "databases", "", "comma-separated databases to "+verb+" (default: all but the system ones)")
+	fs.Var(&f.include, "include", verb+" only tables matching this SCHEMA.TABLE pattern (globs * ? [..], source names;\n"+
+		"repeatable), as replicate and replay select them")
+	fs.Var(&f.exclude, "exclude", "do not "+verb+" tables matching this SCHEMA.TABLE pattern (repeatable; wins over --include)")
 	f.pg.register(fs)
 }
 
@@ -65,6 +70,18 @@ func (f *copyFlags) parse(cmd string) (mysql.Endpoint, postgres.Options, error) 
 		return mysql.Endpoint{}, postgres.Options{}, fmt.Errorf("%w: --source: %v", errUsage, err)
 	}
 	return src, o, nil
+}
+
+// tables is the selection of --include and --exclude (nil: every table).
+func (f *copyFlags) tables() (snapshot.TableFunc, error) {
+	if len(f.include) == 0 && len(f.exclude) == 0 {
+		return nil, nil
+	}
+	t, err := filter.New(f.include, f.exclude, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return t.Table, nil
 }
 
 func (f *copyFlags) databases() []string {
@@ -104,13 +121,17 @@ Flags:
 	if err != nil {
 		return err
 	}
+	sel, err := ends.tables()
+	if err != nil {
+		return err
+	}
 	tgt, err := prun.OpenCopyTarget(ctx, ends.target, o)
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
 	cfg := snapshot.Config{Source: src, Target: tgt, ParseTable: postgres.ParseCreateTable, Channel: *channel,
-		Workers: *workers, ChunkRows: *chunk, Databases: ends.databases()}
+		Workers: *workers, ChunkRows: *chunk, Databases: ends.databases(), Tables: sel}
 	if *prog {
 		cfg.Progress = stderr
 	}
@@ -147,13 +168,17 @@ Flags:
 	if err != nil {
 		return err
 	}
+	sel, err := ends.tables()
+	if err != nil {
+		return err
+	}
 	tgt, err := prun.OpenVerifyTarget(ctx, ends.target, o)
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
 	cfg := snapshot.VerifyConfig{Source: src, Target: tgt, ParseTable: postgres.ParseCreateTable, ChunkRows: *chunk,
-		Max: *max, Databases: ends.databases()}
+		Max: *max, Databases: ends.databases(), Tables: sel}
 	diffs, err := snapshot.Verify(ctx, cfg)
 	for _, d := range diffs {
 		fmt.Fprintln(stdout, d)
