@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prepl/prepl/fault"
 )
 
 // Kind is how a source column is carried to PostgreSQL.
@@ -99,8 +101,8 @@ func (o Options) nowDefault(c *Column) string {
 }
 
 // ErrUnsupported is wrapped by every error for a type, value or
-// statement the mapping cannot carry without loss.
-var ErrUnsupported = errors.New("not supported by the PostgreSQL mapping")
+// statement the mapping cannot carry without loss (fatal, package fault).
+var ErrUnsupported = fault.Fatal(errors.New("not supported by the PostgreSQL mapping"))
 
 // kinds by MySQL type name.
 var kinds = map[string]Kind{
