@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/depend"
+	"github.com/prepl/prepl/internal/readahead"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
@@ -93,30 +94,35 @@ func (c *Config) defaults() {
 		c.Mode = depend.Serial
 	}
 	if c.Retries <= 0 {
-		c.Retries = 10
+		c.Retries = sequencer.DefaultRetries
 	}
 	if c.WindowBytes <= 0 {
-		c.WindowBytes = 64 << 20
+		c.WindowBytes = sequencer.DefaultWindowBytes
 	}
 	if c.UnitTxns <= 0 {
 		c.UnitTxns = 1
 	}
 	if c.UnitBytes <= 0 {
-		c.UnitBytes = min(4<<20, c.WindowBytes/2)
+		c.UnitBytes = sequencer.DefaultUnitBytes(c.WindowBytes)
 	}
 	if c.ReadAheadBytes <= 0 {
 		c.ReadAheadBytes = DefaultReadAheadBytes
 	}
 	if c.ReconnectTimeout <= 0 {
-		c.ReconnectTimeout = 60 * time.Second
+		c.ReconnectTimeout = DefaultReconnectTimeout
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 }
 
-// DefaultReadAheadBytes is Config.ReadAheadBytes's default.
-const DefaultReadAheadBytes = 8 << 20
+// Defaults of Config; Retries, WindowBytes and UnitBytes take the
+// sequencer's (sequencer.DefaultRetries, DefaultWindowBytes,
+// DefaultUnitBytes).
+const (
+	DefaultReadAheadBytes   = readahead.DefaultBytes
+	DefaultReconnectTimeout = time.Minute
+)
 
 // ResolveDDL says whether the DDL of transaction ID took effect
 // (DDLApplied or DDLNotApplied).

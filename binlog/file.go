@@ -53,7 +53,7 @@ type FileReader struct {
 }
 
 // DefaultReadAheadBytes is FileOptions.ReadAheadBytes's default.
-const DefaultReadAheadBytes = 8 << 20
+const DefaultReadAheadBytes = readahead.DefaultBytes
 
 var errStopped = errors.New("binlog reader closed")
 
