@@ -86,25 +86,10 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Mode == "" {
-		c.Mode = depend.Writeset
-	}
-	if c.Workers < 1 {
-		c.Workers = 1
-		c.Mode = depend.Serial
-	}
-	if c.Retries <= 0 {
-		c.Retries = sequencer.DefaultRetries
-	}
-	if c.WindowBytes <= 0 {
-		c.WindowBytes = sequencer.DefaultWindowBytes
-	}
-	if c.UnitTxns <= 0 {
-		c.UnitTxns = 1
-	}
-	if c.UnitBytes <= 0 {
-		c.UnitBytes = sequencer.DefaultUnitBytes(c.WindowBytes)
-	}
+	// The fields the sequencer shares take its defaults.
+	s := sequencer.Config{Mode: c.Mode, Workers: c.Workers, Retries: c.Retries, WindowBytes: c.WindowBytes,
+		UnitTxns: c.UnitTxns, UnitBytes: c.UnitBytes}.WithDefaults()
+	c.Mode, c.Workers, c.Retries, c.WindowBytes, c.UnitTxns, c.UnitBytes = s.Mode, s.Workers, s.Retries, s.WindowBytes, s.UnitTxns, s.UnitBytes
 	if c.ReadAheadBytes <= 0 {
 		c.ReadAheadBytes = DefaultReadAheadBytes
 	}
@@ -116,9 +101,7 @@ func (c *Config) defaults() {
 	}
 }
 
-// Defaults of Config; Retries, WindowBytes and UnitBytes take the
-// sequencer's (sequencer.DefaultRetries, DefaultWindowBytes,
-// DefaultUnitBytes).
+// Defaults of Config besides the sequencer's (Config.defaults).
 const (
 	DefaultReadAheadBytes   = readahead.DefaultBytes
 	DefaultReconnectTimeout = time.Minute
