@@ -38,14 +38,15 @@ type Options struct {
 	Workers []int         // worker counts to predict (DefaultWorkers)
 	Modes   []depend.Mode // modes to predict (DefaultModes)
 	// UnitTxns and UnitBytes bound a commit unit as the apply engine's
-	// --commit-unit does (sequencer.DefaultUnitTxns transactions; min(4
-	// MiB, WindowBytes/2)).
+	// --commit-unit does (sequencer.DefaultUnitTxns transactions;
+	// sequencer.DefaultUnitBytes of the window).
 	UnitTxns  int
 	UnitBytes int
 	// CompareUnits are other commit unit sizes to predict, to compare
 	// with UnitTxns (none by default).
 	CompareUnits []int
-	// WindowBytes is the engine's read-ahead window (64 MiB).
+	// WindowBytes is the engine's read-ahead window
+	// (sequencer.DefaultWindowBytes).
 	WindowBytes int
 	// FixedWorkers predicts replay/replicate --fixed-workers: Workers
 	// units in flight all along. By default, as in the engine, Workers is
@@ -61,18 +62,26 @@ type Options struct {
 	// does not know come from the binlog's table maps. nil: binlog only.
 	Catalog       txn.Catalog
 	CatalogSource string // names Catalog in the report
-	Top           int    // offenders listed per kind (10)
-	BigBytes      int    // a transaction at least this big is big (1 MiB)
+	Top           int    // offenders listed per kind (DefaultTop)
+	BigBytes      int    // a transaction at least this big is big (DefaultBigBytes)
 	// History is how far back the intervals and critical paths look for
-	// dependencies, in transactions (256): a dependency further back
+	// dependencies, in transactions (DefaultHistory): a dependency further back
 	// counts as one on the transaction History back, which caps intervals.
 	// The simulated runs have no such limit.
 	History int
 	// HotWindow: a row changed again within this many transactions is a
-	// conflict (1000).
+	// conflict (DefaultHotWindow).
 	HotWindow int
 	Input     []string // what was read, for the report
 }
+
+// Defaults of Options.
+const (
+	DefaultTop       = 10      // offenders listed per kind
+	DefaultBigBytes  = 1 << 20 // a transaction at least this big is big
+	DefaultHistory   = 256     // transactions looked back for dependencies
+	DefaultHotWindow = 1000    // transactions within which a row changed again is a conflict
+)
 
 func (o Options) withDefaults() Options {
 	if len(o.Workers) == 0 {
@@ -85,22 +94,22 @@ func (o Options) withDefaults() Options {
 		o.UnitTxns = sequencer.DefaultUnitTxns
 	}
 	if o.WindowBytes <= 0 {
-		o.WindowBytes = 64 << 20
+		o.WindowBytes = sequencer.DefaultWindowBytes
 	}
 	if o.UnitBytes <= 0 {
-		o.UnitBytes = min(4<<20, o.WindowBytes/2)
+		o.UnitBytes = sequencer.DefaultUnitBytes(o.WindowBytes)
 	}
 	if o.Top <= 0 {
-		o.Top = 10
+		o.Top = DefaultTop
 	}
 	if o.BigBytes <= 0 {
-		o.BigBytes = 1 << 20
+		o.BigBytes = DefaultBigBytes
 	}
 	if o.History <= 0 {
-		o.History = 256
+		o.History = DefaultHistory
 	}
 	if o.HotWindow <= 0 {
-		o.HotWindow = 1000
+		o.HotWindow = DefaultHotWindow
 	}
 	if o.CatalogSource == "" {
 		o.CatalogSource = "binlog metadata (table map events)"

@@ -104,38 +104,26 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Mode == "" {
-		c.Mode = depend.Writeset
-	}
-	if c.Workers < 1 {
-		c.Workers = 1
-		c.Mode = depend.Serial
-	}
-	if c.Retries <= 0 {
-		c.Retries = 10
-	}
-	if c.WindowBytes <= 0 {
-		c.WindowBytes = 64 << 20
-	}
-	if c.UnitTxns <= 0 {
-		c.UnitTxns = 1
-	}
-	if c.UnitBytes <= 0 {
-		c.UnitBytes = min(4<<20, c.WindowBytes/2)
-	}
+	// The fields the sequencer shares take its defaults.
+	s := sequencer.Config{Mode: c.Mode, Workers: c.Workers, Retries: c.Retries, WindowBytes: c.WindowBytes,
+		UnitTxns: c.UnitTxns, UnitBytes: c.UnitBytes}.WithDefaults()
+	c.Mode, c.Workers, c.Retries, c.WindowBytes, c.UnitTxns, c.UnitBytes = s.Mode, s.Workers, s.Retries, s.WindowBytes, s.UnitTxns, s.UnitBytes
 	if c.ReadAheadBytes <= 0 {
 		c.ReadAheadBytes = DefaultReadAheadBytes
 	}
 	if c.ReconnectTimeout <= 0 {
-		c.ReconnectTimeout = 60 * time.Second
+		c.ReconnectTimeout = DefaultReconnectTimeout
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 }
 
-// DefaultReadAheadBytes is Config.ReadAheadBytes's default.
-const DefaultReadAheadBytes = 8 << 20
+// Defaults of Config besides the sequencer's (Config.defaults).
+const (
+	DefaultReadAheadBytes   = readahead.DefaultBytes
+	DefaultReconnectTimeout = time.Minute
+)
 
 // ResolveDDL says whether the DDL of transaction ID took effect
 // (DDLApplied or DDLNotApplied).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sequencer"
 	"github.com/prepl/prepl/txn"
@@ -91,8 +92,9 @@ const (
 // Errors a Target wraps.
 var (
 	// ErrRowCount: an UPDATE or DELETE did not find its row, or an INSERT
-	// did not insert one: the target has diverged from the source.
-	ErrRowCount = errors.New("row count mismatch")
+	// did not insert one: the target has diverged from the source (fatal,
+	// package fault: someone must repair it, or skip).
+	ErrRowCount = fault.Fatal(errors.New("row count mismatch"))
 	// ErrCompacted: a compacted statement did not do what the unit's row
 	// images promised; the unit is applied again in source order.
 	ErrCompacted = errors.New("compacted statement mismatch")

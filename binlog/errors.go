@@ -81,3 +81,9 @@ func (e *FormatError) Error() string {
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }
+
+// Fatal says that a binlog that cannot be read past a point is fatal
+// (package fault: reading it again finds the same bytes), unless it ends
+// inside a transaction (ErrIncomplete) that the source may still be
+// writing.
+func (e *FormatError) Fatal() bool { return !errors.Is(e.Err, ErrIncomplete) }

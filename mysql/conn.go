@@ -18,6 +18,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -93,8 +94,8 @@ func (t *Target) conn(ctx context.Context) (*Conn, error) {
 // its size; AppendLiteral). MariaDB's replica applies the
 // row events themselves, within slave_max_allowed_packet (1 GiB); prepl
 // sends SQL, so the target must take a packet that big. A restart cannot
-// help: the user must raise it.
-var ErrTooLarge = errors.New("statement larger than the target's max_allowed_packet")
+// help: the user must raise it (fatal, package fault).
+var ErrTooLarge = fault.Fatal(errors.New("statement larger than the target's max_allowed_packet"))
 
 // tooLarge says which transaction needs how big a packet and what to do,
 // when err is the driver's refusal to send one over the target's limit.
@@ -317,6 +318,9 @@ const (
 type PendingDDLError struct {
 	ID, SQL, Why string
 }
+
+// Fatal: only the user can answer (package fault).
+func (e *PendingDDLError) Fatal() bool { return true }
 
 func (e *PendingDDLError) Error() string {
 	return fmt.Sprintf("DDL %s (%q) was interrupted by a crash and prepl cannot tell whether it took effect on the target: %s. "+

@@ -86,6 +86,9 @@ type PendingRowsError struct {
 	Why string
 }
 
+// Fatal: only the user can answer (package fault).
+func (e *PendingRowsError) Fatal() bool { return true }
+
 func (e *PendingRowsError) Error() string {
 	return fmt.Sprintf("%s wrote the non-transactional table(s) %s and were interrupted before their position was stored: "+
 		"their writes may have taken effect, wholly or in part, and prepl cannot apply them again without doubling them (%s). "+

@@ -14,6 +14,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
@@ -330,8 +331,8 @@ var ErrRowCount = apply.ErrRowCount
 var ErrCompacted = apply.ErrCompacted
 
 // ErrUnsupported is wrapped when the stream holds something prepl cannot
-// apply yet; it stops before it.
-var ErrUnsupported = errors.New("unsupported")
+// apply yet; it stops before it (fatal, package fault).
+var ErrUnsupported = fault.Fatal(errors.New("unsupported"))
 
 // Class of an error: what the applier does with it.
 type Class = apply.Class

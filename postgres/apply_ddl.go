@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/compact"
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/txn"
 )
 
 // ErrRefusedDDL is wrapped when a DDL statement has no PostgreSQL
-// translation: the run stops before it.
-var ErrRefusedDDL = errors.New("DDL not applied to PostgreSQL")
+// translation: the run stops before it (fatal, package fault: the user
+// skips it, or changes the source).
+var ErrRefusedDDL = fault.Fatal(errors.New("DDL not applied to PostgreSQL"))
 
 // ApplyDDL runs a DDL transaction exactly once across crashes. PostgreSQL
 // DDL is transactional, so one target transaction holds the translated

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -32,8 +33,8 @@ const TablesSQL = `CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.tables (
 		PRIMARY KEY (schema_name, table_name))`
 
 // ErrNoTable is wrapped when a row event's table is known neither to
-// the catalog nor to the binlog's table map.
-var ErrNoTable = errors.New("table unknown to the PostgreSQL target")
+// the catalog nor to the binlog's table map (fatal, package fault).
+var ErrNoTable = fault.Fatal(errors.New("table unknown to the PostgreSQL target"))
 
 // table is one source table as rendering needs it.
 type table struct {

@@ -5,12 +5,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/tabledef"
 )
 
 // ErrNotTranslated is wrapped when a DDL statement has no translation:
-// the applier stops before it (naming its GTID) and --skip-gtid goes past it.
-var ErrNotTranslated = errors.New("DDL statement not translated to PostgreSQL")
+// the applier stops before it (naming its GTID) and --skip-gtid goes past
+// it (fatal, package fault).
+var ErrNotTranslated = fault.Fatal(errors.New("DDL statement not translated to PostgreSQL"))
 
 // ParseCreateTable reads a CREATE TABLE statement; defaultDB is the
 // schema of an unqualified name.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/prepl/prepl/fault"
 )
 
 // The mapping options decide the names and types of the target's tables,
@@ -21,8 +23,9 @@ const mappingSQL = `CREATE TABLE IF NOT EXISTS ` + PositionSchema + `.mapping (
 		postgis boolean NOT NULL)`
 
 // ErrOptions is wrapped when a run's mapping options differ from those
-// the target's tables were made with.
-var ErrOptions = errors.New("mapping options differ from the target's")
+// the target's tables were made with (fatal, package fault: the run
+// must be given the same options).
+var ErrOptions = fault.Fatal(errors.New("mapping options differ from the target's"))
 
 // CheckOptions refuses a run whose options differ from those the
 // target's tables were made with (see CheckOptions); a run that writes

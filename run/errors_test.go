@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"testing"
 
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/sequencer"
 )
 
 // TestFatal: what a restart cannot fix is fatal (exit 2), however deeply
@@ -31,6 +35,17 @@ func TestFatal(t *testing.T) {
 		{"no such PostgreSQL table", wrap(postgres.ErrNoTable), true},
 		{"pending DDL", wrap(&mysql.PendingDDLError{}), true},
 		{"critical load", fmt.Errorf("%w on the target", ErrCriticalLoad), false},
+		{"not row-based", wrap(&binlog.FormatError{File: "binlog.000001", Err: binlog.ErrNotRowBased}), true},
+		{"binlog cut short inside a transaction", &binlog.FormatError{File: "b", Err: fmt.Errorf("%w (unexpected EOF)", binlog.ErrIncomplete)}, false},
+		{"unsupported on MySQL", wrap(mysql.ErrUnsupported), true},
+		{"pending non-transactional rows", wrap(&mysql.PendingRowsError{Why: "no unique key"}), true},
+		{"DDL not translated to PostgreSQL", wrap(postgres.ErrNotTranslated), true},
+		{"unsupported by the PostgreSQL mapping", wrap(postgres.ErrUnsupported), true},
+		{"PostgreSQL mapping options differ", wrap(postgres.ErrOptions), true},
+		{"a key in the way on MySQL", wrap(&gomysql.MySQLError{Number: 1062}), true},
+		{"a unique violation on PostgreSQL", wrap(&pgconn.PgError{Code: "23505"}), true},
+		{"a deadlock past the retries", fmt.Errorf("%w: %w", sequencer.ErrGaveUp, &gomysql.MySQLError{Number: 1213}), false},
+		{"a table missing from the MySQL catalog", wrap(mysql.ErrNoTable), false},
 		{"connection lost", wrap(errors.New("dial tcp 127.0.0.1:3306: connection refused")), false},
 		{"cancelled", wrap(context.Canceled), false},
 	} {

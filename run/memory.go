@@ -21,7 +21,7 @@ import (
 // with GOGC=50 while the big transaction is held, and the limit comes
 // back to the base once it is gone.
 
-// memoryLimitRoom is what the base limit allows beyond the budget: the
+// MemoryLimitRoom is what the base limit allows beyond the budget: the
 // runtime, connections, table definitions, and garbage between
 // collections. 64 MiB left the collector too little garbage to collect
 // on a binlog of wide rows (the TPC-C-like workload: 345,000 row changes
@@ -29,7 +29,7 @@ import (
 // that the next unit faulted in again (madvise alone 14-21% of prepl's
 // CPU), and prepl took 11.5-13.4 s of CPU; with 160 MiB, 5.4-6.4 s, RSS
 // 245 MB -> 280 MB (docs/benchmarks.md, "The memory limit").
-const memoryLimitRoom = 160 << 20
+const MemoryLimitRoom = 160 << 20
 
 var (
 	memoryLimitBase atomic.Int64
@@ -40,7 +40,7 @@ var (
 // budget bytes, unless GOMEMLIMIT in the environment does.
 func SetMemoryLimit(budget int) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		keepMemoryLimit(int64(budget) + memoryLimitRoom)
+		keepMemoryLimit(int64(budget) + MemoryLimitRoom)
 	}
 }
 
@@ -83,11 +83,26 @@ func DefaultWindow() string {
 	if err != nil {
 		panic("DefaultMemoryBudget: " + err.Error())
 	}
-	w := WindowOf(b)
-	if w%(1<<20) == 0 {
-		return strconv.Itoa(w>>20) + "MiB"
+	return FormatBytes(WindowOf(b))
+}
+
+// DefaultMaxTxnSize is --max-txn-size's default, below the 4 GiB of
+// binlog.DefaultMaxTxnSize (a library caller's): prepl holds a
+// transaction whole in memory, about 5 times its binlog size.
+const DefaultMaxTxnSize = "256MiB"
+
+// FormatBytes writes n as a size ParseBytes reads back: in GiB, MiB or KiB
+// when it is a whole number of them ("1GiB", "24MiB"), else in bytes.
+func FormatBytes(n int) string {
+	for _, u := range []struct {
+		suffix string
+		size   int
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.Itoa(n/u.size) + u.suffix
+		}
 	}
-	return strconv.Itoa(w)
+	return strconv.Itoa(n)
 }
 
 // ParseBytes reads "64MiB", "1GiB", "500KB" or a plain number of bytes.

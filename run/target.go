@@ -30,10 +30,18 @@ type Target interface {
 	Security(ctx context.Context) string
 }
 
+// Channels' default names: a live source's (replicate, and copy, which
+// replicate continues) and binlog files' (replay).
+const (
+	DefaultChannel = "default"
+	ReplayChannel  = "replay"
+)
+
 // TargetOptions say how to open a target.
 type TargetOptions struct {
 	// URL is mysql://... (resolved with Secrets) or postgres://...
-	URL     string
+	URL string
+	// Channel names the stream's position (DefaultChannel, ReplayChannel).
 	Channel string
 	// Reconnect is how long a lost connection is retried.
 	Reconnect time.Duration

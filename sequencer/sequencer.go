@@ -92,6 +92,10 @@ const (
 // it bounds only a backlog's units.
 const DefaultUnitTxns = 2000
 
+// DefaultUnitBytes is the default most bytes of a commit unit in a window
+// of window bytes: 4 MiB, or half the window when that is less.
+func DefaultUnitBytes(window int) int { return min(4<<20, window/2) }
+
 // WithDefaults returns c with its zero fields set.
 func (c Config) WithDefaults() Config {
 	if c.Mode == "" {
@@ -111,7 +115,7 @@ func (c Config) WithDefaults() Config {
 		c.UnitTxns = 1
 	}
 	if c.UnitBytes <= 0 {
-		c.UnitBytes = min(4<<20, c.WindowBytes/2)
+		c.UnitBytes = DefaultUnitBytes(c.WindowBytes)
 	}
 	if c.SealQuiet <= 0 {
 		c.SealQuiet = DefaultSealQuiet

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/prepl/prepl/fault"
 )
 
 // Table is a source table as CREATE TABLE (or SHOW CREATE TABLE) gives it.
@@ -136,11 +138,11 @@ const (
 	KindSpatial                   // GEOMETRY and its subtypes: PostGIS geometry or an error
 )
 
-// ErrUnsupported is wrapped by KindOf's error for a type no kind covers.
-// Its text names the PostgreSQL mapping, whose error it was first (it is
-// postgres.ErrUnsupported too): the copy into MySQL refuses those types
-// the same way.
-var ErrUnsupported = errors.New("not supported by the PostgreSQL mapping")
+// ErrUnsupported is wrapped by KindOf's error for a type no kind covers
+// (fatal: a restart cannot carry it). Its text names the PostgreSQL
+// mapping, whose error it is (postgres.ErrUnsupported); the copy into
+// MySQL/MariaDB carries those types as their text instead.
+var ErrUnsupported = fault.Fatal(errors.New("not supported by the PostgreSQL mapping"))
 
 // kinds by MySQL type name.
 var kinds = map[string]Kind{

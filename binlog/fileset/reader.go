@@ -45,7 +45,7 @@ type Reader struct {
 var _ binlog.Reader = (*Reader)(nil)
 
 // DefaultReadAheadBytes is Options.ReadAheadBytes's default.
-const DefaultReadAheadBytes = 8 << 20
+const DefaultReadAheadBytes = readahead.DefaultBytes
 
 // Open starts reading paths. Errors about the files themselves come
 // from Next, after every transaction that precedes them.

@@ -61,16 +61,16 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 		"binlog's metadata only. 'binlog' forces the binlog's metadata")
 	fs.StringVar(&f.calibrate, "calibrate", "", "measure the cost model on this target first (creates and drops a scratch table in\n"+
 		"database prepl_calibrate): per row, per KiB, per commit, per DDL, and its parallel capacity")
-	fs.StringVar(&f.workers, "workers", "1,2,4,8,16,32,64", "worker counts to predict (each is a simulated run: fewer is faster)")
-	fs.StringVar(&f.modes, "modes", "commit-order,writeset,optimistic,schema,domain", "modes to predict: "+strings.Join(modeNames(), ", "))
+	fs.StringVar(&f.workers, "workers", commaList(analyze.DefaultWorkers), "worker counts to predict (each is a simulated run: fewer is faster)")
+	fs.StringVar(&f.modes, "modes", commaList(analyze.DefaultModes), "modes to predict: "+strings.Join(modeNames(), ", "))
 	fs.IntVar(&f.unit, "commit-unit", sequencer.DefaultUnitTxns, "commit unit of the apply to predict: consecutive source transactions per target commit\n(as replay/replicate --commit-unit; 1: one target transaction per source transaction)")
 	fs.StringVar(&f.compare, "compare-units", "", "other commit unit sizes to predict, for comparison, e.g. 1,50\n(each adds as many simulated runs as the main one)")
 	fs.StringVar(&f.window, "window", defaultWindow(), "read-ahead window of the apply to predict (as replay/replicate --window;\n"+
 		"the default is theirs: a quarter of their default --memory-budget)")
 	fs.BoolVar(&f.compact, "compact", true, "predict the engine with compaction (a unit's net effect per table as multi-row statements,\nas replay/replicate --compact); false: one statement per row change")
-	fs.StringVar(&f.big, "big", "1MiB", "a transaction at least this big in the binlog is listed as big")
-	fs.IntVar(&f.top, "top", 10, "offenders listed per kind (tables, hot keys, largest transactions)")
-	fs.IntVar(&f.history, "history", 256, "look for dependencies this many transactions back (like MySQL's\nbinlog_transaction_dependency_history_size); larger is slower")
+	fs.StringVar(&f.big, "big", formatBytes(analyze.DefaultBigBytes), "a transaction at least this big in the binlog is listed as big")
+	fs.IntVar(&f.top, "top", analyze.DefaultTop, "offenders listed per kind (tables, hot keys, largest transactions)")
+	fs.IntVar(&f.history, "history", analyze.DefaultHistory, "look for dependencies this many transactions back (like MySQL's\nbinlog_transaction_dependency_history_size); larger is slower")
 	fs.DurationVar(&f.costRow, "cost-row", 0, "cost model: per row change (default "+analyze.DefaultCosts.Row.String()+", or calibrated)")
 	fs.DurationVar(&f.costStmt, "cost-stmt", 0, "cost model: per SQL statement inside a transaction (default "+analyze.DefaultCosts.Stmt.String()+")")
 	fs.DurationVar(&f.costKiB, "cost-kib", 0, "cost model: per KiB of binlog events (default "+analyze.DefaultCosts.PerKiB.String()+")")
@@ -81,9 +81,18 @@ func (f *analyzeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.costReadKiB, "cost-read-kib", 0, "cost model: prepl's reader, per KiB (default "+analyze.DefaultCosts.ReadKiB.String()+")")
 	fs.DurationVar(&f.costStart, "cost-start", 0, "cost model: a run's fixed cost besides applying: starting, connecting, scanning the files,\ncreating prepl's tables on a new target (default "+analyze.DefaultCosts.Start.String()+", or calibrated)")
 	fs.BoolVar(&f.fixedWorkers, "fixed-workers", false, "predict the engine as replay/replicate --fixed-workers run: --workers units in flight all along\n(default: the workers are a ceiling and the engine's controller chooses, as the engine does)")
-	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted, as replay/replicate --max-event-size; a bigger one is taken for damage")
-	fs.StringVar(&f.maxTxn, "max-txn-size", "256MiB", "largest transaction accepted, as replay/replicate --max-txn-size (analyze holds the\ntransactions of the simulated runs' windows in memory)")
+	fs.StringVar(&f.maxEvent, "max-event-size", formatBytes(binlog.DefaultMaxEventSize), "largest binlog event accepted, as replay/replicate --max-event-size; a bigger one is taken for damage")
+	fs.StringVar(&f.maxTxn, "max-txn-size", defaultMaxTxnSize, "largest transaction accepted, as replay/replicate --max-txn-size (analyze holds the\ntransactions of the simulated runs' windows in memory)")
 	fs.Float64Var(&f.cores, "target-cores", 0, "cost model: units the target runs at full speed at once (0: as many as workers)")
+}
+
+// commaList writes a list as its flag takes it: "1,2,4".
+func commaList[T any](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
 }
 
 // runAnalyze runs prepl analyze. On SIGINT/SIGTERM (ctx cancelled) it

@@ -96,7 +96,7 @@ func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	var ends copyFlags
 	ends.register(fs, "copy")
-	channel := fs.String("channel", "default", "position channel `replicate` will continue")
+	channel := fs.String("channel", prun.DefaultChannel, "position channel `replicate` will continue")
 	workers := fs.Int("workers", 4, "tables copied at once, each on its own connection to the snapshot")
 	chunk := fs.Int("chunk-rows", 5000, "rows per chunk (each chunk commits with its progress)")
 	prog := fs.Bool("progress", true, "show a progress bar on stderr")

@@ -67,13 +67,13 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 		"position row; a restart resumes each one exactly where it stopped. Row keys still order them: a transaction\n"+
 		"waits for an earlier one of another schema/domain that touches the same key (or a DDL, a foreign key\n"+
 		"parent, a table without a key) until that one has committed, so the end state is always the source's")
-	fs.IntVar(&f.retries, "retries", 10, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
+	fs.IntVar(&f.retries, "retries", sequencer.DefaultRetries, "retries of a transaction after a deadlock or lock wait timeout (like slave_transaction_retries)")
 	fs.StringVar(&f.window, "window", "", "read-ahead window in bytes (like slave_parallel_max_queued): transactions admitted and not yet\n"+
 		"committed; a bigger transaction runs alone (default: a quarter of --memory-budget)")
 	fs.StringVar(&f.memory, "memory-budget", prun.DefaultMemoryBudget, "bytes of transactions prepl holds in flight, by their size in memory: a quarter is the\n"+
 		"--window, an eighth the transactions decoded ahead of it, the rest the SQL rendered for the window and\n"+
 		"the decoding (a bigger --window raises it to 4 times the window); Go's soft memory limit is set to this\n"+
-		"plus 160MiB (GOMEMLIMIT in the environment wins). One transaction larger than the budget is still applied,\n"+
+		"plus "+formatBytes(prun.MemoryLimitRoom)+" (GOMEMLIMIT in the environment wins). One transaction larger than the budget is still applied,\n"+
 		"alone, up to --max-txn-size, and takes about 3 times its binlog size")
 	fs.IntVar(&f.unit, "commit-unit", sequencer.DefaultUnitTxns, "commit up to this many consecutive source transactions as one target transaction;\n"+
 		"units commit in source order, so the target only ever shows states the source had.\n"+
@@ -93,11 +93,11 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
-	fs.DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "how long to retry a lost target connection before giving up")
-	fs.StringVar(&f.maxEvent, "max-event-size", "1GiB", "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB),\n"+
+	fs.DurationVar(&f.reconnect, "reconnect-timeout", apply.DefaultReconnectTimeout, "how long to retry a lost target connection before giving up")
+	fs.StringVar(&f.maxEvent, "max-event-size", formatBytes(binlog.DefaultMaxEventSize), "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB),\n"+
 		"and the most one event's MariaDB compressed column values may inflate to; a bigger one is taken for\n"+
 		"damage and stops the run")
-	fs.StringVar(&f.maxTxn, "max-txn-size", "256MiB", "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory\n"+
+	fs.StringVar(&f.maxTxn, "max-txn-size", defaultMaxTxnSize, "largest transaction accepted, its events' bytes summed; prepl holds a transaction whole in memory\n"+
 		"(about 5 times its binlog size), so a bigger one is refused before anything of it is applied, with an error that\n"+
 		"names it and says how to go on (raise this when the host has the memory, or apply it outside prepl and leave it out)")
 	f.registerOps(fs)
@@ -255,8 +255,13 @@ func report(o prun.Options, stdout io.Writer, sum prun.Summary, dry bool) {
 	}
 }
 
-// parseBytes and defaultWindow are package run's, which analyze shares.
+// parseBytes, formatBytes and defaultWindow are package run's, which
+// analyze shares.
 var (
 	parseBytes    = prun.ParseBytes
+	formatBytes   = prun.FormatBytes
 	defaultWindow = prun.DefaultWindow
 )
+
+// defaultMaxTxnSize is --max-txn-size's, which analyze shares.
+const defaultMaxTxnSize = prun.DefaultMaxTxnSize

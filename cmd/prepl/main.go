@@ -31,7 +31,7 @@ var errUsage = prun.ErrUsage
 // Exit codes say whether running prepl again can help, for whoever runs
 // it (systemd: RestartPreventExitStatus=2 in docs/prepl.service): exitRetry
 // for a fault a restart may fix, the position stored; exitFatal for a
-// mistake it cannot fix (prun.Fatal says which).
+// mistake it cannot fix (package fault's rule; prun.Fatal says which).
 const (
 	exitOK    = 0
 	exitRetry = 1

@@ -17,7 +17,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var af applyFlags
-	af.register(fs, "replay")
+	af.register(fs, prun.ReplayChannel)
 	var sf prun.SelectSpec
 	registerSelect(fs, &sf)
 	dryRun := fs.Bool("dry-run", false, "print what would be applied (transactions, GTID ranges, tables, DDL) and apply nothing;\n"+

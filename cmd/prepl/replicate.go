@@ -14,7 +14,7 @@ func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("replicate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var af applyFlags
-	af.register(fs, "default")
+	af.register(fs, prun.DefaultChannel)
 	source := fs.String("source", "", "source server URL: mysql://USER@HOST:PORT[?ssl-mode=MODE&ssl-ca=FILE...] (required; needs REPLICATION SLAVE,\n"+
 		"REPLICATION CLIENT and SELECT); the password from --source-password-file, PREPL_SOURCE_PASSWORD, --defaults-file or MYSQL_PWD")
 	var srcFlags prun.EndpointSecrets

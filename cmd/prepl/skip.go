@@ -24,7 +24,7 @@ type channelFlags struct {
 
 func (c *channelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.target, "target", "", "target server URL: mysql://USER@HOST:PORT (required; password as for replicate)")
-	fs.StringVar(&c.channel, "channel", "default", "channel whose position to change (replay's is \"replay\")")
+	fs.StringVar(&c.channel, "channel", prun.DefaultChannel, "channel whose position to change (replay's is \""+prun.ReplayChannel+"\")")
 	registerSecrets(fs, &c.secrets)
 }
 

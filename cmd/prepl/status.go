@@ -30,7 +30,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var af applyFlags
 	// status takes only the flags it uses of the applying commands' set.
 	all := flag.NewFlagSet("", flag.ContinueOnError)
-	af.register(all, "default")
+	af.register(all, prun.DefaultChannel)
 	keepFlags(fs, all, "target", "channel", "metrics-addr", "log-format", "log-level", "reconnect-timeout", "defaults-file",
 		"strict-permissions", "target-password-file", "target-defaults-file", "target-ssl-mode", "target-ssl-ca", "target-ssl-cert", "target-ssl-key")
 	af.secrets.ConfigPath = func() string { // --config is on fs, not on all

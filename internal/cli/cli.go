@@ -17,8 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prepl/prepl/run"
 	"github.com/spf13/pflag"
+
+	"github.com/prepl/prepl/fault"
 )
 
 // Commands declare their flags with the standard flag package, on a
@@ -182,8 +183,9 @@ type Multi []string
 func (m *Multi) String() string     { return strings.Join(*m, ",") }
 func (m *Multi) Set(v string) error { *m = append(*m, v); return nil }
 
-// ErrUsage marks a command-line mistake (run.ErrUsage): exit code 2.
-var ErrUsage = run.ErrUsage
+// ErrUsage marks a command-line mistake (fault.ErrUsage, run.ErrUsage):
+// exit code 2.
+var ErrUsage = fault.ErrUsage
 
 // Command is one of prepl's commands: run gets the arguments after its name.
 type Command struct {

@@ -21,6 +21,10 @@ import (
 // BatchTxns is the most transactions in a batch.
 const BatchTxns = 64
 
+// DefaultBytes is the default limit of a Reader, the read-ahead of
+// binlog.FileOptions and apply.Config alike.
+const DefaultBytes = 8 << 20
+
 // queued is how many batches wait for the consumer: with the one the
 // producer fills and the one the consumer takes from, at most 3×64
 // transactions ahead, so that a consumer that stops early (a stop
