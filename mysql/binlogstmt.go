@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"slices"
 
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/txn"
 )
 
@@ -23,7 +24,7 @@ import (
 
 // ErrBinlogPrivilege is wrapped when the target refuses the BINLOG
 // statement.
-var ErrBinlogPrivilege = errors.New("BINLOG statement refused")
+var ErrBinlogPrivilege = fault.Fatal(errors.New("BINLOG statement refused")) // a grant is missing: a restart cannot fix it
 
 const (
 	eventHeaderLen  = 19

@@ -3,16 +3,18 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/txn"
 )
 
 // ErrNoTable is wrapped by Catalog.Load when the target lacks a table.
-var ErrNoTable = fmt.Errorf("table missing on target")
+var ErrNoTable = fault.Fatal(errors.New("table missing on target")) // a restart meets it again: the user must create the table
 
 // Catalog caches the target's table definitions, loaded from
 // information_schema. It implements txn.Catalog for the dependency tracker;

@@ -331,7 +331,7 @@ func (e *PendingDDLError) Error() string {
 // ErrDDLWithRowsKeepGTID is wrapped when a CREATE TABLE ... SELECT meets
 // --keep-gtid: its CREATE TABLE commits by itself on the target, so its
 // rows cannot share the source's GTID.
-var ErrDDLWithRowsKeepGTID = errors.New("a CREATE TABLE ... SELECT cannot keep its source GTID on the target (its CREATE TABLE commits by itself)")
+var ErrDDLWithRowsKeepGTID = fault.Fatal(errors.New("a CREATE TABLE ... SELECT cannot keep its source GTID on the target (its CREATE TABLE commits by itself)"))
 
 // ApplyDDL runs a DDL transaction exactly once across crashes; it reports
 // whether it ran the DDL (false: a crash had interrupted it after it took

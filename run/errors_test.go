@@ -13,6 +13,7 @@ import (
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/postgres"
 	"github.com/prepl/prepl/sequencer"
+	"github.com/prepl/prepl/snapshot"
 )
 
 // TestFatal: what a restart cannot fix is fatal (exit 2), however deeply
@@ -45,7 +46,10 @@ func TestFatal(t *testing.T) {
 		{"a key in the way on MySQL", wrap(&gomysql.MySQLError{Number: 1062}), true},
 		{"a unique violation on PostgreSQL", wrap(&pgconn.PgError{Code: "23505"}), true},
 		{"a deadlock past the retries", fmt.Errorf("%w: %w", sequencer.ErrGaveUp, &gomysql.MySQLError{Number: 1213}), false},
-		{"a table missing from the MySQL catalog", wrap(mysql.ErrNoTable), false},
+		{"a table missing from the MySQL catalog", wrap(mysql.ErrNoTable), true},
+		{"a copy resumed after the source moved", wrap(snapshot.ErrMoved), true},
+		{"BINLOG statement refused for want of a grant", wrap(mysql.ErrBinlogPrivilege), true},
+		{"CREATE TABLE ... SELECT with --keep-gtid", wrap(mysql.ErrDDLWithRowsKeepGTID), true},
 		{"connection lost", wrap(errors.New("dial tcp 127.0.0.1:3306: connection refused")), false},
 		{"cancelled", wrap(context.Canceled), false},
 	} {

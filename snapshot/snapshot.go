@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/progress"
 	"github.com/prepl/prepl/tabledef"
 )
@@ -62,7 +63,7 @@ type Position struct {
 // ErrMoved is returned when a copy resumes but the source has committed
 // since the copy began: the chunks already copied and the ones to come
 // would be from different snapshots.
-var ErrMoved = errors.New("the source has moved since the interrupted copy began: its chunks are from an older snapshot; start over with --restart")
+var ErrMoved = fault.Fatal(errors.New("the source has moved since the interrupted copy began: its chunks are from an older snapshot; start over with --restart"))
 
 var errNoParse = errors.New("snapshot: no ParseTable to read the source's table definitions")
 
