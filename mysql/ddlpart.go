@@ -402,12 +402,7 @@ func (p *ddlParser) create() (catalogPart, bool) {
 			tables = append(tables, objectName{trg.schema, t.name})
 		}
 		return catalogPart{tables: tables}, true
-	case p.word("PROCEDURE"), p.word("FUNCTION"):
-		p.ifExists()
-		n, ok := p.name()
-		return catalogPart{routines: []objectName{n}}, ok
-	case p.word("PACKAGE"):
-		p.word("BODY")
+	case p.word("PROCEDURE"), p.word("FUNCTION"), p.words("PACKAGE", "BODY"), p.word("PACKAGE"):
 		p.ifExists()
 		n, ok := p.name()
 		return catalogPart{routines: []objectName{n}}, ok
@@ -533,12 +528,7 @@ func (p *ddlParser) drop() (catalogPart, bool) {
 		p.ifExists()
 		n, ok := p.name()
 		return catalogPart{triggers: []objectName{n}}, ok && p.end()
-	case p.word("PROCEDURE"), p.word("FUNCTION"):
-		p.ifExists()
-		n, ok := p.name()
-		return catalogPart{routines: []objectName{n}}, ok && p.end()
-	case p.word("PACKAGE"):
-		p.word("BODY")
+	case p.word("PROCEDURE"), p.word("FUNCTION"), p.words("PACKAGE", "BODY"), p.word("PACKAGE"):
 		p.ifExists()
 		n, ok := p.name()
 		return catalogPart{routines: []objectName{n}}, ok && p.end()

@@ -26,22 +26,13 @@ func TestDDLExactlyOnceDefaultDatabase(t *testing.T) {
 		"CREATE TABLE f.z (id INT PRIMARY KEY) ENGINE=InnoDB")
 	db := sandbox.MustOpen(t, src, "d")
 	db.SetMaxOpenConns(1)
-	var gtids []string
-	for _, q := range [][]string{
+	gtids := runDDLSteps(t, db, [][]string{
 		{"RENAME TABLE a TO tmp, b TO a, tmp TO b", "INSERT INTO a VALUES (3, 'after swap')"},
 		{"CREATE TABLE c (id INT PRIMARY KEY, FOREIGN KEY (id) REFERENCES e.p (id) ON DELETE CASCADE) ENGINE=InnoDB", "INSERT INTO c VALUES (1), (2)"},
 		{"RENAME TABLE b TO e.b", "INSERT INTO e.b VALUES (4, 'moved')"},
 		{"CREATE PROCEDURE pr() SELECT 1", "DELETE FROM e.p WHERE id = 2"},
 		{"DROP DATABASE f", "INSERT INTO a VALUES (5, 'after drop')"},
-	} {
-		sandbox.MustExec(t, db, q[0])
-		var pos string
-		if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
-			t.Fatal(err)
-		}
-		gtids = append(gtids, pos)
-		sandbox.MustExec(t, db, q[1:]...)
-	}
+	})
 	files := binlogFiles(t, src)
 	for _, c := range []struct {
 		point string
@@ -53,16 +44,7 @@ func TestDDLExactlyOnceDefaultDatabase(t *testing.T) {
 		t.Run(c.point, func(t *testing.T) {
 			tgt := targetServer(t)
 			args := append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0"}, c.flags...), files...)
-			for _, g := range gtids {
-				code, out := runBinEnv(bin, []string{"PREPL_TEST_CRASH=" + c.point + ":" + g}, args)
-				if code != -1 {
-					t.Fatalf("prepl was to kill itself %s %s, exited %d:\n%s", c.point, g, code, out)
-				}
-			}
-			code, out := runBin(bin, args)
-			if code != 0 {
-				t.Fatalf("run after the crashes: exit %d:\n%s", code, out)
-			}
+			out := crashAtEachDDL(t, bin, args, c.point, gtids)
 			if c.point == "after-ddl" && strings.Count(out, "DDL not run again") != 1 {
 				t.Errorf("want one DDL not run again in the last run:\n%s", out)
 			}
