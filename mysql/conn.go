@@ -376,7 +376,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 			return false, err
 		}
 	} else {
-		state, err := ddlState(ctx, c, st.SQL)
+		state, err := ddlState(ctx, c, st.SQL, st.Schema, false)
 		if err != nil {
 			return false, fmt.Errorf("DDL %s: %w", describe(tx), err)
 		}
@@ -426,9 +426,12 @@ func (t *Target) rerunDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, state, 
 	if err := t.waitForDDLSession(ctx, c, st.SQL); err != nil {
 		return false, ask(err.Error())
 	}
-	cur, err := ddlState(ctx, c, st.SQL)
+	cur, err := ddlState(ctx, c, st.SQL, st.Schema, !strings.HasPrefix(state, partMark))
 	if err != nil {
 		return false, ask(err.Error())
+	}
+	if strings.HasPrefix(cur, partMark) != strings.HasPrefix(state, partMark) {
+		return false, ask("the catalog's state before it was stored by a prepl that reads another part of the catalog for this statement")
 	}
 	if cur == state && strings.HasSuffix(state, noTableIDs) && swapsTables(st.SQL) {
 		return false, ask("it may swap tables, and without the PROCESS privilege prepl cannot read the InnoDB table ids that tell a swap from none (GRANT PROCESS ON *.* to prepl's target user)")

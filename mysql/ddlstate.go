@@ -24,8 +24,9 @@ import (
 //
 // The digest holds what only DDL changes (definitions, and InnoDB table
 // ids, so that a swap of two tables of the same definition is seen), never
-// what rows or statistics change. Where this cannot decide, prepl stops and
-// asks (PendingDDLError).
+// what rows or statistics change, and of those only the part of the
+// catalog the DDL's text names where it tells (ddlpart.go). Where this
+// cannot decide, prepl stops and asks (PendingDDLError).
 
 // ddlScope is which part of the catalog a statement can change.
 type ddlScope int
@@ -79,40 +80,7 @@ const userSchemas = "NOT IN ('mysql', 'information_schema', 'performance_schema'
 // stateQueries per scope: each result is digested in order, so each is
 // fully ordered.
 var stateQueries = map[ddlScope][]string{
-	scopeTables: {
-		`SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA
-		WHERE SCHEMA_NAME ` + userSchemas + ` ORDER BY 1`,
-		// CREATE_TIME of InnoDB tables follows the .frm file (a rename
-		// changes it); of Aria/MyISAM tables it is kept in the table's own
-		// header: their identity.
-		`SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT,
-		IF(ENGINE = 'InnoDB', NULL, CREATE_TIME) FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`,
-		`SELECT TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE,
-		CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, COLUMN_COMMENT, GENERATION_EXPRESSION FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
-		`SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, SUB_PART, INDEX_TYPE, INDEX_COMMENT
-		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
-		`SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION, COLUMN_NAME, REFERENCED_TABLE_SCHEMA,
-		REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
-		WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
-		`SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE
-		FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
-		`SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS
-		WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
-		`SELECT TABLE_SCHEMA, TABLE_NAME, PARTITION_NAME, SUBPARTITION_NAME, PARTITION_METHOD, SUBPARTITION_METHOD,
-		PARTITION_EXPRESSION, PARTITION_DESCRIPTION FROM information_schema.PARTITIONS
-		WHERE TABLE_SCHEMA ` + userSchemas + ` AND PARTITION_NAME IS NOT NULL ORDER BY 1, 2, 3, 4`,
-		`SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION, CHECK_OPTION, DEFINER, SECURITY_TYPE
-		FROM information_schema.VIEWS WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`,
-		`SELECT ROUTINE_SCHEMA, ROUTINE_TYPE, ROUTINE_NAME, ROUTINE_DEFINITION, DEFINER, SECURITY_TYPE, SQL_MODE, CREATED,
-		LAST_ALTERED, ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
-		`SELECT SPECIFIC_SCHEMA, SPECIFIC_NAME, ROUTINE_TYPE, ORDINAL_POSITION, PARAMETER_MODE, PARAMETER_NAME, DTD_IDENTIFIER
-		FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
-		`SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING,
-		ACTION_ORDER, ACTION_STATEMENT, DEFINER, SQL_MODE, CREATED FROM information_schema.TRIGGERS
-		WHERE TRIGGER_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`,
-	},
+	scopeTables: queryTexts(tableStateQueries),
 	scopeEvents: {
 		`SELECT EVENT_SCHEMA, EVENT_NAME, DEFINER, EVENT_DEFINITION, EVENT_TYPE, EXECUTE_AT, INTERVAL_VALUE, INTERVAL_FIELD,
 		STARTS, ENDS, ON_COMPLETION, CREATED, LAST_ALTERED, EVENT_COMMENT FROM information_schema.EVENTS
@@ -127,6 +95,121 @@ var stateQueries = map[ddlScope][]string{
 	},
 }
 
+// stateQuery is a query of the general scope's digest, and the columns by
+// which a part of the catalog (catalogPart) restricts its rows: those
+// MariaDB reads a table's schema and name from before it opens the table
+// (an information_schema table's lookup fields), so that a restricted
+// query opens only the tables of the part.
+type stateQuery struct {
+	sql    string
+	schema string // the schema's column; "" for a query read whole for every part
+	// The columns naming the part's tables, triggers and routines in the
+	// rows; "" where the rows are not of that kind.
+	table, trigger, routine string
+}
+
+var tableStateQueries = []stateQuery{
+	{sql: `SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA
+		WHERE SCHEMA_NAME ` + userSchemas + ` ORDER BY 1`},
+	// CREATE_TIME of InnoDB tables follows the .frm file (a rename
+	// changes it); of Aria/MyISAM tables it is kept in the table's own
+	// header: their identity.
+	{sql: `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT,
+		IF(ENGINE = 'InnoDB', NULL, CREATE_TIME) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`, schema: "TABLE_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_DEFAULT, IS_NULLABLE, COLUMN_TYPE,
+		CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, COLUMN_COMMENT, GENERATION_EXPRESSION FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`, schema: "TABLE_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, SUB_PART, INDEX_TYPE, INDEX_COMMENT
+		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`, schema: "TABLE_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION, COLUMN_NAME, REFERENCED_TABLE_SCHEMA,
+		REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
+		WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`, schema: "TABLE_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE
+		FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
+		schema: "CONSTRAINT_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS
+		WHERE CONSTRAINT_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`, schema: "TABLE_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT TABLE_SCHEMA, TABLE_NAME, PARTITION_NAME, SUBPARTITION_NAME, PARTITION_METHOD, SUBPARTITION_METHOD,
+		PARTITION_EXPRESSION, PARTITION_DESCRIPTION FROM information_schema.PARTITIONS
+		WHERE TABLE_SCHEMA ` + userSchemas + ` AND PARTITION_NAME IS NOT NULL ORDER BY 1, 2, 3, 4`, schema: "TABLE_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION, CHECK_OPTION, DEFINER, SECURITY_TYPE
+		FROM information_schema.VIEWS WHERE TABLE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`, schema: "TABLE_SCHEMA", table: "TABLE_NAME"},
+	{sql: `SELECT ROUTINE_SCHEMA, ROUTINE_TYPE, ROUTINE_NAME, ROUTINE_DEFINITION, DEFINER, SECURITY_TYPE, SQL_MODE, CREATED,
+		LAST_ALTERED, ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3`,
+		schema: "ROUTINE_SCHEMA", routine: "ROUTINE_NAME"},
+	{sql: `SELECT SPECIFIC_SCHEMA, SPECIFIC_NAME, ROUTINE_TYPE, ORDINAL_POSITION, PARAMETER_MODE, PARAMETER_NAME, DTD_IDENTIFIER
+		FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA ` + userSchemas + ` ORDER BY 1, 2, 3, 4`,
+		schema: "SPECIFIC_SCHEMA", routine: "SPECIFIC_NAME"},
+	{sql: `SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING,
+		ACTION_ORDER, ACTION_STATEMENT, DEFINER, SQL_MODE, CREATED FROM information_schema.TRIGGERS
+		WHERE TRIGGER_SCHEMA ` + userSchemas + ` ORDER BY 1, 2`, schema: "EVENT_OBJECT_SCHEMA", table: "EVENT_OBJECT_TABLE", trigger: "TRIGGER_NAME"},
+}
+
+func queryTexts(qs []stateQuery) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.sql
+	}
+	return out
+}
+
+// restricted returns q restricted to the part's rows, and false when
+// none of its rows can be in the part.
+func (q stateQuery) restricted(p catalogPart) (string, bool) {
+	if q.schema == "" {
+		return q.sql, true
+	}
+	var or []string
+	if len(p.schemas) > 0 {
+		or = append(or, q.schema+sqlIn(p.schemas))
+	}
+	or = appendObjects(or, q.schema, q.table, p.tables)
+	or = appendObjects(or, q.schema, q.trigger, p.triggers)
+	or = appendObjects(or, q.schema, q.routine, p.routines)
+	if len(or) == 0 {
+		return "", false
+	}
+	return strings.Replace(q.sql, "ORDER BY", "AND ("+strings.Join(or, " OR ")+") ORDER BY", 1), true
+}
+
+// appendObjects appends to or a condition on the columns schema and name
+// for the objects, one per schema.
+func appendObjects(or []string, schema, name string, objs []objectName) []string {
+	if name == "" {
+		return or
+	}
+	var schemas []string
+	names := map[string][]string{}
+	for _, o := range objs {
+		if names[o.schema] == nil {
+			schemas = append(schemas, o.schema)
+		}
+		names[o.schema] = append(names[o.schema], o.name)
+	}
+	for _, s := range schemas {
+		or = append(or, schema+" = "+sqlLiteral(s)+" AND "+name+sqlIn(names[s]))
+	}
+	return or
+}
+
+// sqlIn returns " = 'a'" or " IN ('a', 'b')": MariaDB looks an
+// information_schema table's rows up by an equality only.
+func sqlIn(vals []string) string {
+	if len(vals) == 1 {
+		return " = " + sqlLiteral(vals[0])
+	}
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = sqlLiteral(v)
+	}
+	return " IN (" + strings.Join(q, ", ") + ")"
+}
+
+// sqlLiteral quotes a name of a catalogPart (no backslash, partOf) as a
+// string in every sql_mode.
+func sqlLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // identityQueries name every InnoDB table with its table id, which a
 // RENAME keeps and a re-creation changes; the first that the server has
 // is used (MariaDB, then MySQL 8). Tables of the server's and of prepl's
@@ -138,12 +221,61 @@ var identityQueries = []string{
 	AND SUBSTRING_INDEX(NAME, '/', 1) ` + userSchemas + ` ORDER BY 2`,
 }
 
-// ddlState returns the digest of the catalog that sql can change.
-func ddlState(ctx context.Context, c *sql.Conn, stmt string) (string, error) {
+// identityFilter returns the condition that restricts identityQueries to
+// the part's tables ("" for all), and false when the part has no table.
+// InnoDB names a table schema/table (a partition schema/table#P#p), each
+// name encoded for the file system but for ASCII letters, digits and '_':
+// the part's tables are read whole where one of their names has another
+// byte.
+func (p catalogPart) identityFilter() (string, bool) {
+	if p.whole {
+		return "", true
+	}
+	var or []string
+	for _, s := range p.schemas {
+		if !plainName(s) {
+			return "", true
+		}
+		or = append(or, "NAME LIKE '"+s+"/%'")
+	}
+	for _, o := range p.tables {
+		if !plainName(o.schema) || !plainName(o.name) {
+			return "", true
+		}
+		n := o.schema + "/" + o.name
+		or = append(or, "NAME = '"+n+"' OR NAME LIKE '"+n+"#%'")
+	}
+	if len(or) == 0 {
+		return "", false
+	}
+	return "AND (" + strings.Join(or, " OR ") + ") ", true
+}
+
+// ddlState returns the digest of the catalog that stmt, run with db as
+// its default database, can change: of the part of the catalog its text
+// names (partOf, ddlpart.go), or of every user schema when whole or when
+// the text does not tell. A part's state begins with partMark, so that a
+// stored state is read again the way it was made (rerunDDL); the whole
+// catalog's state is the one earlier versions stored.
+func ddlState(ctx context.Context, c *sql.Conn, stmt, db string, whole bool) (string, error) {
 	scope := scopeOf(stmt)
+	part := wholeCatalog
+	if scope == scopeTables && !whole {
+		part = partOf(stmt, db)
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "scope %d\n", scope)
-	for _, q := range stateQueries[scope] {
+	queries := stateQueries[scope]
+	if !part.whole {
+		fmt.Fprintf(h, "part %s\n", part)
+		queries = nil
+		for _, q := range tableStateQueries {
+			if r, ok := q.restricted(part); ok {
+				queries = append(queries, r)
+			}
+		}
+	}
+	for _, q := range queries {
 		err := digest(ctx, c, h, q)
 		if code := ErrorCode(err); unreadableSystemTable(code) {
 			fmt.Fprintf(h, "query %q: error %d\n", q, code)
@@ -154,21 +286,27 @@ func ddlState(ctx context.Context, c *sql.Conn, stmt string) (string, error) {
 		}
 	}
 	ids := true
-	if scope == scopeTables {
+	if filter, ok := part.identityFilter(); ok && scope == scopeTables {
 		ids = false
 		for _, q := range identityQueries {
-			if digest(ctx, c, h, q) == nil {
+			if digest(ctx, c, h, strings.Replace(q, "ORDER BY", filter+"ORDER BY", 1)) == nil {
 				ids = true
 				break
 			}
 		}
 	}
 	state := hex.EncodeToString(h.Sum(nil)[:16])
+	if !part.whole {
+		state = partMark + state
+	}
 	if !ids {
 		state += noTableIDs
 	}
 	return state, nil
 }
+
+// partMark begins the state of a part of the catalog.
+const partMark = "part-"
 
 // unreadableSystemTable reports the errors of a catalog query whose
 // system table (mysql.proc under information_schema.ROUTINES, mysql.event,

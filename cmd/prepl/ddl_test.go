@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,15 +30,22 @@ func ddlWorkload(t *testing.T, src *sandbox.Server) []string {
 		"INSERT INTO d.x VALUES (7, 'in x')",
 		"CREATE TABLE d.c (id INT PRIMARY KEY) ENGINE=InnoDB",
 		"INSERT INTO d.c VALUES (1)")
-	var gtids []string
-	for _, q := range [][]string{
+	return runDDLSteps(t, db, [][]string{
 		{"RENAME TABLE d.a TO d.tmp, d.b TO d.a, d.tmp TO d.b", "INSERT INTO d.a VALUES (3, 'after swap')"},
 		{"ALTER TABLE d.p EXCHANGE PARTITION p0 WITH TABLE d.x", "INSERT INTO d.x VALUES (8, 'x after')"},
 		{"ALTER TABLE d.b ADD COLUMN n INT NOT NULL DEFAULT 0", "UPDATE d.b SET n = 1"},
 		{"CREATE OR REPLACE TABLE d.c (id INT PRIMARY KEY, w INT) ENGINE=InnoDB", "INSERT INTO d.c VALUES (2, 2)"},
 		{"DROP TABLE IF EXISTS d.x", "CREATE TABLE d.x (k INT PRIMARY KEY) ENGINE=InnoDB"},
 		{"CREATE TABLE d.s ENGINE=InnoDB SELECT id, v FROM d.a", "INSERT INTO d.s VALUES (9, 'after ctas')"},
-	} {
+	})
+}
+
+// runDDLSteps runs each step's DDL (its first statement), then the
+// statements that show its result, and returns the DDLs' GTIDs.
+func runDDLSteps(t *testing.T, db *sql.DB, steps [][]string) []string {
+	t.Helper()
+	var gtids []string
+	for _, q := range steps {
 		sandbox.MustExec(t, db, q[0])
 		var pos string
 		if err := db.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
@@ -47,6 +55,24 @@ func ddlWorkload(t *testing.T, src *sandbox.Server) []string {
 		sandbox.MustExec(t, db, q[1:]...)
 	}
 	return gtids
+}
+
+// crashAtEachDDL runs prepl with args once per DDL, killing itself at
+// point (before-ddl, after-ddl) of that DDL, then once to the end, and
+// returns that last run's output.
+func crashAtEachDDL(t *testing.T, bin string, args []string, point string, gtids []string) string {
+	t.Helper()
+	for _, g := range gtids {
+		code, out := runBinEnv(bin, []string{"PREPL_TEST_CRASH=" + point + ":" + g}, args)
+		if code != -1 {
+			t.Fatalf("prepl was to kill itself %s %s, exited %d:\n%s", point, g, code, out)
+		}
+	}
+	code, out := runBin(bin, args)
+	if code != 0 {
+		t.Fatalf("run after the crashes: exit %d:\n%s", code, out)
+	}
+	return out
 }
 
 // TestDDLExactlyOnceAcrossCrashes kills prepl in each window of each DDL
@@ -70,15 +96,7 @@ func TestDDLExactlyOnceAcrossCrashes(t *testing.T) {
 		t.Run(c.point+"/"+strings.Join(c.flags, " "), func(t *testing.T) {
 			tgt := targetServer(t)
 			args := append(append([]string{"replay", "--target", tgt.URL(), "--progress", "0"}, c.flags...), files...)
-			for _, g := range gtids {
-				code, out := runBinEnv(bin, []string{"PREPL_TEST_CRASH=" + c.point + ":" + g}, args)
-				if code != -1 {
-					t.Fatalf("prepl was to kill itself %s %s, exited %d:\n%s", c.point, g, code, out)
-				}
-			}
-			if code, out := runBin(bin, args); code != 0 {
-				t.Fatalf("run after the crashes: exit %d:\n%s", code, out)
-			} else if c.point == "after-ddl" && strings.Count(out, "DDL not run again") != 1 {
+			if out := crashAtEachDDL(t, bin, args, c.point, gtids); c.point == "after-ddl" && strings.Count(out, "DDL not run again") != 1 {
 				// Only the last crash's DDL is pending for this run; the
 				// others were decided by the runs in between.
 				t.Errorf("want one DDL not run again in the last run:\n%s", out)
