@@ -30,22 +30,24 @@ func (b *Batch) String() string {
 			}
 		default:
 			fmt.Fprintf(&s, "-- chunk %d\n", i)
-			s.WriteString(statementLines.Replace(string(c.sql)))
-			s.WriteString("\n")
+			c.statements(func(q []byte, _ rowExpect) {
+				s.Write(q)
+				s.WriteString(";\n")
+			})
 		}
 	}
 	return s.String()
 }
 
-// statementLines breaks a chunk's SQL after each statement, where a
-// statement keyword follows its semicolon (a literal is unlikely to).
-var statementLines = func() *strings.Replacer {
-	var pairs []string
-	for _, k := range []string{"BEGIN", "INSERT", "UPDATE", "DELETE", "SET", "XA", "SAVEPOINT", "ROLLBACK", "COMMIT", "REPLACE"} {
-		pairs = append(pairs, ";"+k, ";\n"+k)
+// statements calls f with each statement of the chunk's sql (without its
+// semicolon) and its expectation.
+func (c *chunk) statements(f func(q []byte, e rowExpect)) {
+	start := 0
+	for _, e := range c.expect {
+		f(c.sql[start:e.end-1], e)
+		start = e.end
 	}
-	return strings.NewReplacer(pairs...)
-}()
+}
 
 // binlogSummary shows a BINLOG statement as its events' types and sizes.
 func binlogSummary(q string) string {
