@@ -17,11 +17,7 @@ func (b *Batch) String() string {
 	for i, c := range b.chunks {
 		switch {
 		case c.xa != nil:
-			verb := "ROLLBACK"
-			if c.xa.commit {
-				verb = "COMMIT"
-			}
-			fmt.Fprintf(&s, "-- chunk %d: XA %s %s: the events stored at its XA PREPARE, by %s\n", i, verb, c.xa.xid, describe(c.xa.tx))
+			fmt.Fprintf(&s, "-- chunk %d: XA %s %s: the events stored at its XA PREPARE, by %s\n", i, c.xa.verb(), c.xa.xid, describe(c.xa.tx))
 		case c.binlog != nil:
 			fmt.Fprintf(&s, "-- chunk %d: BINLOG statements of %s\n", i, describe(c.binlog))
 			for _, q := range c.each {
@@ -37,6 +33,14 @@ func (b *Batch) String() string {
 		}
 	}
 	return s.String()
+}
+
+// verb is the XA step's: COMMIT or ROLLBACK.
+func (x *xaStep) verb() string {
+	if x.commit {
+		return "COMMIT"
+	}
+	return "ROLLBACK"
 }
 
 // statements calls f with each statement of the chunk's sql (without its

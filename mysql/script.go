@@ -138,12 +138,8 @@ func (s *Script) batch(b *Batch) {
 	for _, c := range b.chunks {
 		switch {
 		case c.xa != nil:
-			verb := "ROLLBACK"
-			if c.xa.commit {
-				verb = "COMMIT"
-			}
 			fmt.Fprintf(&s.buf, "-- XA %s %s: prepl reads the rows stored at its XA PREPARE in %s, applies them if it commits, and deletes them\n",
-				verb, c.xa.xid, xaTable)
+				c.xa.verb(), c.xa.xid, xaTable)
 		case c.binlog != nil:
 			if f := c.binlog.Format.Event; !bytes.Equal(f, s.format) {
 				s.stmt("BINLOG '" + base64.StdEncoding.EncodeToString(f) + "'")
