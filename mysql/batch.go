@@ -93,6 +93,9 @@ type rowExpect struct {
 	// compacted statements cover several source rows (a commit unit's
 	// net effect); a surprise there re-runs the unit in source order.
 	compacted bool
+	// end is where the statement ends in the chunk's sql, after its ';'
+	// (a dry run's script prints the statements one a line).
+	end int
 }
 
 // tx is the first transaction the chunk's statements apply, or nil.
@@ -111,6 +114,7 @@ func (c *chunk) tx() *txn.Txn {
 func (c *chunk) stmt(q string, e rowExpect) {
 	c.sql = append(c.sql, q...)
 	c.sql = append(c.sql, ';')
+	e.end = len(c.sql)
 	c.expect = append(c.expect, e)
 }
 
@@ -151,6 +155,7 @@ func (b *Batch) add(e rowExpect, write func([]byte) ([]byte, error)) error {
 		return err // c.sql keeps its length: the partial statement is dropped
 	}
 	c.sql = append(out, ';')
+	e.end = len(c.sql)
 	c.expect = append(c.expect, e)
 	b.checks.added(b, e)
 	return nil
@@ -448,7 +453,7 @@ func (b *Batch) extendInsert(tx *txn.Txn, rc *txn.RowChange, d *txn.TableDef) (b
 	c.sql = append(out, ");"...)
 	e := &c.expect[o.stmt]
 	o.rows++
-	e.want, e.row = int64(o.rows), nil
+	e.want, e.row, e.end = int64(o.rows), nil, len(c.sql)
 	return true, nil
 }
 

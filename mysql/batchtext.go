@@ -17,11 +17,7 @@ func (b *Batch) String() string {
 	for i, c := range b.chunks {
 		switch {
 		case c.xa != nil:
-			verb := "ROLLBACK"
-			if c.xa.commit {
-				verb = "COMMIT"
-			}
-			fmt.Fprintf(&s, "-- chunk %d: XA %s %s: the events stored at its XA PREPARE, by %s\n", i, verb, c.xa.xid, describe(c.xa.tx))
+			fmt.Fprintf(&s, "-- chunk %d: XA %s %s: the events stored at its XA PREPARE, by %s\n", i, c.xa.verb(), c.xa.xid, describe(c.xa.tx))
 		case c.binlog != nil:
 			fmt.Fprintf(&s, "-- chunk %d: BINLOG statements of %s\n", i, describe(c.binlog))
 			for _, q := range c.each {
@@ -30,22 +26,32 @@ func (b *Batch) String() string {
 			}
 		default:
 			fmt.Fprintf(&s, "-- chunk %d\n", i)
-			s.WriteString(statementLines.Replace(string(c.sql)))
-			s.WriteString("\n")
+			c.statements(func(q []byte, _ rowExpect) {
+				s.Write(q)
+				s.WriteString(";\n")
+			})
 		}
 	}
 	return s.String()
 }
 
-// statementLines breaks a chunk's SQL after each statement, where a
-// statement keyword follows its semicolon (a literal is unlikely to).
-var statementLines = func() *strings.Replacer {
-	var pairs []string
-	for _, k := range []string{"BEGIN", "INSERT", "UPDATE", "DELETE", "SET", "XA", "SAVEPOINT", "ROLLBACK", "COMMIT", "REPLACE"} {
-		pairs = append(pairs, ";"+k, ";\n"+k)
+// verb is the XA step's: COMMIT or ROLLBACK.
+func (x *xaStep) verb() string {
+	if x.commit {
+		return "COMMIT"
 	}
-	return strings.NewReplacer(pairs...)
-}()
+	return "ROLLBACK"
+}
+
+// statements calls f with each statement of the chunk's sql (without its
+// semicolon) and its expectation.
+func (c *chunk) statements(f func(q []byte, e rowExpect)) {
+	start := 0
+	for _, e := range c.expect {
+		f(c.sql[start:e.end-1], e)
+		start = e.end
+	}
+}
 
 // binlogSummary shows a BINLOG statement as its events' types and sizes.
 func binlogSummary(q string) string {

@@ -42,6 +42,14 @@ func (c *Catalog) Table(schema, name string) (*txn.TableDef, bool) {
 	return d, ok && d != nil
 }
 
+// Put gives schema.name the definition d: the catalog of a target
+// without a server (NewOffline) has only the definitions put in it.
+func (c *Catalog) Put(schema, name string, d *txn.TableDef) {
+	c.mu.Lock()
+	c.tables[schema+"."+name] = d
+	c.mu.Unlock()
+}
+
 // Invalidate forgets every definition (after DDL).
 func (c *Catalog) Invalidate() {
 	c.mu.Lock()
@@ -189,6 +197,9 @@ func (c *Catalog) Load(ctx context.Context, schema, name string) (*txn.TableDef,
 	c.mu.Unlock()
 	if d != nil {
 		return d, nil
+	}
+	if c.db == nil {
+		return nil, fmt.Errorf("%s.%s: no definition given, and no target to read it from: %w", schema, name, ErrNoTable)
 	}
 	d, err := LoadTableDef(ctx, c.db, schema, name)
 	if err != nil {

@@ -573,23 +573,18 @@ const DDLSessionReset = "SET SESSION timestamp=DEFAULT, auto_increment_increment
 // position writes that follow.
 func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID bool) error {
 	st := tx.Changes[0].Stmt
-	set := DDLSession(st, t.IsMariaDB, t.Charsets)
+	set, use := t.ddlSession(tx, keepGTID)
 	if ids := UnknownCollations(st, t.Charsets); len(ids) > 0 && t.log != nil {
 		t.log.Warn("the DDL's session has collations the target does not know: it runs with their character set's default collation",
 			"gtid", TxnID(tx), "collation_ids", ids)
 	}
-	if keepGTID {
-		if q := KeepGTIDSQL(tx); q != "" {
-			set += ", " + strings.TrimPrefix(q, "SET SESSION ")
-		}
-	}
 	if _, err := c.ExecContext(ctx, set); err != nil {
 		return fmt.Errorf("set session for DDL %s: %w", describe(tx), err)
 	}
-	if st.Schema != "" {
+	if use != "" {
 		// The replica's SQL thread sets the default database without checking
 		// it exists (CREATE DATABASE is logged with itself as default).
-		if _, err := c.ExecContext(ctx, "USE "+QuoteIdent(st.Schema)); err != nil && ErrorCode(err) != 1049 {
+		if _, err := c.ExecContext(ctx, use); err != nil && ErrorCode(err) != 1049 {
 			return fmt.Errorf("DDL %s: USE %s: %w", describe(tx), st.Schema, err)
 		}
 	}
@@ -610,16 +605,28 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 	return nil
 }
 
+// ddlSession is what execDDL sends before tx's DDL: the session it ran
+// in on the source (DDLSession), with its GTID when kept, and the USE of
+// its default database ("" for none).
+func (t *Target) ddlSession(tx *txn.Txn, keepGTID bool) (set, use string) {
+	st := tx.Changes[0].Stmt
+	set = DDLSession(st, t.IsMariaDB, t.Charsets)
+	if keepGTID {
+		if q := KeepGTIDSQL(tx); q != "" {
+			set += ", " + strings.TrimPrefix(q, "SET SESSION ")
+		}
+	}
+	if st.Schema != "" {
+		use = "USE " + QuoteIdent(st.Schema)
+	}
+	return set, use
+}
+
 // applyDDLRows applies the rows of a DDL's transaction (CREATE TABLE ...
 // SELECT) once the DDL has run, in one target transaction with the
 // position after it.
 func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after position.Checkpoint) error {
-	rows := *tx
-	rows.Changes = tx.Changes[1:]
-	if err := t.Catalog.Redecode(ctx, &rows); err != nil {
-		return fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
-	}
-	b, err := t.render(ctx, []*txn.Txn{&rows}, nil, false, false)
+	b, err := t.renderDDLRows(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -632,6 +639,16 @@ func (t *Target) applyDDLRows(ctx context.Context, tx *txn.Txn, after position.C
 		return fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
 	}
 	return w.Commit(ctx, after)
+}
+
+// renderDDLRows renders the rows of a DDL's transaction, in source order.
+func (t *Target) renderDDLRows(ctx context.Context, tx *txn.Txn) (*Batch, error) {
+	rows := *tx
+	rows.Changes = tx.Changes[1:]
+	if err := t.Catalog.Redecode(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("rows of DDL %s: %w", describe(tx), err)
+	}
+	return t.render(ctx, []*txn.Txn{&rows}, nil, false, false)
 }
 
 // testCrash ("POINT:ID", from the environment variable PREPL_TEST_CRASH)

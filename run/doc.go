@@ -16,11 +16,14 @@
 // and TLS settings are found (Secrets), the memory budget and Go's memory
 // limit, the changes prepl skip and prepl reset make to an idle channel
 // (OpenIdle, AddSkip, Reset), how prepl status judges what it reads
-// (Health), and which errors a restart cannot fix (Fatal).
+// (Health), which errors a restart cannot fix (Fatal), and a replay's
+// dry run (DryRun: what would be applied, and with PrintSQL the SQL the
+// target would be sent, from package mysql's renderer).
 //
 // Package run writes nothing to standard output: it logs to Options.Log
-// (and draws the progress bar on Options.Watch.Terminal) and returns a
-// Summary; cmd/prepl parses flags into Options, calls run and prints.
+// (and draws the progress bar on Options.Watch.Terminal), writes a dry
+// run to the writer it is given, and returns a Summary; cmd/prepl parses
+// flags into Options, calls run and prints.
 // Errors a user must fix before anything can work wrap ErrUsage (exit
 // code 2).
 package run

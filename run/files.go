@@ -128,5 +128,5 @@ func remedy(k fileset.ProblemKind) string {
 	return ""
 }
 
-// timeLayout shows a time with its zone, as logs and status do.
-const timeLayout = "2006-01-02 15:04:05 -07:00 MST"
+// TimeLayout shows a time with its zone, as logs and status do.
+const TimeLayout = "2006-01-02 15:04:05 -07:00 MST"

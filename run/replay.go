@@ -73,7 +73,8 @@ func Replay(ctx context.Context, o Options) (Summary, error) {
 	}
 	defer rd.Close()
 	if dry {
-		if err := o.DryRun(ctx, rd, r.cfg.Filter, MySQL(r.tgt)); err != nil {
+		err := dryRun(ctx, o.DryRun, rd, r.cfg.Filter, MySQL(r.tgt), !r.cfg.NoCompact, sel.loc)
+		if err != nil {
 			return Summary{}, err
 		}
 		return Summary{Warnings: sel.warnings(unmatchedIncludes(o.Tables))}, sel.startInside

@@ -8,11 +8,9 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
-	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/prefetch"
-	"github.com/prepl/prepl/txn"
 )
 
 // Options say what a run does. The fields above the Replay and Replicate
@@ -39,10 +37,8 @@ type Options struct {
 	Files     []string
 	Select    *Selection
 	AllowGaps bool
-	// DryRun, when set, is called instead of applying, with the reader,
-	// the composed filter and the MySQL target whose definitions it may
-	// read (nil without one); no channel is claimed.
-	DryRun func(ctx context.Context, rd *fileset.Reader, filter func(*txn.Txn) apply.Action, defs *mysql.Target) error
+	// DryRun, when set, applies nothing and says what would be applied.
+	DryRun *DryRun
 
 	// Replicate: the source and where to start and stop.
 	Source          mysql.Endpoint

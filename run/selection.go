@@ -455,10 +455,10 @@ func (sel *Selection) keepDatabase(t *txn.Txn) bool {
 func (sel *Selection) logSelection(log *slog.Logger) {
 	var attrs []any
 	if !sel.startTime.IsZero() {
-		attrs = append(attrs, "start_datetime", sel.startTime.In(sel.loc).Format(timeLayout))
+		attrs = append(attrs, "start_datetime", sel.startTime.In(sel.loc).Format(TimeLayout))
 	}
 	if !sel.stopAt.IsZero() {
-		attrs = append(attrs, "stop_datetime", sel.stopAt.In(sel.loc).Format(timeLayout))
+		attrs = append(attrs, "stop_datetime", sel.stopAt.In(sel.loc).Format(TimeLayout))
 	}
 	if sel.startOff > 0 {
 		attrs = append(attrs, "start_position", fmt.Sprintf("%s:%d", sel.firstFile, sel.startOff))

@@ -1,28 +1,35 @@
 package txn
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/prepl/prepl/internal/sqllex"
+)
 
 // LeadingWords returns up to n upper-cased leading words of a statement,
 // skipping white space and comments (/* */, -- and #; /*! */ version
 // comments are skipped too, which only matters for DDL). It is how prepl
-// tells kinds of statement apart without parsing SQL.
+// tells kinds of statement apart without parsing SQL. A word is letters,
+// digits and _; a token that goes on with other bytes gives its leading
+// word and ends the list.
 func LeadingWords(sql string, n int) []string {
 	var words []string
-	s := sql
-	for len(words) < n {
-		s = SkipSpaceAndComments(s)
-		if s == "" {
+	for l := codeLexer(sql); len(words) < n; {
+		t, ok := l.next()
+		if !ok {
 			break
 		}
 		i := 0
-		for i < len(s) && isWordByte(s[i]) {
+		for i < len(t.Text) && isWordByte(t.Text[i]) {
 			i++
 		}
 		if i == 0 {
 			break
 		}
-		words = append(words, strings.ToUpper(s[:i]))
-		s = s[i:]
+		words = append(words, strings.ToUpper(t.Text[:i]))
+		if i < len(t.Text) {
+			break
+		}
 	}
 	return words
 }
@@ -32,25 +39,34 @@ func isWordByte(c byte) bool {
 }
 
 // SkipSpaceAndComments returns s without its leading white space and
-// comments.
+// comments (version comments included).
 func SkipSpaceAndComments(s string) string {
+	t, ok := codeLexer(s).next()
+	if !ok {
+		return ""
+	}
+	return s[t.Start:]
+}
+
+// lexer reads the tokens of a statement that are code outside version
+// comments (codeLexer).
+type lexer struct {
+	l      *sqllex.Lexer
+	inExec bool
+}
+
+func codeLexer(s string) *lexer { return &lexer{l: sqllex.New(s)} }
+
+func (x *lexer) next() (sqllex.Token, bool) {
 	for {
-		s = strings.TrimLeft(s, " \t\r\n")
+		t, ok := x.l.Next()
 		switch {
-		case strings.HasPrefix(s, "/*"):
-			end := strings.Index(s[2:], "*/")
-			if end < 0 {
-				return ""
-			}
-			s = s[2+end+2:]
-		case strings.HasPrefix(s, "-- "), strings.HasPrefix(s, "#"):
-			end := strings.IndexByte(s, '\n')
-			if end < 0 {
-				return ""
-			}
-			s = s[end+1:]
-		default:
-			return s
+		case !ok:
+			return t, false
+		case t.Kind == sqllex.ExecOpen || t.Kind == sqllex.ExecClose:
+			x.inExec = t.Kind == sqllex.ExecOpen
+		case t.Code() && !x.inExec:
+			return t, true
 		}
 	}
 }

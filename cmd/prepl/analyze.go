@@ -471,53 +471,56 @@ func measurePipeline(ctx context.Context, c analyze.Costs, files []string, lim b
 	defer db.Close()
 	tgtCat := mysql.NewCatalog(db)
 	var b bytes.Buffer
-	defs := &scriptDefs{known: map[string]*txn.TableDef{}}
+	offline := mysql.NewOffline()
+	script, err := offline.NewScript(&b, true)
+	if err != nil {
+		return c, err
+	}
 	return calibrate.Pipeline(c, func() (int, error) {
 		t, err := rd.Next(ctx)
 		if err != nil {
 			return 0, err
 		}
-		if err := pipelineDefs(ctx, t, defs.known, srvCat, tgtCat); err != nil {
+		if err := pipelineDefs(ctx, t, offline.Catalog, srvCat, tgtCat); err != nil {
 			return 0, err
 		}
 		b.Reset()
-		if err := printTxnSQL(ctx, &b, t, nil, defs); err != nil {
-			return 0, err
+		if err := script.Txn(ctx, t); err != nil {
+			return 0, fmt.Errorf("--print-sql %s: %w", mysql.TxnID(t), err)
 		}
 		return t.Size, nil
 	})
 }
 
 // pipelineDefs puts in defs the definitions of the tables t changes that
-// it lacks, as the engine would find them: the binlog's metadata when it
+// it lacks (a rendering target's catalog, mysql.NewOffline), as the engine would find them: the binlog's metadata when it
 // is full, else the catalog server's (--catalog, or --source), else the
 // calibrated target's. A binlog written without binlog_row_metadata=FULL
 // (MariaDB's default) names no columns: a server must have the table.
-func pipelineDefs(ctx context.Context, t *txn.Txn, defs map[string]*txn.TableDef, srvCat *serverCatalog, tgtCat *mysql.Catalog) error {
+func pipelineDefs(ctx context.Context, t *txn.Txn, defs *mysql.Catalog, srvCat *serverCatalog, tgtCat *mysql.Catalog) error {
 	for _, ch := range t.Changes {
 		if ch.Row == nil || ch.Row.Table == nil {
 			continue
 		}
 		tb := ch.Row.Table
-		key := tb.QualifiedName()
-		if defs[key] != nil {
+		if _, ok := defs.Table(tb.Schema, tb.Name); ok {
 			continue
 		}
 		d, err := binlog.TableDefFromMetadata(tb)
 		if err == nil {
-			defs[key] = d
+			defs.Put(tb.Schema, tb.Name, d)
 			continue
 		}
 		if srvCat != nil {
 			srvCat.prepare(ctx, t)
 			if d, ok := srvCat.Table(tb.Schema, tb.Name); ok && d != nil {
-				defs[key] = d
+				defs.Put(tb.Schema, tb.Name, d)
 				continue
 			}
 		}
 		d, lerr := tgtCat.Load(ctx, tb.Schema, tb.Name)
 		if lerr == nil && len(d.Columns) == len(tb.Types) {
-			defs[key] = d
+			defs.Put(tb.Schema, tb.Name, d)
 			continue
 		}
 		if ctx.Err() != nil {

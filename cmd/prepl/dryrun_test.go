@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/prepl/prepl/sandbox"
+	"github.com/prepl/prepl/verify"
 )
 
 // TestPrintSQLFollowsTableMaps: --print-sql takes each row's columns from
@@ -16,9 +18,16 @@ import (
 // names, as the applier does; the script then makes the source's rows.
 // With a target, the rows are fitted to the target's definitions as the
 // applier fits them.
+//
+// The script is what prepl replay sends, from the same renderer: run by
+// the mariadb client it makes the tables prepl replay makes on another
+// server, multi-row statements and a DDL after SET NAMES ... COLLATE
+// (whose session goes as execDDL sets it) included.
 func TestPrintSQLFollowsTableMaps(t *testing.T) {
 	src := source(t, func(o *sandbox.Options) { o.BinlogRowMetadata = "FULL" })
-	sandbox.MustExec(t, sandbox.MustOpen(t, src, ""),
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1) // SET NAMES is the session's
+	sandbox.MustExec(t, db,
 		"CREATE DATABASE rc",
 		"CREATE TABLE rc.C (pk INT PRIMARY KEY, a INT, b INT, c INT, d INT)",
 		"INSERT INTO rc.C VALUES (1, 1, 1, 1, 1)",
@@ -30,6 +39,10 @@ func TestPrintSQLFollowsTableMaps(t *testing.T) {
 		"INSERT INTO rc.g (id, v, z) VALUES (1, 5, 1), (2, 7, 2)",
 		"UPDATE rc.g SET v = 6 WHERE id = 1",
 		"DELETE FROM rc.g WHERE id = 2",
+		"SET NAMES utf8mb4 COLLATE utf8mb4_bin",
+		"CREATE TABLE rc.n (a VARCHAR(10) PRIMARY KEY, b VARCHAR(10) DEFAULT 'Ü')",
+		"INSERT INTO rc.n (a) VALUES ('x'), ('y'), ('ß')",
+		"INSERT INTO rc.g (id, v, z) VALUES (10, 10, 10), (11, 11, 11), (12, 12, 12), (13, 13, 13)",
 	)
 	files := binlogFiles(t, src)
 
@@ -41,9 +54,19 @@ func TestPrintSQLFollowsTableMaps(t *testing.T) {
 			}
 		}
 	}
-	tgt := targetServer(t)
+	for _, want := range []string{"character_set_client='utf8mb4', collation_connection=46", "),("} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the script has no %q:\n%s", want, script)
+		}
+	}
+	tgt, applied := targetServer(t), targetServer(t)
 	mariadbScript(t, tgt, script)
 	sameRows(t, src, tgt)
+	mustPrepl(t, append([]string{"replay", "--target", applied.URL(), "--progress", "0"}, files...)...)
+	sameRows(t, applied, tgt)
+	if err := verify.Checksums(context.Background(), sandbox.MustOpen(t, applied, ""), sandbox.MustOpen(t, tgt, "")); err != nil {
+		t.Fatalf("the script's tables differ from prepl replay's: %v", err)
+	}
 
 	// The source as the target: its rc.C has four columns, the first
 	// rows five, cut as the applier cuts them.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
@@ -71,15 +70,4 @@ func warn(log *slog.Logger, stdout io.Writer, msg string) {
 		log.Warn(msg)
 	}
 	fmt.Fprintln(stdout, "warning: "+msg)
-}
-
-// firstLine is the start of a statement, for a log line.
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
 }

@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog/fileset"
-	"github.com/prepl/prepl/mysql"
 	prun "github.com/prepl/prepl/run"
-	"github.com/prepl/prepl/txn"
 )
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -22,9 +18,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	registerSelect(fs, &sf)
 	dryRun := fs.Bool("dry-run", false, "print what would be applied (transactions, GTID ranges, tables, DDL) and apply nothing;\n"+
 		"no target is needed (with --target, its stored position is where the dry run starts)")
-	printSQL := fs.Bool("print-sql", false, "with --dry-run: write the SQL prepl would send, one source transaction at a time\n"+
-		"(as with --compact=false --commit-unit=1), for review; table definitions come from --target, else from\n"+
-		"the binlog's full row metadata (binlog_row_metadata=FULL)")
+	printSQL := fs.Bool("print-sql", false, "with --dry-run: write the SQL the target would be sent, rendered by the applier, each source\n"+
+		"transaction a commit unit of its own (as with --commit-unit 1), for review; table definitions come from --target,\n"+
+		"else from the binlog's full row metadata (binlog_row_metadata=FULL)")
 	allowGaps := fs.Bool("allow-gaps", false, "apply files that leave transactions out (a deliberate subset), with a warning\nnaming each gap; a repeat or a wrong order is still refused")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl replay --target URL [flags] FILE...
@@ -106,9 +102,7 @@ Flags:
 	}
 	o.Files, o.AllowGaps = files, *allowGaps
 	if *dryRun {
-		o.DryRun = func(ctx context.Context, rd *fileset.Reader, filter func(*txn.Txn) apply.Action, defs *mysql.Target) error {
-			return dryRunReplay(ctx, rd, filter, defs, *printSQL, o.Select.Location(), stdout)
-		}
+		o.DryRun = &prun.DryRun{Out: stdout, PrintSQL: *printSQL}
 	}
 	sum, err := prun.Replay(ctx, o)
 	report(o, stdout, sum, *dryRun)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prepl/prepl/metrics"
 	pbar "github.com/prepl/prepl/progress"
+	prun "github.com/prepl/prepl/run"
 )
 
 // printLive prints the /status of the prepl serving at addr and returns
@@ -91,7 +92,7 @@ func posText(p metrics.Position) string {
 	}
 	s := fmt.Sprintf("%s:%d", p.File, p.Pos)
 	if p.SourceTime != nil {
-		s += " (source time " + p.SourceTime.Local().Format(timeLayout) + ")"
+		s += " (source time " + p.SourceTime.Local().Format(prun.TimeLayout) + ")"
 	}
 	return s
 }
