@@ -727,6 +727,16 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 		rc := &rcs[i/step]
 		*rc = txn.RowChange{Kind: kind, Table: tbl, Flags: e.flags, Event: re}
 		var err error
+		if re != nil && len(e.raw) == len(e.rows) {
+			switch kind {
+			case txn.Insert:
+				rc.AfterImage = e.raw[i]
+			case txn.Delete:
+				rc.BeforeImage = e.raw[i]
+			case txn.Update:
+				rc.BeforeImage, rc.AfterImage = e.raw[i], e.raw[i+1]
+			}
+		}
 		switch kind {
 		case txn.Insert:
 			rc.After, rc.AfterCols, err = image(tbl, e.rows[i], cols1, e.normalized)
@@ -758,6 +768,7 @@ func (a *assembler) rows(e *rowsEvent, raw []byte) error {
 // values they hold.
 func (a *assembler) inflateImages(ent *tableEntry, rc *txn.RowChange) error {
 	tbl := ent.table
+	rc.BeforeImage, rc.AfterImage = nil, nil // they hold the compressed bytes
 	for _, img := range [][]txn.Value{rc.Before, rc.After} {
 		for c, v := range img {
 			b, ok := v.([]byte)

@@ -115,14 +115,16 @@ func decodeRowsFast(e *replication.RowsEvent, data []byte, pos int, update bool)
 	n := images * len(e.Table.ColumnType)
 	slabs := newValueSlabs(0, n)
 	var err error
-	e.Rows, err = appendRows(make([][]any, 0, images), e.Table, e.ColumnBitmap1, e.ColumnBitmap2, data, pos, update, &slabs)
+	e.Rows, _, err = appendRows(make([][]any, 0, images), nil, e.Table, e.ColumnBitmap1, e.ColumnBitmap2, data, pos, update, &slabs)
 	return err
 }
 
 // appendRows appends the row images at data[pos:] of a table of fastType
 // columns to rows, two per row for an update (column bitmaps bitmap1 and
-// bitmap2), one for the others (bitmap1).
-func appendRows(rows [][]any, tm *replication.TableMapEvent, bitmap1, bitmap2, data []byte, pos int, update bool, slabs *valueSlabs) ([][]any, error) {
+// bitmap2), one for the others (bitmap1). With raw non-nil, it appends
+// each image's bytes too (null bitmap and values, a slice of data), one
+// per row of rows.
+func appendRows(rows [][]any, raw [][]byte, tm *replication.TableMapEvent, bitmap1, bitmap2, data []byte, pos int, update bool, slabs *valueSlabs) ([][]any, [][]byte, error) {
 	n := len(tm.ColumnType)
 	images := 1
 	if update {
@@ -137,13 +139,17 @@ func appendRows(rows [][]any, tm *replication.TableMapEvent, bitmap1, bitmap2, d
 				bitmap = bitmap2
 			}
 			row := vals[i*n : (i+1)*n : (i+1)*n]
+			start := pos
 			if pos, err = decodeImage(tm, row, bitmap, data, pos, slabs); err != nil {
-				return rows, err
+				return rows, raw, err
 			}
 			rows = append(rows, row)
+			if raw != nil {
+				raw = append(raw, data[start:pos:pos])
+			}
 		}
 	}
-	return rows, nil
+	return rows, raw, nil
 }
 
 // decodeImage decodes the row image at data[pos:] with column bitmap

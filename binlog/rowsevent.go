@@ -45,6 +45,9 @@ type rowsEvent struct {
 	// normalized: the images are decodeRowsFast's, in the txn model
 	// already, absent columns nil (what normalize would make of them).
 	normalized bool
+	// raw holds each image of rows as the event carries it (decodeRows
+	// only; nil otherwise): txn.RowChange.BeforeImage and AfterImage.
+	raw [][]byte
 }
 
 // Dump implements replication.Event.
@@ -119,11 +122,15 @@ func (g *eventGuard) decodeRows(raw []byte, typ replication.EventType) (*replica
 		bm1, bm2 = h.bitmaps[:n], h.bitmaps[n:]
 	}
 	r := &g.scratch.rows
-	rows, err := appendRows(r.rows[:0], h.table.ev, bm1, bm2, g.body(raw), h.rows, update, &g.slabs)
+	images := r.raw[:0]
+	if images == nil {
+		images = make([][]byte, 0, 2)
+	}
+	rows, images, err := appendRows(r.rows[:0], images, h.table.ev, bm1, bm2, g.body(raw), h.rows, update, &g.slabs)
 	if err != nil {
 		return nil, fmt.Errorf("corrupted %v event: %s", typ, err)
 	}
 	*r = rowsEvent{typ: typ, tableID: h.tableID, flags: h.flags, columns: uint64(h.table.columns),
-		bitmap1: bm1, bitmap2: bm2, rows: rows, normalized: true}
+		bitmap1: bm1, bitmap2: bm2, rows: rows, normalized: true, raw: images}
 	return g.scratchEvent(raw, r), nil
 }

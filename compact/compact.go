@@ -29,6 +29,7 @@ package compact
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/prepl/prepl/txn"
@@ -46,6 +47,22 @@ type Net struct {
 	// Updates are the final images of rows that existed before and whose
 	// image changed.
 	Updates [][]txn.Value
+	// Raw is set when every change of the unit to the table carried its
+	// images as the binlog did (txn.RowChange.BeforeImage, AfterImage),
+	// every column present, under one table map: it then holds those
+	// images of Inserts and Updates, so that a target can send them as
+	// rows events rather than SQL.
+	Raw *RawImages
+}
+
+// RawImages are a Net's row images as the binlog carried them, under the
+// table map of Event.
+type RawImages struct {
+	Event   *txn.RowsEvent // a rows event of the table in the unit: its table map, its header
+	Inserts [][]byte       // the after image of each of Net.Inserts
+	// Updates are the image before the unit and the final one of each of
+	// Net.Updates.
+	Updates [][2][]byte
 }
 
 // Step is a row change kept in source order, with its transaction (for
@@ -78,6 +95,9 @@ type rowState struct {
 	before  []txn.Value // its image before the unit (when existed)
 	final   []txn.Value // its image after; nil once deleted
 	key     []txn.Value // the first image seen: it carries the row key
+	// rawBefore and rawFinal are before and final as the binlog carried
+	// them, when the table's images are kept raw (table.raw).
+	rawBefore, rawFinal []byte
 }
 
 type table struct {
@@ -89,6 +109,10 @@ type table struct {
 	ok      bool
 	buf     []byte // key's, reused
 	changes int    // the unit's row changes to the table
+	// raw: every change so far carried its raw images, every column
+	// present, under the table map net.Map (Net.Raw).
+	raw   bool
+	event *txn.RowsEvent
 }
 
 // Unit reduces txs (a unit's members, in order). ok is false when the unit
@@ -103,6 +127,10 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 		if !t.ok {
 			continue
 		}
+		var raw *RawImages
+		if t.raw {
+			raw = &RawImages{Event: t.event}
+		}
 		for i := range t.states {
 			r := &t.states[i]
 			switch {
@@ -110,13 +138,20 @@ func Unit(txs []*txn.Txn, lookup Lookup) (p Plan, ok bool, err error) {
 				t.net.Deletes = append(t.net.Deletes, r.before)
 			case !r.existed && r.final != nil:
 				t.net.Inserts = append(t.net.Inserts, r.final)
+				if raw != nil {
+					raw.Inserts = append(raw.Inserts, r.rawFinal)
+				}
 			case r.existed && !equalImages(r.before, r.final):
 				t.net.Updates = append(t.net.Updates, r.final)
+				if raw != nil {
+					raw.Updates = append(raw.Updates, [2][]byte{r.rawBefore, r.rawFinal})
+				}
 			default:
 				continue // inserted then deleted, or back to its first image
 			}
 			p.Dropped--
 		}
+		t.net.Raw = raw
 		p.Nets = append(p.Nets, t.net)
 	}
 	return p, true, nil
@@ -181,6 +216,12 @@ func histories(txs []*txn.Txn, lookup Lookup, anyEngine bool, p *Plan) (ts table
 			}
 			if t.ok && !fullImages(rc, t.net.Def) {
 				t.ok = false
+			}
+			if t.changes == 0 {
+				t.raw, t.event = rc.Event != nil, rc.Event
+			}
+			if t.raw && !rawImages(rc, t.net.Map) {
+				t.raw = false
 			}
 			t.changes++
 		}
@@ -292,48 +333,66 @@ func fullImages(rc *txn.RowChange, d *txn.TableDef) bool {
 	return true
 }
 
+// rawImages: rc carries its images raw, every column present, under the
+// table map m.
+func rawImages(rc *txn.RowChange, m *txn.Table) bool {
+	if rc.Event == nil || rc.Table != m {
+		return false
+	}
+	full := func(img []byte, cols []bool) bool { return img != nil && !slices.Contains(cols, false) }
+	switch rc.Kind {
+	case txn.Insert:
+		return full(rc.AfterImage, rc.AfterCols)
+	case txn.Delete:
+		return full(rc.BeforeImage, rc.BeforeCols)
+	case txn.Update:
+		return full(rc.BeforeImage, rc.BeforeCols) && full(rc.AfterImage, rc.AfterCols)
+	}
+	return false
+}
+
 // apply records one change; false when it contradicts the history.
 func (t *table) apply(rc *txn.RowChange) bool {
 	switch rc.Kind {
 	case txn.Insert:
-		return t.insert(rc.After)
+		return t.insert(rc.After, rc.AfterImage)
 	case txn.Delete:
-		return t.delete(rc.Before)
+		return t.delete(rc.Before, rc.BeforeImage)
 	case txn.Update:
 		if t.sameKey(rc.Before, rc.After) {
 			r := t.row(rc.After)
 			if r == nil {
-				t.touch(rowState{existed: true, before: rc.Before, final: rc.After, key: rc.Before})
+				t.touch(rowState{existed: true, before: rc.Before, final: rc.After, key: rc.Before, rawBefore: rc.BeforeImage, rawFinal: rc.AfterImage})
 				return true
 			}
 			if r.final == nil {
 				return false
 			}
-			r.final = rc.After
+			r.final, r.rawFinal = rc.After, rc.AfterImage
 			return true
 		}
-		return t.delete(rc.Before) && t.insert(rc.After)
+		return t.delete(rc.Before, rc.BeforeImage) && t.insert(rc.After, rc.AfterImage)
 	}
 	return false
 }
 
-func (t *table) insert(after []txn.Value) bool {
+func (t *table) insert(after []txn.Value, raw []byte) bool {
 	r := t.row(after)
 	if r == nil {
-		t.touch(rowState{final: after, key: after})
+		t.touch(rowState{final: after, key: after, rawFinal: raw})
 		return true
 	}
 	if r.final != nil {
 		return false
 	}
-	r.final = after
+	r.final, r.rawFinal = after, raw
 	return true
 }
 
-func (t *table) delete(before []txn.Value) bool {
+func (t *table) delete(before []txn.Value, raw []byte) bool {
 	r := t.row(before)
 	if r == nil {
-		t.touch(rowState{existed: true, before: before, key: before})
+		t.touch(rowState{existed: true, before: before, key: before, rawBefore: raw})
 		return true
 	}
 	if r.final == nil {

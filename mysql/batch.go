@@ -80,6 +80,9 @@ type chunk struct {
 	each   []string // the statements of a binlog chunk (sql is unused)
 	xa     *xaStep  // an XA COMMIT or ROLLBACK: runs alone (sql is unused)
 	closed bool     // takes no more statements
+	// compacted: a binlog chunk of a commit unit's net effect
+	// (rowevents.go); a refusal re-runs the unit in source order.
+	compacted bool
 }
 
 type rowExpect struct {

@@ -56,13 +56,13 @@ func readTxns(t *testing.T, s *sandbox.Server) []*txn.Txn {
 	}
 }
 
-func openTarget(t *testing.T, s *sandbox.Server, url string) *mysql.Target {
+func openTarget(t *testing.T, s *sandbox.Server, url string, opts ...mysql.Option) *mysql.Target {
 	t.Helper()
 	e, err := mysql.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := mysql.Open(context.Background(), e, "test")
+	tgt, err := mysql.Open(context.Background(), e, "test", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

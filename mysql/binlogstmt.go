@@ -131,7 +131,7 @@ func (t *Target) canBinlog(tx *txn.Txn, trigger string) error {
 // table map and the rows events of version 1 (MySQL 5.1-5.5: types
 // 23-25) and 2 (5.6+: types 30-32, whose extra data MariaDB skips).
 const (
-	writeRowsV1   = 23
+	writeRowsV1   = 23 // and 24, update
 	deleteRowsV1  = 25
 	writeRowsV2   = 30
 	deleteRowsV2  = 32

@@ -167,6 +167,7 @@ func cutImages(rc *txn.RowChange, n int) {
 	}
 	rc.Before, rc.BeforeCols = cut(rc.Before, rc.BeforeCols)
 	rc.After, rc.AfterCols = cut(rc.After, rc.AfterCols)
+	rc.BeforeImage, rc.AfterImage = nil, nil
 	if rc.Kind == txn.Update && rc.AfterCols != nil && !slices.Contains(rc.AfterCols, true) {
 		rc.After, rc.AfterCols = rc.Before, rc.BeforeCols
 	}
@@ -177,6 +178,7 @@ func cutImages(rc *txn.RowChange, n int) {
 func padImages(rc *txn.RowChange, n int) {
 	rc.Before, rc.BeforeCols = padImage(rc.Before, rc.BeforeCols, n)
 	rc.After, rc.AfterCols = padImage(rc.After, rc.AfterCols, n)
+	rc.BeforeImage, rc.AfterImage = nil, nil
 }
 
 func padImage(vals []txn.Value, present []bool, n int) ([]txn.Value, []bool) {

@@ -43,7 +43,9 @@ func TestCompactedRefusedFallsBack(t *testing.T) {
 	dst := sandbox.MustStart(t, o)
 	ddb := sandbox.MustOpen(t, dst, "")
 	sandbox.MustExec(t, ddb, schema...)
-	tgt := openTarget(t, dst, dst.URL())
+	// As SQL: as rows events, the server takes the update of a key
+	// WITHOUT OVERLAPS (TestCompactedRowEvents).
+	tgt := openTarget(t, dst, dst.URL(), mysql.SQLRows())
 	conn, err := tgt.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)

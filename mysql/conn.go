@@ -206,7 +206,7 @@ func (c *Conn) exec(ctx context.Context, ch chunk) error {
 // that are not transactional on the target (c.marked): what a refused
 // statement did to them stays after the rollback.
 func (c *Conn) compactedRefused(ch chunk, err error) bool {
-	if !slices.ContainsFunc(ch.expect, func(e rowExpect) bool { return e.compacted }) {
+	if !ch.compacted && !slices.ContainsFunc(ch.expect, func(e rowExpect) bool { return e.compacted }) {
 		return false
 	}
 	var me *gomysql.MySQLError
@@ -233,6 +233,9 @@ func (c *Conn) execBinlog(ctx context.Context, ch chunk) error {
 	// protocol sync ("commands out of sync", "busy buffer").
 	for _, q := range ch.each {
 		if _, err := c.execRaw(ctx, q); err != nil {
+			if c.compactedRefused(ch, err) {
+				return fmt.Errorf("compacted rows events of %s: %w: %w", describe(tx), ErrCompacted, err)
+			}
 			return binlogErr(tx, "its row events", err)
 		}
 	}

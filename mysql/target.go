@@ -38,8 +38,12 @@ type Target struct {
 	log       *slog.Logger
 	resolve   apply.ResolveDDL // see ResolvePending
 	readOnly  bool             // see ReadOnly
-	slots     knownSlots       // position rows known to exist (keepgtid.go)
-	sends     sendTracker      // round trips in flight, for Kill
+	sqlRows   bool             // see SQLRows
+	// rowEvents: compacted inserts and updates go as rows events
+	// (rowevents.go), decided at Open.
+	rowEvents bool
+	slots     knownSlots  // position rows known to exist (keepgtid.go)
+	sends     sendTracker // round trips in flight, for Kill
 
 	// Charsets maps the id of each collation the target knows to its
 	// character set's name (information_schema.COLLATIONS), read at Open.
@@ -54,6 +58,14 @@ type Option func(*Target)
 // source's transactions (--keep-gtid, a failover candidate) gets no
 // transaction of its own. It needs the privilege to set sql_log_bin.
 func Unlogged() Option { return func(t *Target) { t.unlogged = true } }
+
+// SQLRows sends a commit unit's compacted rows as SQL even where rows
+// events (BINLOG statements, rowevents.go) would cost the target less.
+func SQLRows() Option { return func(t *Target) { t.sqlRows = true } }
+
+// RowEvents reports whether compacted inserts and updates go to the
+// target as rows events in BINLOG statements (rowevents.go).
+func (t *Target) RowEvents() bool { return t.rowEvents }
 
 // ReadOnly opens the target for reading positions only (prepl status): it
 // creates nothing, and a target without prepl's tables has no position.
@@ -84,6 +96,7 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 		if t.readOnly {
 			return nil
 		}
+		t.useRowEvents(ctx)
 		return t.ensurePositionTable(ctx)
 	})
 	if err != nil {

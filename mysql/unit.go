@@ -26,12 +26,20 @@ func (t *Target) renderNet(ctx context.Context, b *Batch, txs []*txn.Txn, plan *
 	}
 	tx := txs[len(txs)-1]
 	b.setFlags(0)
+	var events []*compact.Net // the nets whose inserts and updates go as rows events
 	for _, n := range plan.Nets {
+		asEvents := t.netAsEvents(txs, n)
+		if asEvents {
+			events = append(events, n)
+		}
 		for _, st := range []struct {
 			kind txn.Kind
 			rows [][]txn.Value
 			per  int64
 		}{{txn.Delete, n.Deletes, 1}, {txn.Insert, n.Inserts, 1}, {txn.Update, n.Updates, 2}} {
+			if asEvents && st.kind != txn.Delete {
+				continue
+			}
 			for len(st.rows) > 0 {
 				k := min(len(st.rows), netRows)
 				rows := st.rows[:k]
@@ -49,6 +57,11 @@ func (t *Target) renderNet(ctx context.Context, b *Batch, txs []*txn.Txn, plan *
 				st.rows = st.rows[k:]
 			}
 		}
+	}
+	// After every delete: a compacted insert may take a key a delete
+	// frees (package compact).
+	if err := b.netEventsChunk(tx, events); err != nil {
+		return err
 	}
 	b.saved += plan.Dropped
 	return nil

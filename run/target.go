@@ -46,6 +46,9 @@ type TargetOptions struct {
 	// Reconnect is how long a lost connection is retried.
 	Reconnect time.Duration
 	KeepGTID  bool
+	// SQLRows is --row-events=false: a MySQL target gets compacted rows
+	// as SQL, never as rows events (mysql.SQLRows).
+	SQLRows bool
 	// ReadOnly opens the target without creating prepl's tables (status).
 	ReadOnly bool
 	// PendingDDL is --pending-ddl, the user's word on interrupted work.
@@ -77,6 +80,9 @@ func OpenTarget(ctx context.Context, o TargetOptions, s *Secrets) (Target, error
 	}
 	if o.ReadOnly {
 		opts = append(opts, mysql.ReadOnly())
+	}
+	if o.SQLRows {
+		opts = append(opts, mysql.SQLRows())
 	}
 	t, err := mysql.Open(ctx, e, o.Channel, opts...)
 	if err != nil {

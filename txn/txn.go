@@ -176,6 +176,13 @@ type RowChange struct {
 	// Event is the rows event the change came from, as the binlog carried
 	// it; the changes of one event share it. nil when not kept.
 	Event *RowsEvent
+	// BeforeImage and AfterImage are Before and After as Event carries
+	// them (null bitmap and values, slices of Event.Event, under the
+	// column bitmaps BeforeCols and AfterCols and Event.Map's types), so
+	// that a target can build rows events of them. nil when the reader
+	// did not keep them, and set to nil by whatever changes Before or
+	// After after decoding.
+	BeforeImage, AfterImage []byte
 }
 
 // Format is a source's Format_description event as the binlog carried it

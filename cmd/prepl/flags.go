@@ -30,6 +30,7 @@ type applyFlags struct {
 	keepGTID  bool
 	unit      int
 	compact   bool
+	rowEvents bool
 	channel   string
 	logFormat string
 	logLevel  string
@@ -78,8 +79,13 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.IntVar(&f.unit, "commit-unit", sequencer.DefaultUnitTxns, "commit up to this many consecutive source transactions as one target transaction;\n"+
 		"units commit in source order, so the target only ever shows states the source had.\n"+
 		"1: one target transaction per source transaction")
-	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key,\n"+
-		"no foreign keys or triggers); --compact=false sends every row change as its own statement")
+	fs.BoolVar(&f.compact, "compact", true, "send each commit unit's net effect per table as multi-row statements (tables with one unique key\n"+
+		"and no triggers; not a unit that can set off a cascading foreign key); --compact=false sends every row change\n"+
+		"as its own statement")
+	fs.BoolVar(&f.rowEvents, "row-events", true, "send a compacted unit's inserts and updates to a MariaDB target from a MariaDB source as rows\n"+
+		"events in BINLOG statements, the binlog's own row images, which cost the server about half the CPU of SQL\n"+
+		"(where the target's columns are the binlog's, type for type, and its user holds BINLOG REPLAY or SUPER;\n"+
+		"else as SQL); --row-events=false: always SQL")
 	fs.IntVar(&f.prefetch, "prefetch", 0, "connections that read ahead, with SELECTs by key, the index pages the transactions about to be\n"+
 		"applied will touch, so that a target whose data does not fit in its buffer pool waits less on disk reads (0: off;\n"+
 		"experimental: not faster in the I/O-bound benchmark, docs/benchmarks.md config D)")
@@ -237,7 +243,7 @@ func (f *applyFlags) options(stderr io.Writer) (prun.Options, error) {
 func (f *applyFlags) targetOptions() (prun.TargetOptions, error) {
 	resolve, err := f.resolveDDL()
 	return prun.TargetOptions{URL: f.target, Channel: f.channel, Reconnect: f.reconnect, KeepGTID: f.keepGTID,
-		ReadOnly: f.readOnly, PendingDDL: resolve, PGOptions: f.pg.options}, err
+		SQLRows: !f.rowEvents, ReadOnly: f.readOnly, PendingDDL: resolve, PGOptions: f.pg.options}, err
 }
 
 // report prints what a run ended with: its figures when the engine ran,

@@ -1,0 +1,330 @@
+package mysql
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/prepl/prepl/compact"
+	"github.com/prepl/prepl/txn"
+)
+
+// A commit unit's compacted inserts and updates cost a MariaDB target
+// about 0.56 of their SQL's CPU when they arrive as rows events in a
+// BINLOG statement (docs/benchmarks.md, "The target's CPU per row change,
+// by statement shape"): the server neither parses nor evaluates values,
+// and finds an updated row by its key instead of trying an insert first.
+// compact keeps each row's images as the binlog carried them
+// (compact.RawImages), so the events are built from the source's own
+// bytes, under a copy of the source's table map: nothing is re-encoded
+// but the event headers. The server applies them as MariaDB's replica
+// applies the source's (slave_exec_mode STRICT): an insert of a row that
+// exists or an update of a row that does not fails, and the unit is
+// applied again in source order (ErrCompacted), where a divergence is
+// named row by row. Deletes stay `DELETE … IN` statements, which cost
+// what a delete rows event does.
+//
+// Only where nothing is converted: a MariaDB binlog into a MariaDB
+// target whose user may run BINLOG (BINLOG REPLAY, or SUPER before
+// 10.5.2), and a table whose target columns are the binlog's, type for
+// type (takesRaw): the replica would convert nothing either.
+
+// Bounds of what one event and one BINLOG statement carry: an event of
+// at most rowsEventMax bytes of images (the server's own are 8 KiB,
+// binlog_row_event_max_size), a statement whose text stays under
+// maxBatch.
+const (
+	rowsEventMax = 64 << 10
+	stmtRawMax   = maxBatch / 4 * 3
+	updateRowsV1 = 24
+	// Rows event flags (MariaDB's log_event.h).
+	rowsFlagNoFKChecks = 0x0002
+)
+
+// useRowEvents decides, at Open, whether compacted rows go as rows
+// events: on a MariaDB target whose user holds BINLOG REPLAY (or SUPER),
+// unless turned off (SQLRows).
+func (t *Target) useRowEvents(ctx context.Context) {
+	if t.sqlRows || !t.IsMariaDB || t.readOnly {
+		return
+	}
+	why := ""
+	g, err := ReadGrants(ctx, t.DB)
+	var logBin int
+	var format string
+	switch {
+	case err != nil:
+		why = "its grants could not be read (" + err.Error() + ")"
+	case g.Unknown:
+		why = "its user's grants come through roles, which prepl does not resolve"
+	case !g.Has("BINLOG REPLAY", ""):
+		why = "its user lacks BINLOG REPLAY (or SUPER)"
+	case t.DB.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format").Scan(&logBin, &format) != nil:
+		why = "@@binlog_format could not be read"
+	case logBin == 1 && format == "STATEMENT":
+		why = "its binlog_format is STATEMENT, which refuses rows events"
+	default:
+		t.rowEvents = true
+		return
+	}
+	if t.log != nil {
+		t.log.Info("compacted rows go to the target as SQL, not as rows events (BINLOG statements), which cost the server about half as much: " + why)
+	}
+}
+
+// netAsEvents reports whether n's inserts and updates can go as rows
+// events built from the binlog's images.
+func (t *Target) netAsEvents(txs []*txn.Txn, n *compact.Net) bool {
+	if !t.rowEvents || n.Raw == nil || len(n.Raw.Inserts)+len(n.Raw.Updates) == 0 {
+		return false
+	}
+	f := txs[0].Format
+	if f == nil || f.Flavor != txn.MariaDB {
+		return false
+	}
+	for _, tx := range txs[1:] {
+		if tx.Format == nil || &tx.Format.Event[0] != &f.Event[0] && string(tx.Format.Event) != string(f.Event) {
+			return false
+		}
+	}
+	ev := n.Raw.Event
+	if len(ev.Event) <= eventHeaderLen || len(ev.Map) <= eventHeaderLen || ev.Event[4] < writeRowsV1 || ev.Event[4] > deleteRowsV1 {
+		return false
+	}
+	d, m := n.Def, n.Map
+	if len(d.Columns) != len(m.Types) || len(m.Meta) != len(m.Types) || len(m.Nullable) != len(m.Types) ||
+		d.SystemVersioned || d.HashKeys > 0 || d.HasTriggers {
+		return false
+	}
+	for i := range d.Columns {
+		if !t.takesRaw(m, i, &d.Columns[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// takesRaw reports whether target column col is of column i's type in
+// the table map m exactly, so that the server stores its binlog value
+// as it is, converting nothing (MariaDB's replica with
+// slave_type_conversions empty, and the same value as prepl's SQL).
+func (t *Target) takesRaw(m *txn.Table, i int, col *txn.ColumnDef) bool {
+	typ, meta := m.Types[i], m.Meta[i]
+	if m.Nullable[i] != col.Nullable || m.Unsigned != nil && m.Unsigned[i] != col.Unsigned {
+		return false
+	}
+	if m.Collations != nil && col.Charset != "" && t.Charsets[uint16(m.Collations[i])] != col.Charset {
+		return false
+	}
+	dt := col.DataType
+	switch typ {
+	case txn.TypeTiny, txn.TypeShort, txn.TypeInt24, txn.TypeLong, txn.TypeLongLong, txn.TypeFloat, txn.TypeDouble,
+		txn.TypeYear, txn.TypeDate:
+		return dt == txn.DataTypeName(typ)
+	case txn.TypeNewDecimal:
+		return dt == "decimal" && col.Precision == int(meta>>8) && col.Scale == int(meta&0xff)
+	case txn.TypeVarchar, txn.TypeVarString:
+		return (dt == "varchar" || dt == "varbinary") && col.Octets == int(meta)
+	case txn.TypeString:
+		n, real := charLength(meta)
+		return real == txn.TypeString && (dt == "char" || dt == "binary") && col.Octets == n
+	case txn.TypeBlob:
+		kinds := [...][2]string{1: {"tinytext", "tinyblob"}, 2: {"text", "blob"}, 3: {"mediumtext", "mediumblob"}, 4: {"longtext", "longblob"}}
+		return meta >= 1 && meta <= 4 && (dt == kinds[meta][0] || dt == kinds[meta][1])
+	case txn.TypeDatetime2:
+		return dt == "datetime" && col.FSP == int(meta)
+	case txn.TypeTimestamp2:
+		return dt == "timestamp" && col.FSP == int(meta)
+	}
+	return false
+}
+
+// charLength is a MYSQL_TYPE_STRING column's declared length in bytes
+// and real type (ENUM and SET hide in its metadata).
+func charLength(meta uint16) (int, byte) {
+	if meta < 256 {
+		return int(meta), txn.TypeString
+	}
+	b0, b1 := byte(meta>>8), byte(meta)
+	if b0&0x30 != 0x30 {
+		return int(uint16(b1) | uint16((b0&0x30)^0x30)<<4), b0 | 0x30
+	}
+	return int(b1), b0
+}
+
+// eventRows is a run of one net's inserts or updates that goes in one
+// BINLOG statement.
+type eventRows struct {
+	net      *compact.Net
+	update   bool
+	from, to int // rows of net.Raw.Inserts or Updates
+}
+
+// NetEvents returns BINLOG statements that write the inserts and the
+// updates of nets (each netAsEvents) as rows events, under the binlog's
+// format f; noFK flags them to run without foreign key checks (a
+// compacted unit's rows are not in source order).
+func NetEvents(f *txn.Format, nets []*compact.Net, noFK bool) ([]string, error) {
+	ff, err := parseFormat(f)
+	if err != nil {
+		return nil, err
+	}
+	var stmts [][]eventRows
+	var cur []eventRows
+	size := 0
+	add := func(n *compact.Net, update bool, rows int, rowSize func(int) int) {
+		from := 0
+		for i := range rows {
+			s := rowSize(i)
+			if size+s > stmtRawMax && (i > from || len(cur) > 0) {
+				if i > from {
+					cur = append(cur, eventRows{n, update, from, i})
+				}
+				stmts, cur, size, from = append(stmts, cur), nil, 0, i
+			}
+			size += s
+		}
+		if rows > from {
+			cur = append(cur, eventRows{n, update, from, rows})
+		}
+	}
+	for _, n := range nets {
+		r := n.Raw
+		add(n, false, len(r.Inserts), func(i int) int { return len(r.Inserts[i]) })
+		add(n, true, len(r.Updates), func(i int) int { return len(r.Updates[i][0]) + len(r.Updates[i][1]) })
+	}
+	if len(cur) > 0 {
+		stmts = append(stmts, cur)
+	}
+	out := make([]string, 0, len(stmts))
+	var buf []byte
+	for _, st := range stmts {
+		if buf, err = ff.netStatement(buf[:0], st, noFK); err != nil {
+			return nil, err
+		}
+		out = append(out, binlogSQL(buf))
+	}
+	return out, nil
+}
+
+// netStatement appends one statement's events: a table map per net
+// (table ids 1, 2, … of the statement's own), then its rows events, the
+// last flagged as the statement's end.
+func (f *format) netStatement(buf []byte, st []eventRows, noFK bool) ([]byte, error) {
+	ids := map[*compact.Net]uint64{}
+	for _, r := range st {
+		if ids[r.net] != 0 {
+			continue
+		}
+		id := uint64(len(ids) + 1)
+		ids[r.net] = id
+		var err error
+		if buf, err = f.tableMap(buf, r.net, id); err != nil {
+			return buf, err
+		}
+	}
+	flags := uint16(0)
+	if noFK {
+		flags |= rowsFlagNoFKChecks
+	}
+	for k, r := range st {
+		raw := r.net.Raw
+		for i := r.from; i < r.to; {
+			start := len(buf)
+			typ := byte(writeRowsV1)
+			if r.update {
+				typ = updateRowsV1
+			}
+			buf = f.rowsHeader(buf, raw.Event.Event, typ, ids[r.net], len(r.net.Map.Types))
+			for size := 0; i < r.to && (size == 0 || size < rowsEventMax); i++ {
+				if r.update {
+					img := raw.Updates[i]
+					buf = append(append(buf, img[0]...), img[1]...)
+					size += len(img[0]) + len(img[1])
+				} else {
+					buf = append(buf, raw.Inserts[i]...)
+					size += len(raw.Inserts[i])
+				}
+			}
+			fl := flags
+			if k == len(st)-1 && i == r.to {
+				fl |= rowsFlagStmtEnd
+			}
+			binary.LittleEndian.PutUint16(buf[start+eventHeaderLen+f.tableIDLen(typ):], fl)
+			buf = append(buf[:start], f.seal(buf[start:])...)
+		}
+	}
+	return buf, nil
+}
+
+// tableMap appends a copy of n's table map event naming the target's
+// table (a rewritten schema) with table id id.
+func (f *format) tableMap(buf []byte, n *compact.Net, id uint64) ([]byte, error) {
+	m, err := f.renameTableMap(n.Raw.Event.Map, n.Def.Schema, n.Def.Name)
+	if err != nil {
+		return buf, err
+	}
+	end := len(m)
+	if f.checksum {
+		end -= 4
+	}
+	start := len(buf)
+	buf = append(buf, m[:end]...)
+	putTableID(buf[start+eventHeaderLen:], id, f.tableIDLen(tableMapEvent))
+	return append(buf[:start], f.seal(buf[start:])...), nil
+}
+
+// rowsHeader appends the header, post-header (flags left 0) and column
+// bitmaps of a rows event of type typ of n columns, all present; the
+// event header's timestamp, server id and position are hdr's (a rows
+// event of the source's).
+func (f *format) rowsHeader(buf, hdr []byte, typ byte, id uint64, n int) []byte {
+	start := len(buf)
+	buf = append(buf, hdr[:eventHeaderLen]...)
+	buf[start+4] = typ
+	idLen := f.tableIDLen(typ)
+	buf = append(buf, make([]byte, idLen+2)...)
+	putTableID(buf[start+eventHeaderLen:], id, idLen)
+	switch {
+	case n < 251:
+		buf = append(buf, byte(n))
+	case n < 1<<16:
+		buf = binary.LittleEndian.AppendUint16(append(buf, 0xfc), uint16(n))
+	default:
+		buf = append(buf, 0xfd, byte(n), byte(n>>8), byte(n>>16))
+	}
+	bitmaps := 1
+	if typ == updateRowsV1 {
+		bitmaps = 2
+	}
+	for range bitmaps {
+		for c := 0; c < n; c += 8 {
+			buf = append(buf, byte(1<<min(8, n-c)-1))
+		}
+	}
+	return buf
+}
+
+func putTableID(b []byte, id uint64, width int) {
+	for i := range width {
+		b[i] = byte(id >> (8 * i))
+	}
+}
+
+// netEventsChunk adds the BINLOG statements of the nets that go as rows
+// events to b, in a chunk of their own.
+func (b *Batch) netEventsChunk(tx *txn.Txn, nets []*compact.Net) error {
+	if len(nets) == 0 {
+		return nil
+	}
+	stmts, err := NetEvents(tx.Format, nets, b.fkOff)
+	if err != nil {
+		return fmt.Errorf("apply %s: rows events of the compacted unit: %w", describe(tx), err)
+	}
+	b.checks.flush(b)
+	b.binlogChunk(tx)
+	c := &b.chunks[len(b.chunks)-1]
+	c.each, c.compacted = stmts, true
+	b.closeChunk()
+	return nil
+}
