@@ -242,6 +242,8 @@ func FuzzDecodeRowsFast(f *testing.F) {
 		}
 		// A Redecode hook (old temporal columns) is a closure, which
 		// DeepEqual never finds equal: compare whether each side has one.
+		checkImages(t, fast)
+		checkImages(t, slow)
 		if rf, rs := takeRedecode(fast), takeRedecode(slow); !slices.Equal(rf, rs) {
 			t.Fatalf("Redecode hooks differ: decodeRowsFast %v, go-mysql %v", rf, rs)
 		}

@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -27,7 +28,59 @@ func decodeBoth(t *testing.T, s *sandbox.Server) (fast, slow []*txn.Txn) {
 	fast = readFiles(t, s)
 	decodeFast = false
 	defer func() { decodeFast = true }()
-	return fast, readFiles(t, s)
+	slow = readFiles(t, s)
+	if checkImages(t, fast) == 0 {
+		t.Fatal("decodeRowsFast kept no raw row images")
+	}
+	checkImages(t, slow)
+	return fast, slow
+}
+
+// checkImages fails unless the raw images the row changes of txs carry
+// (txn.RowChange.BeforeImage, AfterImage) are, event by event and in
+// order, exactly the bytes after the rows event's column bitmaps, and
+// clears them (the go-mysql decoding keeps none, so the decodings then
+// compare equal). It returns how many row changes had them.
+func checkImages(t *testing.T, txs []*txn.Txn) (n int) {
+	t.Helper()
+	for _, tx := range txs {
+		var ev *txn.RowsEvent
+		var images []byte
+		some, none := false, false
+		end := func() {
+			if ev == nil || !some {
+				return
+			}
+			if none {
+				t.Fatalf("%s: a rows event with raw images for some of its rows only", tx.GTID)
+			}
+			body := ev.Event[:len(ev.Event)-4] // the checksum
+			if !bytes.HasSuffix(body, images) && !bytes.HasSuffix(ev.Event, images) {
+				t.Fatalf("%s: the raw images of a rows event of %d bytes are not its rows: % x", tx.GTID, len(ev.Event), images)
+			}
+		}
+		for _, c := range tx.Changes {
+			rc := c.Row
+			if rc == nil || rc.Event == nil {
+				continue
+			}
+			if rc.Event != ev {
+				end()
+				ev, images, some, none = rc.Event, nil, false, false
+			}
+			for _, img := range [][]byte{rc.BeforeImage, rc.AfterImage} {
+				images = append(images, img...)
+			}
+			has := rc.AfterImage != nil || rc.BeforeImage != nil
+			some, none = some || has, none || !has
+			if has {
+				n++
+			}
+			rc.BeforeImage, rc.AfterImage = nil, nil
+		}
+		end()
+	}
+	return n
 }
 
 // TestDecodeRowsFastMatchesGoMySQL: rows of every type decodeRowsFast

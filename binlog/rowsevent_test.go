@@ -36,6 +36,8 @@ func errText(err error) string {
 func sameDecoding(t *testing.T, b []byte) {
 	t.Helper()
 	own, goMySQL, errOwn, errGoMySQL := decodeBothWays(b)
+	checkImages(t, own)
+	checkImages(t, goMySQL)
 	if errText(errOwn) != errText(errGoMySQL) {
 		t.Fatalf("errors differ:\nown: %v\ngo-mysql: %v", errOwn, errGoMySQL)
 	}
