@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"unsafe"
 
 	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/txn"
@@ -255,11 +256,15 @@ func BinlogStatements(tx *txn.Txn) ([]string, error) {
 	return out, nil
 }
 
+// binlogSQL is the BINLOG statement of events. Its text, megabytes for
+// a commit unit's rows events, is built in place, not copied into a
+// string (as strings.Builder does): q is never written again.
 func binlogSQL(events []byte) string {
-	q := make([]byte, 0, base64.StdEncoding.EncodedLen(len(events))+10)
+	q := make([]byte, 0, base64.StdEncoding.EncodedLen(len(events))+len("BINLOG ''"))
 	q = append(q, "BINLOG '"...)
 	q = base64.StdEncoding.AppendEncode(q, events)
-	return string(append(q, '\''))
+	q = append(q, '\'')
+	return unsafe.String(unsafe.SliceData(q), len(q))
 }
 
 // format is what re-encoding needs from a format description event.

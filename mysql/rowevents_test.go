@@ -45,7 +45,7 @@ func rowEventsSource(t *testing.T) (*sandbox.Server, []*txn.Txn) {
 		"INSERT INTO re.p VALUES (1, 0, '2000-01-01', '2000-01-02')",
 	)
 	stmts := []string{}
-	for i := 3; i < 23; i++ {
+	for i := 3; i < 43; i++ { // rows enough for rows events (minEventRows)
 		stmts = append(stmts, "BEGIN",
 			"UPDATE re.w SET ytd = ytd + 10.5, name = CONCAT('w', "+itoa(i)+") WHERE id = 1",
 			"INSERT INTO re.o VALUES ("+itoa(i)+", 2, NOW(3), NOW(), CURDATE(), 0.5, -1e300, "+itoa(i)+", 127, REPEAT('n', 300), x'01')",

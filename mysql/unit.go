@@ -26,12 +26,9 @@ func (t *Target) renderNet(ctx context.Context, b *Batch, txs []*txn.Txn, plan *
 	}
 	tx := txs[len(txs)-1]
 	b.setFlags(0)
-	var events []*compact.Net // the nets whose inserts and updates go as rows events
+	events := t.eventNets(txs, plan.Nets) // the nets whose inserts and updates go as rows events
 	for _, n := range plan.Nets {
-		asEvents := t.netAsEvents(txs, n)
-		if asEvents {
-			events = append(events, n)
-		}
+		asEvents := slices.Contains(events, n)
 		for _, st := range []struct {
 			kind txn.Kind
 			rows [][]txn.Value
