@@ -50,6 +50,9 @@ func (t *Target) verbatimTable(ctx context.Context, tx *txn.Txn) (string, error)
 		}
 		return found != ""
 	})
+	if found == "" && err == nil {
+		found, err = t.keylessVerbatim(ctx, tx)
+	}
 	return found, err
 }
 

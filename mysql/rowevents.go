@@ -100,6 +100,87 @@ func (t *Target) eventNets(txs []*txn.Txn, nets []*compact.Net) []*compact.Net {
 	return out
 }
 
+// keylessEvents is the fewest updates and deletes of rows of tables
+// without a row key that make a transaction go as the binlog's own rows
+// events (keylessVerbatim).
+const keylessEvents = 100
+
+// keylessVerbatim names the table without a row key (no primary key, no
+// unique key over NOT NULL columns) whose many updates and deletes in tx
+// make it go as the binlog's own rows events, as `mariadb-binlog |
+// mariadb` applies it ("" for none). As SQL each such row is a statement
+// that finds its row by every column (`DELETE … WHERE … LIMIT 1`), a
+// scan of the table or of an index's matches per row; the server applies
+// a rows event as its replica does, each row found through the table's
+// best index or a hash of the event's rows. Only where rows events go at
+// all (netAsEvents) and every table tx changes takes the binlog's
+// values as they are.
+func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, error) {
+	if !t.rowEvents || t.keepGTID || tx.Format == nil || tx.Format.Flavor != txn.MariaDB || tx.Rows() < keylessEvents {
+		return "", nil
+	}
+	keyless, name := 0, ""
+	var ev *txn.RowsEvent
+	seen := 0
+	for _, ch := range tx.Changes {
+		rc := ch.Row
+		if rc == nil {
+			continue
+		}
+		if rc.Event == nil || len(rc.Event.Event) <= eventHeaderLen || rc.Event.Redecode != nil || rc.Event.Undecoded {
+			return "", nil
+		}
+		if rc.Event != ev {
+			if ev != nil && seen != ev.Rows {
+				return "", nil // a filter kept part of an event
+			}
+			ev, seen = rc.Event, 0
+		}
+		seen++
+		if rc.Kind == txn.Insert {
+			continue
+		}
+		d, err := t.table(ctx, rc.Table.Schema, rc.Table.Name)
+		if err != nil {
+			return "", err
+		}
+		if d.RowKey() == nil && d.Transactional {
+			keyless++
+			name = d.QualifiedName()
+		}
+	}
+	if keyless < keylessEvents || ev != nil && seen != ev.Rows {
+		return "", nil
+	}
+	var last *txn.Table
+	for _, ch := range tx.Changes {
+		if ch.Row == nil || ch.Row.Table == last {
+			continue
+		}
+		last = ch.Row.Table
+		d, err := t.table(ctx, last.Schema, last.Name)
+		if err != nil || !t.fitsMap(d, last) {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%s without a row key has %d updates and deletes in the transaction, which its rows events apply faster than a statement per row", name, keyless), nil
+}
+
+// fitsMap reports whether the table d has the columns of the table map
+// m, type for type (takesRaw), and no hidden ones.
+func (t *Target) fitsMap(d *txn.TableDef, m *txn.Table) bool {
+	if len(d.Columns) != len(m.Types) || len(m.Meta) != len(m.Types) || len(m.Nullable) != len(m.Types) ||
+		d.SystemVersioned || d.HashKeys > 0 || d.HasTriggers {
+		return false
+	}
+	for i := range d.Columns {
+		if !t.takesRaw(m, i, &d.Columns[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // netAsEvents reports whether n's inserts and updates can go as rows
 // events built from the binlog's images.
 func (t *Target) netAsEvents(txs []*txn.Txn, n *compact.Net) bool {
@@ -119,17 +200,7 @@ func (t *Target) netAsEvents(txs []*txn.Txn, n *compact.Net) bool {
 	if len(ev.Event) <= eventHeaderLen || len(ev.Map) <= eventHeaderLen || ev.Event[4] < writeRowsV1 || ev.Event[4] > deleteRowsV1 {
 		return false
 	}
-	d, m := n.Def, n.Map
-	if len(d.Columns) != len(m.Types) || len(m.Meta) != len(m.Types) || len(m.Nullable) != len(m.Types) ||
-		d.SystemVersioned || d.HashKeys > 0 || d.HasTriggers {
-		return false
-	}
-	for i := range d.Columns {
-		if !t.takesRaw(m, i, &d.Columns[i]) {
-			return false
-		}
-	}
-	return true
+	return t.fitsMap(n.Def, n.Map)
 }
 
 // takesRaw reports whether target column col is of column i's type in

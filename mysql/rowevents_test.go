@@ -238,3 +238,62 @@ func TestCompactedRowEventsOtherType(t *testing.T) {
 		t.Fatalf("target differs from source: %v", err)
 	}
 }
+
+// TestKeylessBigChangeAsEvents: a transaction with many updates and
+// deletes of a table without a row key (identical rows among them, which
+// only the count of each tells apart) goes as the binlog's own rows
+// events, and the target ends equal to the source; a small one goes as
+// SQL.
+func TestKeylessBigChangeAsEvents(t *testing.T) {
+	ctx := context.Background()
+	o := sandbox.Defaults()
+	o.Binlog = true
+	src := sandbox.MustStart(t, o)
+	sdb := sandbox.MustOpen(t, src, "")
+	schema := []string{"CREATE DATABASE kl", "CREATE TABLE kl.t (a INT, b VARCHAR(20), c DECIMAL(8,2), KEY (a)) ENGINE=InnoDB"}
+	sandbox.MustExec(t, sdb, schema...)
+	sandbox.MustExec(t, sdb,
+		"INSERT INTO kl.t SELECT seq % 50, CONCAT('r', seq % 7), seq / 3 FROM kl.seq_1_to_600",
+		"DELETE FROM kl.t WHERE a < 20",                      // 240 rows, duplicates among them
+		"UPDATE kl.t SET b = 'upd' WHERE a BETWEEN 20 AND 35", // 192 rows
+		"DELETE FROM kl.t WHERE a = 40 LIMIT 3",              // 3 rows: as SQL
+	)
+	txs := readTxns(t, src)
+	if len(txs) != 4 {
+		t.Fatalf("%d transactions, want 4", len(txs))
+	}
+	o = sandbox.Defaults()
+	o.ServerID = 2
+	dst := sandbox.MustStart(t, o)
+	ddb := sandbox.MustOpen(t, dst, "")
+	sandbox.MustExec(t, ddb, schema...)
+	tgt := openTarget(t, dst, dst.URL())
+	conn, err := tgt.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for i, tx := range txs {
+		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		b, err := tgt.Render(ctx, []*txn.Txn{tx}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := fmt.Sprint(b)
+		events := strings.Contains(text, "BINLOG")
+		if want := i == 1 || i == 2; events != want {
+			t.Errorf("transaction %d (%d rows): as rows events %v, want %v:\n%.600s", i, tx.Rows(), events, want, text)
+		}
+		if err := conn.Send(ctx, b); err != nil {
+			t.Fatalf("transaction %d: %v", i, err)
+		}
+		if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: tx.End.File, Pos: tx.End.Offset}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := verify.Rows(ctx, sdb, ddb); err != nil {
+		t.Fatalf("target differs from source: %v", err)
+	}
+}
