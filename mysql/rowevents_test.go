@@ -254,9 +254,9 @@ func TestKeylessBigChangeAsEvents(t *testing.T) {
 	sandbox.MustExec(t, sdb, schema...)
 	sandbox.MustExec(t, sdb,
 		"INSERT INTO kl.t SELECT seq % 50, CONCAT('r', seq % 7), seq / 3 FROM kl.seq_1_to_600",
-		"DELETE FROM kl.t WHERE a < 20",                      // 240 rows, duplicates among them
+		"DELETE FROM kl.t WHERE a < 20",                       // 240 rows, duplicates among them
 		"UPDATE kl.t SET b = 'upd' WHERE a BETWEEN 20 AND 35", // 192 rows
-		"DELETE FROM kl.t WHERE a = 40 LIMIT 3",              // 3 rows: as SQL
+		"DELETE FROM kl.t WHERE a = 40 LIMIT 3",               // 3 rows: as SQL
 	)
 	txs := readTxns(t, src)
 	if len(txs) != 4 {
