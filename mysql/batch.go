@@ -324,7 +324,7 @@ func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{hint: sqlHint(txs, p), txs: txs, nonTrans: nonTrans, mixed: mixed}
+	b := &Batch{hint: t.sqlHint(txs, p), txs: txs, nonTrans: nonTrans, mixed: mixed}
 	b.begin(txs, keepGTID)
 	if xa {
 		if err := t.renderXA(ctx, b, txs[0], compaction, keepGTID); err != nil {
@@ -342,8 +342,10 @@ func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan
 
 // sqlHint guesses the SQL bytes of a unit, to size its first chunk once:
 // its row images in the binlog as SQL text, less the rows compaction
-// dropped.
-func sqlHint(txs []*txn.Txn, p *compact.UnitPlan) int {
+// dropped and those that may go as rows events (compact.Net.Raw: a
+// chunk of megabytes allocated for them and left empty cost a tenth of
+// prepl's CPU).
+func (t *Target) sqlHint(txs []*txn.Txn, p *compact.UnitPlan) int {
 	size, rows, dropped := 0, 0, 0
 	for _, tx := range txs {
 		size += tx.Size
@@ -351,11 +353,18 @@ func sqlHint(txs []*txn.Txn, p *compact.UnitPlan) int {
 	}
 	if p != nil {
 		for _, r := range p.Runs {
-			if r.Plan != nil {
-				dropped += r.Plan.Dropped
+			if r.Plan == nil {
+				continue
+			}
+			dropped += r.Plan.Dropped
+			for _, n := range r.Plan.Nets {
+				if n.Raw != nil && t.rowEvents && !t.keepGTID {
+					dropped += len(n.Raw.Inserts) + len(n.Raw.Updates)
+				}
 			}
 		}
 	}
+	dropped = min(dropped, rows)
 	if rows > 0 && dropped > 0 {
 		size = int(int64(size) * int64(rows-dropped) / int64(rows))
 	}

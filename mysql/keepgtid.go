@@ -140,7 +140,7 @@ func (t *Target) renderMember(ctx context.Context, tx *txn.Txn, p compact.UnitPl
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{hint: sqlHint(txs, &p), txs: txs, nonTrans: nonTrans, mixed: mixed}
+	b := &Batch{hint: t.sqlHint(txs, &p), txs: txs, nonTrans: nonTrans, mixed: mixed}
 	b.checks.on = len(nonTrans) == 0
 	for _, r := range p.Runs {
 		if r.Verbatim != "" {

@@ -255,7 +255,7 @@ func (t *Target) renderIdempotent(ctx context.Context, txs []*txn.Txn) (*Batch, 
 	if err != nil || !ok {
 		return nil, err
 	}
-	b := &Batch{hint: sqlHint(txs, nil), txs: txs}
+	b := &Batch{hint: t.sqlHint(txs, nil), txs: txs}
 	b.begin(txs, t.keepGTID)
 	tx := txs[len(txs)-1]
 	for _, n := range p.Nets {
