@@ -100,19 +100,22 @@ func (t *Target) eventNets(txs []*txn.Txn, nets []*compact.Net) []*compact.Net {
 	return out
 }
 
-// keylessEvents is the fewest updates and deletes of rows of tables
-// without a row key that make a transaction go as the binlog's own rows
-// events (keylessVerbatim).
+// keylessEvents is the fewest row changes to tables without a row key
+// that make a transaction go as the binlog's own rows events
+// (keylessVerbatim).
 const keylessEvents = 100
 
 // keylessVerbatim names the table without a row key (no primary key, no
-// unique key over NOT NULL columns) whose many updates and deletes in tx
-// make it go as the binlog's own rows events, as `mariadb-binlog |
-// mariadb` applies it ("" for none). As SQL each such row is a statement
-// that finds its row by every column (`DELETE … WHERE … LIMIT 1`), a
-// scan of the table or of an index's matches per row; the server applies
-// a rows event as its replica does, each row found through the table's
-// best index or a hash of the event's rows. Only where rows events go at
+// unique key over NOT NULL columns) whose many row changes in tx make it
+// go as the binlog's own rows events, as `mariadb-binlog | mariadb`
+// applies it ("" for none). As SQL each updated or deleted row is a
+// statement that finds its row by every column (`DELETE … WHERE …
+// LIMIT 1`), a scan of the table or of an index's matches per row; the
+// server applies a rows event as its replica does, each row found
+// through the table's best index or a hash of the event's rows. Its
+// inserts cost the server 0.56 of multi-row INSERTs (docs/benchmarks.md,
+// "The target's CPU per row change"). Keyed tables need no such path:
+// a unit's compacted rows go as rows events already. Only where rows events go at
 // all (netAsEvents) and every table tx changes takes the binlog's
 // values as they are.
 func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, error) {
@@ -137,9 +140,6 @@ func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, erro
 			ev, seen = rc.Event, 0
 		}
 		seen++
-		if rc.Kind == txn.Insert {
-			continue
-		}
 		d, err := t.table(ctx, rc.Table.Schema, rc.Table.Name)
 		if err != nil {
 			return "", err
@@ -163,7 +163,7 @@ func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, erro
 			return "", err
 		}
 	}
-	return fmt.Sprintf("%s without a row key has %d updates and deletes in the transaction, which its rows events apply faster than a statement per row", name, keyless), nil
+	return fmt.Sprintf("%s without a row key has %d row changes in the transaction, which its rows events apply faster than SQL", name, keyless), nil
 }
 
 // fitsMap reports whether the table d has the columns of the table map
