@@ -159,6 +159,7 @@ type Stats struct {
 	Units                   uint64   // target commits of row transactions
 	CompactedRows           uint64   // source row changes compaction made unnecessary
 	CompactFallbacks        uint64   // units re-applied in source order after a compacted statement surprised
+	RowEvents               uint64   // source row changes sent as rows events (BINLOG statements), not SQL
 	UnitHist                []uint64 // commit units by source transactions, bounds UnitBuckets (+1 overflow)
 	Workers                 []WorkerStat
 	Reconnects              uint64

@@ -45,7 +45,7 @@ type shared struct {
 	counters counters
 }
 
-type counters struct{ reconnects, compacted, fallbacks atomic.Uint64 }
+type counters struct{ reconnects, compacted, fallbacks, rowEvents atomic.Uint64 }
 
 func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 	if err := res.init(); err != nil {
@@ -404,6 +404,7 @@ func (e *engine) snapshot() Stats {
 	s.Txns, s.Rows, s.Bytes, s.Retries = q.Txns, q.Rows, q.Bytes, q.Retries
 	s.Reconnects = e.shared.counters.reconnects.Load()
 	s.CompactedRows, s.CompactFallbacks = e.shared.counters.compacted.Load(), e.shared.counters.fallbacks.Load()
+	s.RowEvents = e.shared.counters.rowEvents.Load()
 	s.Serialized = q.Serialized
 	s.Elapsed = time.Since(e.start)
 	s.Last = q.Last

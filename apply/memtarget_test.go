@@ -241,6 +241,8 @@ func (b *memBatch) Saved() int {
 	return 0
 }
 
+func (b *memBatch) RowEvents() int { return 0 }
+
 func (b *memBatch) ids() string {
 	ids := make([]string, len(b.txs))
 	for i, tx := range b.txs {

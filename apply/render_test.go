@@ -17,7 +17,8 @@ type countingTarget struct {
 
 type emptyBatch struct{}
 
-func (emptyBatch) Saved() int { return 0 }
+func (emptyBatch) Saved() int     { return 0 }
+func (emptyBatch) RowEvents() int { return 0 }
 
 func (c *countingTarget) Render(context.Context, []*txn.Txn, bool) (Batch, error) {
 	c.rendered.Add(1)

@@ -72,6 +72,9 @@ type Conn interface {
 type Batch interface {
 	// Saved counts the source row changes compaction made unnecessary.
 	Saved() int
+	// RowEvents counts the source row changes it sends as rows events
+	// (MariaDB's BINLOG statement) rather than as SQL.
+	RowEvents() int
 }
 
 // ConnWait: connection Requester waits for a lock that Blocker holds (0:

@@ -158,7 +158,7 @@ func (w *worker) run(j job) {
 	if appliesEach(w.sh.tgt) && w.runEach(j, &t0) {
 		return
 	}
-	saved, err := w.body(j)
+	b, err := w.body(j)
 	if err != nil {
 		w.failUnit(j, err)
 		return
@@ -184,7 +184,8 @@ func (w *worker) run(j job) {
 		w.report(j, err)
 		return
 	}
-	w.sh.counters.compacted.Add(uint64(saved))
+	w.sh.counters.compacted.Add(uint64(b.Saved()))
+	w.sh.counters.rowEvents.Add(uint64(b.RowEvents()))
 	w.send(event{kind: evCommitted, seq: j.seq()})
 }
 
@@ -221,27 +222,27 @@ func (w *worker) waitTurn(j *job, t0 *time.Time) bool {
 // body applies the unit's rows inside a new target transaction and sends
 // them, so that their row counts are checked before anything commits. A
 // compacted statement that surprises makes it start over in source order.
-func (w *worker) body(j job) (saved int, err error) {
-	b, err := w.sh.render.take(w.ctx, j.ren)
+func (w *worker) body(j job) (b Batch, err error) {
+	b, err = w.sh.render.take(w.ctx, j.ren)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	err = w.conn.Send(w.ctx, b)
 	if j.ren.compact && errors.Is(err, ErrCompacted) {
 		w.sh.cfg.Log.Debug("compacted unit surprised the target: applying it in source order", "txn", j.txID(), "err", err)
 		w.sh.counters.fallbacks.Add(1)
 		if err := w.conn.Rollback(w.ctx); err != nil {
-			return 0, err
+			return nil, err
 		}
 		if b, err = renderUnit(w.ctx, w.sh.tgt, j.ren.txs, false); err != nil {
-			return 0, err
+			return nil, err
 		}
 		err = w.conn.Send(w.ctx, b)
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return b.Saved(), nil
+	return b, nil
 }
 
 // failUnit reports a unit's failure. A server's refusal of a unit that

@@ -42,6 +42,7 @@ var (
 	descErrors     = desc("errors_total", "Failed attempts, by class (conflict, retry, connection, fatal).", "class")
 	descCompacted  = desc("compacted_rows_total", "Source row changes that compaction of commit units made unnecessary.")
 	descFallbacks  = desc("compact_fallbacks_total", "Commit units re-applied in source order after a compacted statement surprised.")
+	descRowEvents  = desc("row_events_rows_total", "Source row changes sent to the target as rows events (MariaDB's BINLOG statement) rather than as SQL.")
 	descSkipReq    = desc("transactions_skip_requested_total", "Source transactions left out because prepl skip asked (also in transactions_skipped_total).")
 	descPaused     = desc("paused", "1 while paused (POST /pause, SIGUSR1): nothing new is started until resumed.")
 	descPausedSec  = desc("paused_seconds_total", "Time spent paused.")
@@ -54,7 +55,7 @@ var (
 var allDescs = []*prometheus.Desc{descInfo, descWorkers, descCaughtUp, descApplied, descSkipped, descRead, descRows,
 	descBytes, descLag, descBehind, descInFlight, descQueue, descWindow, descReadPos, descAppliedPos, descReadFile,
 	descAppFile, descAppliedTS, descBusy, descUnits, descRetries, descSerialized, descReconnects, descErrors,
-	descCompacted, descFallbacks, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec, descConcur, descYields}
+	descCompacted, descFallbacks, descRowEvents, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec, descConcur, descYields}
 
 // collector reads the latest snapshot on every scrape.
 type collector struct{ m *Monitor }
@@ -91,6 +92,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descCompacted, s.CompactedRows)
 	counter(descFallbacks, s.CompactFallbacks)
+	counter(descRowEvents, s.RowEvents)
 	counter(descReconnects, s.Reconnects, "target")
 	gauge(descLag, s.Lag.Seconds())
 	gauge(descInFlight, float64(s.InFlight))

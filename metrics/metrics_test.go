@@ -31,7 +31,7 @@ func sampleStats() apply.Stats {
 		Workers: []apply.WorkerStat{{ID: 1, State: "applying", Txn: "0-1-121", Busy: 3 * time.Second},
 			{ID: 2, State: "idle", Busy: 2 * time.Second}},
 		Reconnects: 1, Errors: map[string]uint64{"conflict": 4, "retry": 3}, LastError: "deadlock",
-		CompactedRows: 11, CompactFallbacks: 1,
+		CompactedRows: 11, CompactFallbacks: 1, RowEvents: 23,
 	}
 }
 
@@ -130,6 +130,7 @@ func TestCollector(t *testing.T) {
 		{"prepl_commit_unit_transactions", nil, 8},
 		{"prepl_compacted_rows_total", nil, 11},
 		{"prepl_compact_fallbacks_total", nil, 1},
+		{"prepl_row_events_rows_total", nil, 23},
 	}
 	for _, c := range checks {
 		if got := value(t, fams, c.name, c.labels...); got != c.want {

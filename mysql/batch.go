@@ -24,8 +24,9 @@ type Batch struct {
 	// a compacted run with foreign keys (compact.Plan.ForeignKeys).
 	noFK bool
 	lax  bool // sql_mode is laxMode, not strictMode (RowSession)
-	// saved counts the source row changes compaction made unnecessary.
-	saved int
+	// saved counts the source row changes compaction made unnecessary;
+	// events those sent as rows events.
+	saved, events int
 	// txs are the unit's members; nonTrans the tables they write that are
 	// not transactional on the target (see nontrans.go).
 	txs      []*txn.Txn
@@ -170,6 +171,10 @@ func (b *Batch) NonTransactional() []string { return b.nonTrans }
 
 // Saved counts the source row changes compaction made unnecessary.
 func (b *Batch) Saved() int { return b.saved }
+
+// RowEvents counts the source row changes the batch sends as rows events
+// (BINLOG statements).
+func (b *Batch) RowEvents() int { return b.events }
 
 func (b *Batch) setFlags(f uint16) {
 	fkOff := f&txn.RowsFlagNoForeignKeyChecks != 0 || b.noFK

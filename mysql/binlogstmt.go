@@ -90,6 +90,7 @@ func (t *Target) renderBinlogTxn(ctx context.Context, b *Batch, tx *txn.Txn, tri
 	b.binlogChunk(tx)
 	b.chunks[len(b.chunks)-1].each = stmts
 	b.closeChunk()
+	b.events += tx.Rows()
 	// A rows event sets foreign_key_checks and unique_checks from its own
 	// flags and leaves them so: restore what the batch believes.
 	if b.flagsDiffer(tx) {

@@ -61,6 +61,10 @@ type EachBatch struct {
 // Saved is 0: members are not compacted.
 func (e *EachBatch) Saved() int { return 0 }
 
+// RowEvents implements apply.Batch: --keep-gtid sends no rows events of
+// its own (mysql/rowevents.go).
+func (e *EachBatch) RowEvents() int { return 0 }
+
 // Each is the number of members (source transactions to apply).
 func (e *EachBatch) Each() int { return len(e.members) }
 

@@ -445,5 +445,8 @@ func (b *Batch) netEventsChunk(tx *txn.Txn, nets []*compact.Net) error {
 	c := &b.chunks[len(b.chunks)-1]
 	c.each, c.compacted = stmts, true
 	b.closeChunk()
+	for _, n := range nets {
+		b.events += len(n.Raw.Inserts) + len(n.Raw.Updates)
+	}
 	return nil
 }

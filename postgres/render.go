@@ -66,6 +66,9 @@ type expect struct {
 // Saved counts the source row changes compaction made unnecessary.
 func (b *Batch) Saved() int { return b.saved }
 
+// RowEvents implements apply.Batch: PostgreSQL takes SQL only.
+func (b *Batch) RowEvents() int { return 0 }
+
 // add appends one statement with its expectation.
 func (b *Batch) add(q []byte, e expect) {
 	n := len(b.chunks)

@@ -213,6 +213,9 @@ func printSummary(w io.Writer, s apply.Stats) {
 	if s.Units > 0 {
 		fmt.Fprintf(w, "commit units: %d (%.1f transactions each); row changes saved by compaction: %d; units re-applied in order: %d\n",
 			s.Units, float64(s.Txns)/float64(s.Units), s.CompactedRows, s.CompactFallbacks)
+		if s.RowEvents > 0 {
+			fmt.Fprintf(w, "row changes sent as rows events (BINLOG statements) rather than SQL: %d\n", s.RowEvents)
+		}
 	}
 	if s.Last.File != "" || s.Last.GTIDPos != "" {
 		fmt.Fprintf(w, "position: %s:%d gtid %s\n", s.Last.File, s.Last.Pos, s.Last.GTIDPos)
