@@ -518,7 +518,11 @@ func (r *scenarioRun) prepl(t *testing.T, name string, args []string) {
 			t.Fatalf("target: %v", err)
 		}
 		code, out := r.runBin(args, 0)
-		r.report(t, r.check(code, out))
+		err := r.check(code, out)
+		if o := r.sc.Expect.Output; err == nil && o != nil && name == OutputRun && !o.MatchString(out) {
+			err = fmt.Errorf("output does not match %q:\n%s", o, tail(out))
+		}
+		r.report(t, err)
 	})
 }
 

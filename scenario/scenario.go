@@ -33,6 +33,10 @@ const (
 	PreplError Outcome = "prepl-error"
 )
 
+// OutputRun is the prepl run whose output Expect.Output must match: its
+// units are the largest (no workers to wait for).
+const OutputRun = "replay/serial/compact"
+
 // Expect is a scenario's expect file.
 type Expect struct {
 	Outcome Outcome
@@ -45,6 +49,9 @@ type Expect struct {
 	ReplayDiffers string
 	// NoRows are queries that must return no rows on every prepl target.
 	NoRows []string
+	// Output must match what prepl prints in its serial, compacted
+	// replay (OutputRun): it shows a path the scenario is there to take.
+	Output *regexp.Regexp
 	// KnownFailure matches the failure prepl shows today; a run failing
 	// otherwise fails the test, and a scenario whose runs all pass fails
 	// it too ("remove known-failure").
@@ -191,6 +198,10 @@ func ParseExpect(text string) (Expect, error) {
 				err = bad("give a query")
 			}
 			e.NoRows = append(e.NoRows, val)
+		case "output":
+			if e.Output, err = regexp.Compile(val); err != nil || val == "" {
+				err = bad("give a regular expression")
+			}
 		case "crash":
 			e.Crash = true
 		default:

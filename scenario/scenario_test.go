@@ -29,6 +29,9 @@ func TestParseExpect(t *testing.T) {
 		{"crash\nknown-failure: ^crash/", Equal, "", func(e Expect) bool { return e.Crash && e.KnownFailure.MatchString("crash/writeset: x") }},
 		{"replay-differs: events", Equal, "", func(e Expect) bool { return e.ReplayDiffers == "events" }},
 		{"replay-differs:", "", "say why", nil},
+		{"output: rows events: [1-9]", Equal, "", func(e Expect) bool { return e.Output.MatchString("rows events: 12") }},
+		{"output:", "", "give a regular expression", nil},
+		{"output: (", "", "give a regular expression", nil},
 		{"equals", "", "unknown directive", nil},
 	}
 	for _, c := range cases {
