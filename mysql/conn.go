@@ -141,6 +141,9 @@ func (c *Conn) Send(ctx context.Context, ab apply.Batch) error {
 			if c.marked && refused(err) {
 				c.t.markFailed(ctx, err)
 			}
+			if !c.marked && ch.binlog == nil && valueRefused(err) {
+				return c.sendAsEvents(ctx, b, err)
+			}
 			return err
 		}
 	}

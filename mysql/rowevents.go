@@ -123,45 +123,23 @@ func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, erro
 		return "", nil
 	}
 	keyless, name := 0, ""
-	var ev *txn.RowsEvent
-	seen := 0
 	for _, ch := range tx.Changes {
-		rc := ch.Row
-		if rc == nil {
-			continue
-		}
-		if rc.Event == nil || len(rc.Event.Event) <= eventHeaderLen || rc.Event.Redecode != nil || rc.Event.Undecoded {
-			return "", nil
-		}
-		if rc.Event != ev {
-			if ev != nil && seen != ev.Rows {
-				return "", nil // a filter kept part of an event
+		if rc := ch.Row; rc != nil {
+			d, err := t.table(ctx, rc.Table.Schema, rc.Table.Name)
+			if err != nil {
+				return "", err
 			}
-			ev, seen = rc.Event, 0
-		}
-		seen++
-		d, err := t.table(ctx, rc.Table.Schema, rc.Table.Name)
-		if err != nil {
-			return "", err
-		}
-		if d.RowKey() == nil && d.Transactional {
-			keyless++
-			name = d.QualifiedName()
+			if d.RowKey() == nil && d.Transactional {
+				keyless++
+				name = d.QualifiedName()
+			}
 		}
 	}
-	if keyless < keylessEvents || ev != nil && seen != ev.Rows {
+	if keyless < keylessEvents {
 		return "", nil
 	}
-	var last *txn.Table
-	for _, ch := range tx.Changes {
-		if ch.Row == nil || ch.Row.Table == last {
-			continue
-		}
-		last = ch.Row.Table
-		d, err := t.table(ctx, last.Schema, last.Name)
-		if err != nil || !t.fitsMap(d, last) {
-			return "", err
-		}
+	if ok, err := t.eventsFit(ctx, tx); !ok || err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("%s without a row key has %d row changes in the transaction, which its rows events apply faster than SQL", name, keyless), nil
 }
@@ -179,6 +157,106 @@ func (t *Target) fitsMap(d *txn.TableDef, m *txn.Table) bool {
 		}
 	}
 	return true
+}
+
+// valueRefused: the server refused a value of a row as SQL in prepl's
+// strict session (out of range, an incorrect date, too long, truncated),
+// one the source stored all the same: a DOUBLE(200,0) holding 1e200, a
+// TIMESTAMP of second 0 with a fraction. SQL cannot say such a value; a
+// rows event carries its bytes, which the replica stores as they are.
+func valueRefused(err error) bool {
+	switch ErrorCode(err) {
+	case 1264, 1265, 1292, 1366, 1406:
+		return true
+	}
+	return false
+}
+
+// sendAsEvents applies b's transactions again, after the server refused
+// one of its values (err), as the binlog's own rows events, as MariaDB's
+// replica applies them: where rows events go at all and every table
+// takes the binlog's values as they are (fitsMap), so the bytes stored
+// are those of the source's column of the same type. Otherwise, or if
+// that fails too, err stands.
+func (c *Conn) sendAsEvents(ctx context.Context, b *Batch, err error) error {
+	if b.keepGTID || len(b.txs) == 0 {
+		return err
+	}
+	eb, ok, rerr := c.t.eventsBatch(ctx, b.txs)
+	if rerr != nil || !ok {
+		return err
+	}
+	if rerr := c.Rollback(ctx); rerr != nil {
+		return err
+	}
+	if c.t.log != nil {
+		c.t.log.Info("the target refused a value as SQL that the source stored: applying the unit's rows events as the binlog carries them",
+			"txn", describe(b.txs[0]), "err", err)
+	}
+	for _, ch := range eb.chunks {
+		if rerr := c.exec(ctx, ch); rerr != nil {
+			return fmt.Errorf("%w (and as the binlog's rows events: %v)", err, rerr)
+		}
+	}
+	return nil
+}
+
+// eventsBatch renders txs each as the binlog's own rows events (BINLOG
+// statements), ok false where they cannot all go so.
+func (t *Target) eventsBatch(ctx context.Context, txs []*txn.Txn) (*Batch, bool, error) {
+	if !t.rowEvents {
+		return nil, false, nil
+	}
+	for _, tx := range txs {
+		if tx.Format == nil || tx.Format.Flavor != txn.MariaDB || tx.XA {
+			return nil, false, nil
+		}
+		if ok, err := t.eventsFit(ctx, tx); !ok || err != nil {
+			return nil, false, err
+		}
+	}
+	b := &Batch{txs: txs}
+	b.begin(txs, false)
+	for _, tx := range txs {
+		if err := t.renderBinlogTxn(ctx, b, tx, "a value SQL cannot express"); err != nil {
+			return nil, false, err
+		}
+	}
+	b.restore()
+	return b, true, nil
+}
+
+// eventsFit reports whether tx's rows events can be sent as they are:
+// whole (no filter kept part of one), decoded without a second look
+// (old temporal columns), to tables that take their values as they are.
+func (t *Target) eventsFit(ctx context.Context, tx *txn.Txn) (bool, error) {
+	var ev *txn.RowsEvent
+	var last *txn.Table
+	seen := 0
+	for _, ch := range tx.Changes {
+		rc := ch.Row
+		if rc == nil {
+			continue
+		}
+		if rc.Event == nil || len(rc.Event.Event) <= eventHeaderLen || rc.Event.Redecode != nil || rc.Event.Undecoded {
+			return false, nil
+		}
+		if rc.Event != ev {
+			if ev != nil && seen != ev.Rows {
+				return false, nil
+			}
+			ev, seen = rc.Event, 0
+		}
+		seen++
+		if rc.Table != last {
+			last = rc.Table
+			d, err := t.table(ctx, last.Schema, last.Name)
+			if err != nil || !t.fitsMap(d, last) {
+				return false, err
+			}
+		}
+	}
+	return ev == nil || seen == ev.Rows, nil
 }
 
 // netAsEvents reports whether n's inserts and updates can go as rows
