@@ -107,8 +107,13 @@ func (t *target) replayRef(ctx context.Context, files []string, from *Checkpoint
 		args = append(args, "--stop-position="+strconv.FormatInt(to.Offset, 10))
 	}
 	dec := exec.CommandContext(ctx, "mariadb-binlog", append(args, files[first:to.File+1]...)...)
+	// --comments: without it the client strips the # comment lines of a
+	// CREATE PROCEDURE body before sending it, where MariaDB's replica
+	// and prepl store the body as the source logged it (main.type_newdecimal).
+	// With it the client keeps mariadb-binlog's own # lines too, which
+	// the server ignores.
 	cl := exec.CommandContext(ctx, clientBinary(), "--no-defaults", "--host=127.0.0.1",
-		"--port="+strconv.Itoa(t.srv.Port), "--user=root", "--max-allowed-packet=1G", "--binary-mode", "--batch", "--silent")
+		"--port="+strconv.Itoa(t.srv.Port), "--user=root", "--max-allowed-packet=1G", "--binary-mode", "--comments", "--batch", "--silent")
 	pipe, err := dec.StdoutPipe()
 	if err != nil {
 		return err
