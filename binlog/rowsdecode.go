@@ -36,7 +36,7 @@ func fastType(typ byte, meta uint16) bool {
 		txn.TypeFloat, txn.TypeDouble, txn.TypeVarchar, txn.TypeVarString, txn.TypeBlob, txn.TypeGeometry:
 		return true
 	case txn.TypeString:
-		_, rt := stringLength(meta)
+		_, rt := txn.StringLength(meta)
 		return rt == txn.TypeString
 	case txn.TypeNewDecimal:
 		// Metadata a server writes: go-mysql panics on the others.
@@ -53,19 +53,6 @@ func fastType(typ byte, meta uint16) bool {
 // maxDecimalDigits is the most digits a DECIMAL column has (MySQL and
 // MariaDB: 65).
 const maxDecimalDigits = 65
-
-// stringLength is a MYSQL_TYPE_STRING column's declared length in bytes
-// and real type (ENUM and SET hide in its metadata), as go-mysql reads it.
-func stringLength(meta uint16) (int, byte) {
-	if meta < 256 {
-		return int(meta), txn.TypeString
-	}
-	b0, b1 := byte(meta>>8), byte(meta)
-	if b0&0x30 != 0x30 {
-		return int(uint16(b1) | uint16((b0&0x30)^0x30)<<4), b0 | 0x30
-	}
-	return int(b1), b0
-}
 
 // fastRows reports whether the rows event e of type typ is decoded by
 // decodeRowsFast: version 1 and 2 events, not compressed, of a table of
@@ -235,7 +222,7 @@ func decodeValue(typ byte, meta uint16, b []byte, slabs *valueSlabs) (txn.Value,
 	case txn.TypeVarchar, txn.TypeVarString:
 		return decodeString(b, int(meta), slabs)
 	case txn.TypeString:
-		length, _ := stringLength(meta)
+		length, _ := txn.StringLength(meta)
 		return decodeString(b, length, slabs)
 	case txn.TypeBlob, txn.TypeGeometry:
 		return decodeBlob(b, int(meta), slabs)

@@ -2,11 +2,14 @@ package mysql_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
+	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog/fileset"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
@@ -54,6 +57,45 @@ func readTxns(t *testing.T, s *sandbox.Server) []*txn.Txn {
 			out = append(out, tx)
 		}
 	}
+}
+
+// startTarget starts a target sandbox (server id 2) with schema.
+func startTarget(t *testing.T, schema ...string) (*sandbox.Server, *sql.DB) {
+	t.Helper()
+	o := sandbox.Defaults()
+	o.ServerID = 2
+	dst := sandbox.MustStart(t, o)
+	ddb := sandbox.MustOpen(t, dst, "")
+	sandbox.MustExec(t, ddb, schema...)
+	return dst, ddb
+}
+
+// applyUnit renders txs as one unit (compacted or not), sends it and commits
+// it with txs' end as the position; it returns the batch as text and
+// Send's error (rolled back).
+func applyUnit(t *testing.T, tgt *mysql.Target, conn apply.Conn, txs []*txn.Txn, compact bool) (string, error) {
+	t.Helper()
+	ctx := context.Background()
+	for _, tx := range txs {
+		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := tgt.Render(ctx, txs, compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Send(ctx, b); err != nil {
+		if rerr := conn.Rollback(ctx); rerr != nil {
+			t.Fatal(rerr)
+		}
+		return fmt.Sprint(b), err
+	}
+	end := txs[len(txs)-1].End
+	if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: end.File, Pos: end.Offset}); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(b), nil
 }
 
 func openTarget(t *testing.T, s *sandbox.Server, url string, opts ...mysql.Option) *mysql.Target {

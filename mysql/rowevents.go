@@ -303,7 +303,7 @@ func (t *Target) takesRaw(m *txn.Table, i int, col *txn.ColumnDef) bool {
 	case txn.TypeVarchar, txn.TypeVarString:
 		return (dt == "varchar" || dt == "varbinary") && col.Octets == int(meta)
 	case txn.TypeString:
-		n, real := charLength(meta)
+		n, real := txn.StringLength(meta)
 		return real == txn.TypeString && (dt == "char" || dt == "binary") && col.Octets == n
 	case txn.TypeBlob:
 		kinds := [...][2]string{1: {"tinytext", "tinyblob"}, 2: {"text", "blob"}, 3: {"mediumtext", "mediumblob"}, 4: {"longtext", "longblob"}}
@@ -314,19 +314,6 @@ func (t *Target) takesRaw(m *txn.Table, i int, col *txn.ColumnDef) bool {
 		return dt == "timestamp" && col.FSP == int(meta)
 	}
 	return false
-}
-
-// charLength is a MYSQL_TYPE_STRING column's declared length in bytes
-// and real type (ENUM and SET hide in its metadata).
-func charLength(meta uint16) (int, byte) {
-	if meta < 256 {
-		return int(meta), txn.TypeString
-	}
-	b0, b1 := byte(meta>>8), byte(meta)
-	if b0&0x30 != 0x30 {
-		return int(uint16(b1) | uint16((b0&0x30)^0x30)<<4), b0 | 0x30
-	}
-	return int(b1), b0
 }
 
 // eventRows is a run of one net's inserts or updates that goes in one

@@ -3,13 +3,11 @@ package mysql_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 	"github.com/prepl/prepl/verify"
@@ -68,46 +66,17 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // compacted unit, and returns the unit's batch as text.
 func replayUnit(t *testing.T, tgt *mysql.Target, txs []*txn.Txn, seed int) (string, error) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := tgt.Conn(ctx)
+	conn, err := tgt.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, tx := range txs {
-		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	commit := func(tx *txn.Txn) {
-		t.Helper()
-		if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: tx.End.File, Pos: tx.End.Offset}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tx := range txs[:seed] {
-		b, err := tgt.Render(ctx, []*txn.Txn{tx}, false)
-		if err != nil {
+		if _, err := applyUnit(t, tgt, conn, []*txn.Txn{tx}, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := conn.Send(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-		commit(tx)
 	}
-	b, err := tgt.Render(ctx, txs[seed:], true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.Saved() == 0 {
-		t.Fatal("the unit was not compacted: the test does not test compaction")
-	}
-	if err := conn.Send(ctx, b); err != nil {
-		conn.Rollback(ctx)
-		return fmt.Sprint(b), err
-	}
-	commit(txs[len(txs)-1])
-	return fmt.Sprint(b), nil
+	return applyUnit(t, tgt, conn, txs[seed:], true)
 }
 
 // TestCompactedRowEvents: a compacted unit's inserts and updates go to a
@@ -120,11 +89,7 @@ func TestCompactedRowEvents(t *testing.T) {
 	sdb := sandbox.MustOpen(t, src, "")
 	const seed = 3
 	for _, sqlRows := range []bool{false, true} {
-		o := sandbox.Defaults()
-		o.ServerID = 2
-		dst := sandbox.MustStart(t, o)
-		ddb := sandbox.MustOpen(t, dst, "")
-		sandbox.MustExec(t, ddb, rowEventsSchema...)
+		dst, ddb := startTarget(t, rowEventsSchema...)
 		var opts []mysql.Option
 		if sqlRows {
 			opts = append(opts, mysql.SQLRows())
@@ -156,54 +121,24 @@ func TestCompactedRowEvents(t *testing.T) {
 // order), and in source order the update names its row.
 func TestCompactedRowEventsDiverged(t *testing.T) {
 	_, txs := rowEventsSource(t)
-	o := sandbox.Defaults()
-	o.ServerID = 2
-	dst := sandbox.MustStart(t, o)
-	ddb := sandbox.MustOpen(t, dst, "")
-	sandbox.MustExec(t, ddb, rowEventsSchema...)
+	dst, ddb := startTarget(t, rowEventsSchema...)
 	tgt := openTarget(t, dst, dst.URL())
-	ctx := context.Background()
-	conn, err := tgt.Conn(ctx)
+	conn, err := tgt.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	for _, tx := range txs[:3] {
-		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-		b, err := tgt.Render(ctx, []*txn.Txn{tx}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := conn.Send(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-		if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: tx.End.File, Pos: tx.End.Offset}); err != nil {
+		if _, err := applyUnit(t, tgt, conn, []*txn.Txn{tx}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sandbox.MustExec(t, ddb, "DELETE FROM re.o WHERE w = 1 AND id = 1")
-	for _, tx := range txs[3:] {
-		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := tgt.Render(ctx, txs[3:], true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = conn.Send(ctx, b)
+	_, err = applyUnit(t, tgt, conn, txs[3:], true)
 	if !errors.Is(err, mysql.ErrCompacted) || mysql.ErrorCode(err) != 1032 {
 		t.Fatalf("compacted rows events updating a missing row: got %v, want ErrCompacted wrapping error 1032", err)
 	}
-	if err := conn.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if b, err = tgt.Render(ctx, txs[3:], false); err != nil {
-		t.Fatal(err)
-	}
-	err = conn.Send(ctx, b)
+	_, err = applyUnit(t, tgt, conn, txs[3:], false)
 	if !errors.Is(err, mysql.ErrRowCount) || !strings.Contains(err.Error(), "re.o") {
 		t.Fatalf("the unit in source order: got %v, want ErrRowCount naming re.o", err)
 	}
@@ -217,11 +152,7 @@ func TestCompactedRowEventsOtherType(t *testing.T) {
 	ctx := context.Background()
 	src, txs := rowEventsSource(t)
 	sdb := sandbox.MustOpen(t, src, "")
-	o := sandbox.Defaults()
-	o.ServerID = 2
-	dst := sandbox.MustStart(t, o)
-	ddb := sandbox.MustOpen(t, dst, "")
-	sandbox.MustExec(t, ddb, rowEventsSchema...)
+	dst, ddb := startTarget(t, rowEventsSchema...)
 	sandbox.MustExec(t, ddb, "ALTER TABLE re.w MODIFY name VARCHAR(20)")
 	tgt := openTarget(t, dst, dst.URL())
 	text, err := replayUnit(t, tgt, txs, 3)
@@ -262,11 +193,7 @@ func TestKeylessBigChangeAsEvents(t *testing.T) {
 	if len(txs) != 4 {
 		t.Fatalf("%d transactions, want 4", len(txs))
 	}
-	o = sandbox.Defaults()
-	o.ServerID = 2
-	dst := sandbox.MustStart(t, o)
-	ddb := sandbox.MustOpen(t, dst, "")
-	sandbox.MustExec(t, ddb, schema...)
+	dst, ddb := startTarget(t, schema...)
 	tgt := openTarget(t, dst, dst.URL())
 	conn, err := tgt.Conn(ctx)
 	if err != nil {
@@ -274,23 +201,12 @@ func TestKeylessBigChangeAsEvents(t *testing.T) {
 	}
 	defer conn.Close()
 	for i, tx := range txs {
-		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-		b, err := tgt.Render(ctx, []*txn.Txn{tx}, true)
+		text, err := applyUnit(t, tgt, conn, []*txn.Txn{tx}, true)
 		if err != nil {
-			t.Fatal(err)
-		}
-		text := fmt.Sprint(b)
-		events := strings.Contains(text, "BINLOG")
-		if want := i < 3; events != want {
-			t.Errorf("transaction %d (%d rows): as rows events %v, want %v:\n%.600s", i, tx.Rows(), events, want, text)
-		}
-		if err := conn.Send(ctx, b); err != nil {
 			t.Fatalf("transaction %d: %v", i, err)
 		}
-		if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: tx.End.File, Pos: tx.End.Offset}); err != nil {
-			t.Fatal(err)
+		if events, want := strings.Contains(text, "BINLOG"), i < 3; events != want {
+			t.Errorf("transaction %d (%d rows): as rows events %v, want %v:\n%.600s", i, tx.Rows(), events, want, text)
 		}
 	}
 	if err := verify.Rows(ctx, sdb, ddb); err != nil {

@@ -227,6 +227,19 @@ type Catalog interface {
 	Table(schema, name string) (def *TableDef, ok bool)
 }
 
+// StringLength is a MYSQL_TYPE_STRING column's declared length in bytes
+// and real type (ENUM and SET hide in its metadata), as go-mysql reads it.
+func StringLength(meta uint16) (int, byte) {
+	if meta < 256 {
+		return int(meta), TypeString
+	}
+	b0, b1 := byte(meta>>8), byte(meta)
+	if b0&0x30 != 0x30 {
+		return int(uint16(b1) | uint16((b0&0x30)^0x30)<<4), b0 | 0x30
+	}
+	return int(b1), b0
+}
+
 // DataTypeName is information_schema's DATA_TYPE for a MYSQL_TYPE_* code
 // as a binlog table map gives it, or "" for a type it does not name.
 func DataTypeName(t byte) string {
