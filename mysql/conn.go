@@ -392,7 +392,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 		}
 	}
 	CrashPoint("after-ddl", tx)
-	t.Catalog.Invalidate()
+	t.Catalog.ForgetDDL(st.SQL, st.Schema)
 	if scopeOf(st.SQL) == scopeEvents {
 		if err := t.disableEvent(ctx, c, st.SQL, st.Schema, keepGTID); err != nil {
 			return false, fmt.Errorf("DDL %s: %w", describe(tx), err)
