@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/prepl/prepl/compact"
@@ -78,5 +79,34 @@ func TestDDLForgetsOnlyWhatItChanges(t *testing.T) {
 	load("other")
 	if n := cat.Loads() - before; n != 1 {
 		t.Errorf("after a CREATE INDEX on d.other, %d definitions read again, want 1", n)
+	}
+}
+
+// TestDDLDefaultDatabaseMissing: a DDL whose default database the target
+// lacks fails, as on MariaDB's replica, with a message that says so; the
+// same DDL with names qualified runs.
+func TestDDLDefaultDatabaseMissing(t *testing.T) {
+	ctx := context.Background()
+	s := sandbox.MustStart(t, sandbox.Defaults())
+	sandbox.MustExec(t, sandbox.MustOpen(t, s, ""), "CREATE DATABASE d")
+	tgt := openTarget(t, s, s.URL())
+	for i, c := range []struct {
+		sql  string
+		fail bool
+	}{
+		{"CREATE TABLE t (id INT PRIMARY KEY)", true},
+		{"CREATE TABLE d.t (id INT PRIMARY KEY)", false},
+	} {
+		st := &txn.Statement{SQL: c.sql, Schema: "nodb", ForeignKeyChecks: true, UniqueChecks: true}
+		gtid := "0-1-" + string(rune('1'+i))
+		tx := &txn.Txn{GTID: gtid, ServerID: 1, SeqNo: uint64(i + 1), Changes: []txn.Change{{Stmt: st}}}
+		after := position.Checkpoint{GTIDPos: gtid, LastGTID: gtid, File: "binlog.000001", Pos: uint32(1000 + i)}
+		_, err := tgt.ApplyDDL(ctx, tx, position.Checkpoint{}, after, "")
+		if (err != nil) != c.fail {
+			t.Fatalf("%s: %v, want failing %v", c.sql, err, c.fail)
+		}
+		if err != nil && !strings.Contains(err.Error(), "default database `nodb` does not exist on the target") {
+			t.Errorf("%s: %v does not say the default database is missing", c.sql, err)
+		}
 	}
 }
