@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prepl/prepl/fault"
 	"github.com/prepl/prepl/txn"
@@ -27,6 +28,8 @@ type Catalog struct {
 	// while a table's map is unchanged) whose types were checked against
 	// the definition they map to (checkTypes).
 	typed map[*txn.Table]*txn.TableDef
+	// loads counts the definitions read from the target.
+	loads atomic.Int64
 }
 
 // NewCatalog returns an empty catalog over the target db.
@@ -50,12 +53,114 @@ func (c *Catalog) Put(schema, name string, d *txn.TableDef) {
 	c.mu.Unlock()
 }
 
-// Invalidate forgets every definition (after DDL).
+// Invalidate forgets every definition.
 func (c *Catalog) Invalidate() {
 	c.mu.Lock()
 	c.tables = map[string]*txn.TableDef{}
 	clear(c.typed)
 	c.mu.Unlock()
+}
+
+// Loads counts the definitions the catalog has read from the target.
+func (c *Catalog) Loads() int64 { return c.loads.Load() }
+
+// ForgetDDL forgets the definitions the DDL stmt, run with db as its
+// default database, can have changed; the rest stay cached (forgetting
+// all of them after each DDL reloaded every table of a target after
+// every DDL of a stream). A definition holds facts about its own table
+// and about the foreign keys between it and others, and whether it has
+// triggers, so the DDL's tables are partOf's (the tables it names, on
+// both sides of a rename) and the parents it names after REFERENCES,
+// and forgotten with each such table t are:
+//
+//   - t itself, in any letter case (lower_case_table_names);
+//   - its children: definitions whose ForeignKeys name t (a parent
+//     dropped, renamed or replaced changes what they reference);
+//   - its parents: definitions whose Cascades name t, those t's cached
+//     definition references (a foreign key of t dropped or changed
+//     changes their Referenced and Cascades), and, when t's definition
+//     is not cached, every definition with Referenced (t's parents are
+//     not known, and a non-cascading key leaves no trace in them);
+//   - after a DROP TRIGGER or CREATE TRIGGER, the definitions with
+//     HasTriggers in the trigger's schema: a trigger dropped, or moved by
+//     CREATE OR REPLACE TRIGGER, may leave its old table without.
+//
+// Anything partOf cannot read with certainty, and any DDL that names no
+// table (a database, a routine, an event, ALTER DATABASE), forgets every
+// definition.
+func (c *Catalog) ForgetDDL(stmt, db string) {
+	part := partOf(stmt, db)
+	if part.whole || len(part.schemas) > 0 || len(part.routines) > 0 || len(part.tables) == 0 && len(part.triggers) == 0 {
+		c.Invalidate()
+		return
+	}
+	named := append(slices.Clip(part.tables), part.references...)
+	is := func(schema, name string, o objectName) bool {
+		return strings.EqualFold(schema, o.schema) && strings.EqualFold(name, o.name)
+	}
+	isNamed := func(schema, name string) bool {
+		return slices.ContainsFunc(named, func(o objectName) bool { return is(schema, name, o) })
+	}
+	schemas := map[string]bool{} // whose tables with triggers may have lost one
+	for _, o := range part.triggers {
+		schemas[strings.ToLower(o.schema)] = true
+	}
+	if part.trigger {
+		for _, o := range part.tables {
+			schemas[strings.ToLower(o.schema)] = true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// The parents of the named tables, by their cached definitions.
+	var parents []objectName
+	unknown := false
+	for _, o := range named {
+		found := false
+		for _, d := range c.tables {
+			if d == nil || !is(d.Schema, d.Name, o) {
+				continue
+			}
+			found = true
+			for _, fk := range d.ForeignKeys {
+				parents = append(parents, objectName{fk.RefSchema, fk.RefTable})
+			}
+		}
+		unknown = unknown || !found
+	}
+	forget := func(d *txn.TableDef) bool {
+		switch {
+		case isNamed(d.Schema, d.Name), unknown && d.Referenced:
+			return true
+		case d.HasTriggers && schemas[strings.ToLower(d.Schema)]:
+			return true
+		case slices.ContainsFunc(parents, func(o objectName) bool { return is(d.Schema, d.Name, o) }):
+			return true
+		}
+		for _, fk := range d.ForeignKeys {
+			if isNamed(fk.RefSchema, fk.RefTable) {
+				return true
+			}
+		}
+		for _, cr := range d.Cascades {
+			if slices.ContainsFunc(named, func(o objectName) bool { return strings.EqualFold(cr.Child, o.schema+"."+o.name) }) {
+				return true
+			}
+		}
+		return false
+	}
+	gone := map[*txn.TableDef]bool{}
+	for k, d := range c.tables {
+		if d == nil || forget(d) {
+			delete(c.tables, k)
+			gone[d] = true
+		}
+	}
+	for m, d := range c.typed {
+		if gone[d] {
+			delete(c.typed, m)
+		}
+	}
 }
 
 // LoadTxn loads every table a transaction's row changes touch. A table
@@ -203,6 +308,7 @@ func (c *Catalog) Load(ctx context.Context, schema, name string) (*txn.TableDef,
 	if c.db == nil {
 		return nil, fmt.Errorf("%s.%s: no definition given, and no target to read it from: %w", schema, name, ErrNoTable)
 	}
+	c.loads.Add(1)
 	d, err := LoadTableDef(ctx, c.db, schema, name)
 	if err != nil {
 		return nil, err

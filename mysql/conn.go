@@ -398,7 +398,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 		}
 	}
 	CrashPoint("after-ddl", tx)
-	t.Catalog.Invalidate()
+	t.Catalog.ForgetDDL(st.SQL, st.Schema)
 	if scopeOf(st.SQL) == scopeEvents {
 		if err := t.disableEvent(ctx, c, st.SQL, st.Schema, keepGTID); err != nil {
 			return false, fmt.Errorf("DDL %s: %w", describe(tx), err)
@@ -587,11 +587,15 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 	if _, err := c.ExecContext(ctx, set); err != nil {
 		return fmt.Errorf("set session for DDL %s: %w", describe(tx), err)
 	}
+	noDB := false
 	if use != "" {
 		// The replica's SQL thread sets the default database without checking
 		// it exists (CREATE DATABASE is logged with itself as default).
-		if _, err := c.ExecContext(ctx, use); err != nil && ErrorCode(err) != 1049 {
-			return fmt.Errorf("DDL %s: USE %s: %w", describe(tx), st.Schema, err)
+		if _, err := c.ExecContext(ctx, use); err != nil {
+			if ErrorCode(err) != 1049 {
+				return fmt.Errorf("DDL %s: USE %s: %w", describe(tx), st.Schema, err)
+			}
+			noDB = true
 		}
 	}
 	if err := ddlBeforeRun(tx, st); err != nil {
@@ -599,6 +603,11 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 	}
 	_, err := c.ExecContext(ctx, st.SQL)
 	if err := ddlOutcome(tx, st, err); err != nil {
+		if noDB {
+			// An unqualified name's error then says little of the cause.
+			return fmt.Errorf("%w (the DDL's default database %s does not exist on the target; MariaDB's replica stops here too: create it on the target)",
+				err, QuoteIdent(st.Schema))
+		}
 		return err
 	}
 	if err != nil && t.log != nil {

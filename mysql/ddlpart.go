@@ -76,6 +76,12 @@ type catalogPart struct {
 	tables   []objectName // these tables, views and sequences, with their triggers
 	triggers []objectName // these triggers
 	routines []objectName // these stored procedures, functions and packages
+	// references are the tables a CREATE or ALTER TABLE names after
+	// REFERENCES: not in the digest (see above), but their cached
+	// definitions (Referenced, Cascades) change with the foreign key
+	// (Catalog.ForgetDDL).
+	references []objectName
+	trigger    bool // CREATE TRIGGER: may move a trigger from another table
 }
 
 var wholeCatalog = catalogPart{whole: true}
@@ -377,7 +383,11 @@ func (p *ddlParser) create() (catalogPart, bool) {
 		// on that table or view only.
 		p.ifExists()
 		n, ok := p.name()
-		return catalogPart{tables: []objectName{n}}, ok
+		if !ok {
+			return catalogPart{}, false
+		}
+		refs, ok := p.references()
+		return catalogPart{tables: []objectName{n}, references: refs}, ok
 	case p.word("INDEX"):
 		return p.index()
 	case p.word("TRIGGER"):
@@ -401,7 +411,7 @@ func (p *ddlParser) create() (catalogPart, bool) {
 		if trg.schema != t.schema {
 			tables = append(tables, objectName{trg.schema, t.name})
 		}
-		return catalogPart{tables: tables}, true
+		return catalogPart{tables: tables, trigger: true}, true
 	case p.word("PROCEDURE"), p.word("FUNCTION"), p.words("PACKAGE", "BODY"), p.word("PACKAGE"):
 		p.ifExists()
 		n, ok := p.name()
@@ -412,6 +422,24 @@ func (p *ddlParser) create() (catalogPart, bool) {
 		return catalogPart{schemas: []string{d}}, ok
 	}
 	return catalogPart{}, false
+}
+
+// references reads, from the rest of the statement, the name after each
+// REFERENCES (a reserved word: as a bare word, only a foreign key's).
+func (p *ddlParser) references() ([]objectName, bool) {
+	var out []objectName
+	for p.i < len(p.toks) {
+		if !p.word("REFERENCES") {
+			p.i++
+			continue
+		}
+		n, ok := p.name()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
 }
 
 // index reads the rest of [CREATE|DROP] INDEX [IF [NOT] EXISTS] i
@@ -479,6 +507,12 @@ func (p *ddlParser) alterTable(t objectName) (catalogPart, bool) {
 			depth++
 		case p.punct(')'):
 			depth--
+		case p.word("REFERENCES"):
+			n, ok := p.name()
+			if !ok {
+				return catalogPart{}, false
+			}
+			part.references = append(part.references, n)
 		case depth == 0 && p.word("RENAME"):
 			if p.word("COLUMN") || p.word("INDEX") || p.word("KEY") {
 				continue
