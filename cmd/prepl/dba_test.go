@@ -311,7 +311,7 @@ func TestDelayHoldsApply(t *testing.T) {
 	db := sandbox.MustOpen(t, src, "")
 	counterWorkload(t, db, 100, 2)
 	tdb := sandbox.MustOpen(t, tgt, "")
-	r := startPrepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "4", "--delay", delay.String())
+	r := startPrepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "4", "--delay", delay.String(), "--progress", "500ms")
 	want := gtidPos(t, db)
 	waitFor(t, "the workload applied", func() bool { return r.status(t).Applied.GTIDPosition == want })
 
@@ -333,6 +333,9 @@ func TestDelayHoldsApply(t *testing.T) {
 		t.Errorf("applied %v after the source commit, want at least %v", e, delay-time.Second)
 	}
 	sameRows(t, src, tgt)
+	if !strings.Contains(r.output(), "applied from") {
+		t.Errorf("no progress line says what the delay waits for:\n%s", r.output())
+	}
 
 	// A stop while waiting: exit 0 at once, the waiting transaction not applied.
 	if _, err := db.Exec("INSERT INTO w.log VALUES (1000000, 0, 'delayed')"); err != nil {
