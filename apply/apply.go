@@ -99,6 +99,11 @@ type Config struct {
 	// Gate, when set, holds admission of new transactions while it is
 	// held (pause, throttling).
 	Gate *Gate
+	// Delay applies each transaction no earlier than its source commit
+	// time (the commit event's timestamp) plus Delay, by the local
+	// clock, as MASTER_DELAY does; reading goes on ahead within the
+	// window. It holds Gate (reason ThrottleDelay), so it needs one.
+	Delay time.Duration
 	// Live, when set, receives statistics snapshots while the run goes.
 	Live *Live
 }

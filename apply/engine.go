@@ -152,6 +152,20 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 	stopping := false
 	for {
 		now := time.Now()
+		var delayUntil time.Time
+		if e.cfg.Delay > 0 && e.cfg.Gate != nil {
+			why := ""
+			if taken < len(in.Txs) {
+				tx := in.Txs[taken]
+				if due, wait := delayDue(tx.Timestamp, e.cfg.Delay, now); wait {
+					delayUntil = due
+					why = fmt.Sprintf("%s committed %s, applied from %s", tx.GTID, tx.Timestamp.UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339))
+				}
+			}
+			if e.cfg.Gate.Throttle(ThrottleDelay, why != "", why) && why != "" {
+				e.cfg.Log.Debug("delaying", "until", delayUntil, "why", why)
+			}
+		}
 		// A held gate (pause, throttling) feeds nothing new: what was
 		// read before finishes, then the position holds still.
 		held, gateCh := e.cfg.Gate.Held()
@@ -198,7 +212,10 @@ func (e *engine) run(ctx context.Context, src Source) (Stats, error) {
 			done = ctx.Done()
 		}
 		var timerC <-chan time.Time
-		if d := e.seq.Deadline(); !d.IsZero() {
+		if d := e.seq.Deadline(); !d.IsZero() || !delayUntil.IsZero() {
+			if d.IsZero() || (!delayUntil.IsZero() && delayUntil.Before(d)) {
+				d = delayUntil
+			}
 			timer.Reset(max(0, d.Sub(now)))
 			timerC = timer.C
 		}

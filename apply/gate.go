@@ -44,7 +44,22 @@ const (
 	ThrottleMaxLoad    = "max-load"
 	ThrottleReplicaLag = "replica-lag"
 	ThrottleFlagFile   = "flag-file"
+	// ThrottleDelay holds the gate while the next transaction's source
+	// commit time plus Config.Delay is still ahead (--delay, as
+	// MASTER_DELAY); its detail names the GTID and the time it waits for.
+	ThrottleDelay = "delay"
 )
+
+// delayDue says until when the transaction committed on the source at
+// commit must wait under delay, at now: wait is false once
+// commit+delay is not after now, or with no delay or no commit time.
+func delayDue(commit time.Time, delay time.Duration, now time.Time) (due time.Time, wait bool) {
+	if delay <= 0 || commit.IsZero() {
+		return time.Time{}, false
+	}
+	due = commit.Add(delay)
+	return due, due.After(now)
+}
 
 func (g *Gate) signal() {
 	if g.changed != nil {

@@ -252,6 +252,9 @@ func (w *watch) progressLine(s apply.Stats) {
 	if x.Gate.Paused || len(x.Gate.Throttled) > 0 {
 		attrs = append(attrs, "held_by", strings.Join(x.Gate.Reasons(), ","))
 	}
+	if why := x.Gate.Throttled[apply.ThrottleDelay]; why != "" {
+		attrs = append(attrs, "delay", why) // what --delay waits for, until when
+	}
 	if s.Skipped > 0 {
 		attrs = append(attrs, "skipped", s.Skipped)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/sandbox"
@@ -297,5 +298,56 @@ func TestMaxLoadHoldsApply(t *testing.T) {
 	tdb.QueryRow("SELECT gtid_pos FROM prepl.position WHERE channel = 'default' AND slot = 'main'").Scan(&pos)
 	if pos == "" {
 		t.Fatal("no position stored after the critical-load stop")
+	}
+}
+
+// TestDelayHoldsApply: with --delay, a transaction read from the source
+// waits (status shows the reason "delay") and is not on the target, then
+// is applied no earlier than its commit second plus the delay; SIGTERM
+// while waiting stops cleanly.
+func TestDelayHoldsApply(t *testing.T) {
+	const delay = 4 * time.Second
+	src, tgt := source(t, nil), targetServer(t)
+	db := sandbox.MustOpen(t, src, "")
+	counterWorkload(t, db, 100, 2)
+	tdb := sandbox.MustOpen(t, tgt, "")
+	r := startPrepl(t, "replicate", "--source", src.URL(), "--target", tgt.URL(), "--workers", "4", "--delay", delay.String(), "--progress", "500ms")
+	want := gtidPos(t, db)
+	waitFor(t, "the workload applied", func() bool { return r.status(t).Applied.GTIDPosition == want })
+
+	t0 := time.Now()
+	if _, err := db.Exec("INSERT INTO w.log VALUES (999999, 0, 'delayed')"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delay to hold", func() bool { _, ok := r.status(t).Throttled["delay"]; return ok })
+	var n int
+	if err := tdb.QueryRow("SELECT COUNT(*) FROM w.log WHERE id = 999999").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("while the delay holds: %d rows on the target (err %v), want 0", n, err)
+	}
+	waitFor(t, "the delayed row", func() bool {
+		tdb.QueryRow("SELECT COUNT(*) FROM w.log WHERE id = 999999").Scan(&n)
+		return n == 1
+	})
+	// The commit time is whole seconds: due is at least delay-1s after t0.
+	if e := time.Since(t0); e < delay-time.Second {
+		t.Errorf("applied %v after the source commit, want at least %v", e, delay-time.Second)
+	}
+	sameRows(t, src, tgt)
+	if !strings.Contains(r.output(), "applied from") {
+		t.Errorf("no progress line says what the delay waits for:\n%s", r.output())
+	}
+
+	// A stop while waiting: exit 0 at once, the waiting transaction not applied.
+	if _, err := db.Exec("INSERT INTO w.log VALUES (1000000, 0, 'delayed')"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delay to hold", func() bool { _, ok := r.status(t).Throttled["delay"]; return ok })
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM\n%s", code, r.output())
+	}
+	tdb.QueryRow("SELECT COUNT(*) FROM w.log WHERE id = 1000000").Scan(&n)
+	if n != 0 {
+		t.Errorf("the waiting transaction was applied on stop")
 	}
 }

@@ -20,6 +20,9 @@ func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var srcFlags prun.EndpointSecrets
 	registerEndpoint(fs, &srcFlags, "source")
 	startGTID := fs.String("start-gtid", "", "GTID position to start after when the target has no stored position\n(MariaDB gtid_slave_pos form 0-1-100,1-1-5, or a MySQL GTID set); default: the oldest binlog")
+	delay := fs.Duration("delay", 0, "apply each transaction no earlier than this long after the source committed it (its commit\n"+
+		"event's timestamp, by the local clock), as MASTER_DELAY/SOURCE_DELAY; reading goes on ahead within --window.\n"+
+		"While waiting, status and metrics show the throttling reason \"delay\" with the GTID and the time it waits for")
 	untilGTID := fs.String("until-gtid", "", "stop after applying this GTID (inclusive), or before the first later transaction\n"+
 		"of its domain (MariaDB) or of its UUID (MySQL)")
 	var skipGTIDs multiFlag
@@ -65,6 +68,10 @@ Flags:
 	if err != nil {
 		return err
 	}
+	if *delay < 0 {
+		return fmt.Errorf("%w: --delay must not be negative", errUsage)
+	}
+	o.Config.Delay = *delay
 	src, err := af.secrets.Endpoint(*source, &srcFlags)
 	if err != nil {
 		return err
