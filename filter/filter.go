@@ -30,6 +30,15 @@ type Filter struct {
 	// unused counts the others.
 	used   []bool
 	unused int
+	// skips are --skip-rows: row changes of these kinds to the matching
+	// tables are dropped (an archive that keeps what the source deletes).
+	skips []skipRule
+}
+
+// skipRule drops the row changes of kinds to the tables of pattern.
+type skipRule struct {
+	pattern
+	kinds [txn.Delete + 1]bool
 }
 
 // maxRenamed bounds the cache of rewritten tables (table ids are never
@@ -123,9 +132,53 @@ func parsePatterns(flag string, in []string) ([]pattern, error) {
 	return out, nil
 }
 
+// SkipRows adds --skip-rows rules: "[SCHEMA.TABLE:]KIND[,KIND...]", KIND
+// insert, update or delete; without a pattern, every table. A row change
+// of a skipped kind is dropped before anything else sees it (dependency
+// keys, compaction), as a change to an excluded table is; a transaction
+// left with no rows is skipped, the position moving past it.
+func (f *Filter) SkipRows(rules []string) error {
+	for _, r := range rules {
+		pat, kinds := "*.*", r
+		if i := strings.LastIndexByte(r, ':'); i >= 0 {
+			pat, kinds = r[:i], r[i+1:]
+		}
+		ps, err := parsePatterns("--skip-rows", []string{pat})
+		if err != nil {
+			return err
+		}
+		rule := skipRule{pattern: ps[0]}
+		for _, k := range strings.Split(kinds, ",") {
+			switch strings.ToLower(strings.TrimSpace(k)) {
+			case "insert":
+				rule.kinds[txn.Insert] = true
+			case "update":
+				rule.kinds[txn.Update] = true
+			case "delete":
+				rule.kinds[txn.Delete] = true
+			default:
+				return fmt.Errorf("--skip-rows %q: %q is not a row change kind: want insert, update or delete, after an optional SCHEMA.TABLE: pattern (shop.archive_*:delete)", r, k)
+			}
+		}
+		f.skips = append(f.skips, rule)
+	}
+	return nil
+}
+
+// skipped reports whether a --skip-rows rule drops a change of kind k
+// to the source table schema.table.
+func (f *Filter) skipped(schema, table string, k txn.Kind) bool {
+	for _, r := range f.skips {
+		if int(k) < len(r.kinds) && r.kinds[k] && r.match(schema, table) {
+			return true
+		}
+	}
+	return false
+}
+
 // Empty reports whether the filter lets everything through unchanged.
 func (f *Filter) Empty() bool {
-	return len(f.include) == 0 && len(f.exclude) == 0 && len(f.rewrite) == 0
+	return len(f.include) == 0 && len(f.exclude) == 0 && len(f.rewrite) == 0 && len(f.skips) == 0
 }
 
 func (p pattern) match(schema, table string) bool {
@@ -245,7 +298,7 @@ func (f *Filter) Apply(t *txn.Txn) bool {
 		case ch.Row != nil:
 			hadRows = true
 			tb := ch.Row.Table
-			if !f.Table(tb.Schema, tb.Name) {
+			if !f.Table(tb.Schema, tb.Name) || len(f.skips) > 0 && f.skipped(tb.Schema, tb.Name, ch.Row.Kind) {
 				continue
 			}
 			ch.Row.Table = f.table(tb)

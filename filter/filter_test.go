@@ -162,6 +162,59 @@ func TestApplyRows(t *testing.T) {
 	}
 }
 
+// TestSkipRows: --skip-rows drops row changes of the kinds it names, to
+// the tables it names (all without a pattern), before the rename; a
+// transaction left with no rows is skipped.
+func TestSkipRows(t *testing.T) {
+	orders := &txn.Table{ID: 1, Schema: "shop", Name: "orders"}
+	archive := &txn.Table{ID: 2, Schema: "shop", Name: "archive_2026"}
+	kinds := func(tx *txn.Txn) string {
+		var s []string
+		for _, ch := range tx.Changes {
+			s = append(s, ch.Row.Table.Name+":"+ch.Row.Kind.String())
+		}
+		return strings.Join(s, " ")
+	}
+	change := func(tb *txn.Table, k txn.Kind) txn.Change { return txn.Change{Row: &txn.RowChange{Kind: k, Table: tb}} }
+	all := func() *txn.Txn {
+		return &txn.Txn{Changes: []txn.Change{change(orders, txn.Insert), change(archive, txn.Delete), change(orders, txn.Delete),
+			change(archive, txn.Update), change(archive, txn.Insert)}}
+	}
+	cases := []struct {
+		rules []string
+		want  string
+		keep  bool
+		err   string
+	}{
+		{[]string{"shop.archive_*:delete"}, "orders:insert orders:delete archive_2026:update archive_2026:insert", true, ""},
+		{[]string{"delete"}, "orders:insert archive_2026:update archive_2026:insert", true, ""},
+		{[]string{"shop.archive_*:delete,update", "shop.orders:DELETE"}, "orders:insert archive_2026:insert", true, ""},
+		{[]string{"insert,update,delete"}, "", false, ""},
+		{[]string{"shop.*:truncate"}, "", false, "not a row change kind"},
+		{[]string{"shop:delete"}, "", false, "want SCHEMA.TABLE"},
+	}
+	for _, c := range cases {
+		f := mustNew(t, nil, nil, nil)
+		err := f.SkipRows(c.rules)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: error %v, want %q", c.rules, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.rules, err)
+		}
+		if f.Empty() {
+			t.Errorf("%v: the filter says it is empty", c.rules)
+		}
+		tx := all()
+		if keep := f.Apply(tx); keep != c.keep || kinds(tx) != c.want {
+			t.Errorf("%v: kept %v %q, want %v %q", c.rules, keep, kinds(tx), c.keep, c.want)
+		}
+	}
+}
+
 func TestApplyDDLTransaction(t *testing.T) {
 	f := mustNew(t, nil, []string{"shop.secret"}, []string{"shop=s2"})
 	tx := &txn.Txn{Changes: []txn.Change{{Stmt: &txn.Statement{SQL: "ALTER TABLE orders ADD c INT", Schema: "shop", DDL: true}}}}

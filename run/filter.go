@@ -65,15 +65,18 @@ func unmatchedIncludes(tables *filter.Filter) string {
 		"(names are compared as the binlog has them, case included)", strings.Join(un, ", --include "))
 }
 
-// TableFilter makes the table filter of --include, --exclude and
-// --rewrite-schema; the source's own prepl schema is left out unless
-// applyPreplSchema (on a source that is itself a prepl target it holds
-// that prepl's positions, not data).
-func TableFilter(include, exclude, rewrite []string, applyPreplSchema bool) (*filter.Filter, error) {
+// TableFilter makes the table filter of --include, --exclude,
+// --rewrite-schema and --skip-rows; the source's own prepl schema is left
+// out unless applyPreplSchema (on a source that is itself a prepl target
+// it holds that prepl's positions, not data).
+func TableFilter(include, exclude, rewrite, skipRows []string, applyPreplSchema bool) (*filter.Filter, error) {
 	if !applyPreplSchema {
 		exclude = append(exclude[:len(exclude):len(exclude)], mysql.PositionSchema+".*")
 	}
 	t, err := filter.New(include, exclude, rewrite)
+	if err == nil {
+		err = t.SkipRows(skipRows)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}

@@ -181,3 +181,36 @@ func sortedStrings(in []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestSkipRows: replay with --skip-rows keeps on the target what the
+// source deleted from the archive table (the deletes are dropped, the
+// inserts and updates applied), and applies every change to the others.
+func TestSkipRows(t *testing.T) {
+	t.Parallel()
+	src := source(t, nil)
+	db := sandbox.MustOpen(t, src, "")
+	db.SetMaxOpenConns(1)
+	sandbox.MustExec(t, db,
+		"CREATE DATABASE arc",
+		"CREATE TABLE arc.archive (id INT PRIMARY KEY, v INT)",
+		"CREATE TABLE arc.live (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO arc.archive VALUES (1, 1), (2, 2), (3, 3)",
+		"INSERT INTO arc.live VALUES (1, 1), (2, 2), (3, 3)",
+		"BEGIN", "DELETE FROM arc.archive WHERE id = 2", "DELETE FROM arc.live WHERE id = 2", "UPDATE arc.archive SET v = 30 WHERE id = 3", "COMMIT",
+		"DELETE FROM arc.archive WHERE id = 1", // a transaction left with no rows
+		"INSERT INTO arc.archive VALUES (4, 4)",
+	)
+	files := binlogFiles(t, src)
+	tgt := targetServer(t)
+	out := mustPrepl(t, append([]string{"replay", "--target", tgt.URL(), "--progress", "0", "--skip-rows", "arc.arch*:delete"}, files...)...)
+	tdb := sandbox.MustOpen(t, tgt, "")
+	if got, want := strings.Join(rowsOf(t, tdb, "arc.archive"), " "), "1|1 2|2 3|30 4|4"; got != want {
+		t.Errorf("arc.archive on the target: %q, want %q (the source's deletes left out)", got, want)
+	}
+	if a, b := rowsOf(t, db, "arc.live"), rowsOf(t, tdb, "arc.live"); strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Errorf("arc.live on the target %q, want the source's %q", b, a)
+	}
+	if !strings.Contains(out, "skipped 1;") {
+		t.Errorf("the transaction of a skipped delete only was not skipped:\n%s", out)
+	}
+}

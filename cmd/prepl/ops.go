@@ -19,6 +19,7 @@ type ops struct {
 	metricsAddr               string
 	webConfig                 string
 	include, exclude, rewrite multiFlag
+	skipRows                  multiFlag
 	progressBar               bool
 	applyPreplSchema          bool
 
@@ -39,6 +40,10 @@ func (o *ops) registerOps(fs *flag.FlagSet) {
 		"statements (LIKE and REFERENCES included), database names in CREATE/ALTER/DROP DATABASE, and the own\n"+
 		"names of views, triggers and routines. Not rewritten: names inside view, trigger and routine bodies,\n"+
 		"and account statements (GRANT, CREATE USER)")
+	fs.Var(&o.skipRows, "skip-rows", "drop row changes of these kinds: [SCHEMA.TABLE:]KIND[,KIND], KIND insert, update or delete\n"+
+		"(repeatable; without a pattern, every table), e.g. shop.archive_*:delete for an archive that keeps what the\n"+
+		"source deletes. The target then differs from the source on purpose: a later insert of a deleted key fails\n"+
+		"with a duplicate key, an update of a row whose insert was dropped finds no row")
 	fs.BoolVar(&o.applyPreplSchema, "apply-prepl-schema", false, "also apply the source's own `"+mysql.PositionSchema+"` schema. By default it is left out:\n"+
 		"on a source that is itself a prepl target (a chain A -> B -> C) it holds B's positions, not data")
 	fs.BoolVar(&o.progressBar, "progress-bar", true, "draw a progress bar with rate and ETA when stderr is a terminal\n(replay, replicate --stop-at-end)")
@@ -57,7 +62,7 @@ func (o *ops) terminal(stderr io.Writer) io.Writer {
 
 // setupOps checks the filter flags and makes the table filter.
 func (o *ops) setupOps() error {
-	t, err := prun.TableFilter(o.include, o.exclude, o.rewrite, o.applyPreplSchema)
+	t, err := prun.TableFilter(o.include, o.exclude, o.rewrite, o.skipRows, o.applyPreplSchema)
 	o.tables = t
 	return err
 }
