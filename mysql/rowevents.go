@@ -115,9 +115,9 @@ const keylessEvents = 100
 // through the table's best index or a hash of the event's rows. Its
 // inserts cost the server 0.56 of multi-row INSERTs (docs/benchmarks.md,
 // "The target's CPU per row change"). Keyed tables need no such path:
-// a unit's compacted rows go as rows events already. Only where rows events go at
-// all (netAsEvents) and every table tx changes takes the binlog's
-// values as they are.
+// a unit's compacted rows go as rows events already. Only where rows
+// events go at all and every table tx changes takes the binlog's values
+// as they are (eventsFit).
 func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, error) {
 	if !t.rowEvents || t.keepGTID || tx.Format == nil || tx.Format.Flavor != txn.MariaDB || tx.Rows() < keylessEvents {
 		return "", nil
@@ -161,7 +161,8 @@ func (t *Target) fitsMap(d *txn.TableDef, m *txn.Table) bool {
 
 // valueRefused: the server refused a value of a row as SQL in prepl's
 // strict session (out of range, an incorrect date, too long, truncated),
-// one the source stored all the same: a DOUBLE(200,0) holding 1e200, a
+// one the source stored all the same: a FLOAT(30,0) holding the float
+// nearest 1e30, which as a double is above 10^30 (main.type_float), a
 // TIMESTAMP of second 0 with a fraction. SQL cannot say such a value; a
 // rows event carries its bytes, which the replica stores as they are.
 func valueRefused(err error) bool {
