@@ -53,6 +53,9 @@ func (t *Target) verbatimTable(ctx context.Context, tx *txn.Txn) (string, error)
 	if found == "" && err == nil {
 		found, err = t.keylessVerbatim(ctx, tx)
 	}
+	if found == "" && err == nil {
+		found, err = t.unsayableVerbatim(ctx, tx)
+	}
 	return found, err
 }
 

@@ -210,6 +210,20 @@ func (c *Catalog) LoadTxn(ctx context.Context, t *txn.Txn) error {
 	return nil
 }
 
+// floatDigits is M-D of a FLOAT(M,D) or DOUBLE(M,D) column of
+// information_schema's COLUMN_TYPE ("float(30,0) unsigned"), 0 for
+// other columns.
+func floatDigits(dataType, colType string) int {
+	if dataType != "float" && dataType != "double" {
+		return 0
+	}
+	var m, d int
+	if _, err := fmt.Sscanf(strings.ToLower(colType), dataType+"(%d,%d)", &m, &d); err != nil || m <= d {
+		return 0
+	}
+	return m - d
+}
+
 // hiddenColumns counts the columns MariaDB writes in a table's row
 // images that information_schema does not list, after all the others:
 // row_start and row_end of a system-versioned table, then the
@@ -355,6 +369,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		}
 		c.DataType = strings.ToLower(c.DataType)
 		c.Unsigned = strings.Contains(strings.ToLower(colType), "unsigned")
+		c.FloatDigits = floatDigits(c.DataType, colType)
 		c.Nullable = nullable == "YES"
 		x := strings.ToUpper(extra)
 		c.Generated = strings.Contains(x, "VIRTUAL") || strings.Contains(x, "STORED") || strings.Contains(x, "PERSISTENT")

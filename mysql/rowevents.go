@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/prepl/prepl/compact"
@@ -142,6 +143,64 @@ func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, erro
 		return "", err
 	}
 	return fmt.Sprintf("%s without a row key has %d row changes in the transaction, which its rows events apply faster than SQL", name, keyless), nil
+}
+
+// unsayableVerbatim names the column of tx that holds a value SQL cannot
+// say, which makes tx go as the binlog's own rows events ("" for none):
+// a FLOAT(M,D) or DOUBLE(M,D) holding a float at or past 10^(M-D) as a
+// double, as float32(1e30) in a FLOAT(30,0) (main.type_float), which
+// the source stored and the server refuses as SQL (1264). Where the
+// unit's tables are transactional the refusal itself re-sends it so
+// (sendAsEvents); a non-transactional table cannot take back the rows a
+// refused statement wrote, so this is looked for before.
+func (t *Target) unsayableVerbatim(ctx context.Context, tx *txn.Txn) (string, error) {
+	if !t.rowEvents || t.keepGTID || tx.Format == nil || tx.Format.Flavor != txn.MariaDB {
+		return "", nil
+	}
+	var last *txn.Table
+	var d *txn.TableDef
+	var bounded []int // d's FLOAT(M,D) and DOUBLE(M,D) columns
+	for _, ch := range tx.Changes {
+		rc := ch.Row
+		if rc == nil || rc.After == nil {
+			continue
+		}
+		if rc.Table != last {
+			last = rc.Table
+			var err error
+			if d, err = t.table(ctx, last.Schema, last.Name); err != nil {
+				return "", err
+			}
+			bounded = bounded[:0]
+			for i := range d.Columns {
+				if d.Columns[i].FloatDigits > 0 {
+					bounded = append(bounded, i)
+				}
+			}
+		}
+		for _, i := range bounded {
+			if i >= len(rc.After) {
+				continue
+			}
+			var f float64
+			v := rc.After[i]
+			switch x := v.(type) {
+			case float32:
+				f = float64(x)
+			case float64:
+				f = x
+			default:
+				continue
+			}
+			if math.Abs(f) >= math.Pow10(d.Columns[i].FloatDigits) {
+				if ok, err := t.eventsFit(ctx, tx); !ok || err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("%s column %s holds %g, which SQL cannot say in its %d digits", d.QualifiedName(), d.Columns[i].Name, f, d.Columns[i].FloatDigits), nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // fitsMap reports whether the table d has the columns of the table map

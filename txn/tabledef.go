@@ -77,6 +77,9 @@ type ColumnDef struct {
 	// Precision and Scale of a DECIMAL(P,S); FSP, the fractional second
 	// digits of a DATETIME, TIMESTAMP or TIME (0 when unknown or none).
 	Precision, Scale, FSP int
+	// FloatDigits are the digits before the point a FLOAT(M,D) or
+	// DOUBLE(M,D) holds, M-D (0: declared without (M,D), no bound).
+	FloatDigits int
 }
 
 // FixedBytes is the length of a column the server stores as exactly n

@@ -13,3 +13,9 @@ UPDATE t SET id = id + 10 WHERE id > 2;
 CREATE TABLE k (f FLOAT(30,0), n INT);
 INSERT INTO k VALUES (1e30, 1), (1e30, 2);
 DELETE FROM k WHERE n = 1;
+-- The same in a MyISAM table, which cannot take back what a refused
+-- statement wrote: the transaction is seen to hold such a value before
+-- it is sent, and goes as its rows events from the start.
+CREATE TABLE m (id INT PRIMARY KEY, f FLOAT(30,0), d DOUBLE) ENGINE=MyISAM;
+INSERT INTO m VALUES (1, 1e29, 1), (2, 1e30, 2);
+UPDATE m SET d = d + 1 WHERE id = 2;
