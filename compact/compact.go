@@ -218,7 +218,7 @@ func histories(txs []*txn.Txn, lookup Lookup, anyEngine bool, p *Plan) (ts table
 				t.ok = false
 			}
 			if t.changes == 0 {
-				t.raw, t.event = rc.Event != nil, rc.Event
+				t.raw, t.event = true, rc.Event // rawImages checks rc.Event
 			}
 			if t.raw && !rawImages(rc, t.net.Map) {
 				t.raw = false

@@ -363,7 +363,7 @@ func (t *Target) sqlHint(txs []*txn.Txn, p *compact.UnitPlan) int {
 			}
 			dropped += r.Plan.Dropped
 			for _, n := range r.Plan.Nets {
-				if n.Raw != nil && t.rowEvents && !t.keepGTID {
+				if n.Raw != nil && t.sendsEvents(r.Txs[0].Format) {
 					dropped += len(n.Raw.Inserts) + len(n.Raw.Updates)
 				}
 			}

@@ -51,10 +51,7 @@ func (t *Target) verbatimTable(ctx context.Context, tx *txn.Txn) (string, error)
 		return found != ""
 	})
 	if found == "" && err == nil {
-		found, err = t.keylessVerbatim(ctx, tx)
-	}
-	if found == "" && err == nil {
-		found, err = t.unsayableVerbatim(ctx, tx)
+		found, err = t.eventsVerbatim(ctx, tx)
 	}
 	return found, err
 }

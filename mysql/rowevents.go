@@ -84,13 +84,21 @@ var minEventRows = 32
 // eventNets returns the nets of txs's plan whose inserts and updates go
 // as rows events.
 func (t *Target) eventNets(txs []*txn.Txn, nets []*compact.Net) []*compact.Net {
-	if !t.rowEvents || t.keepGTID {
+	f := txs[0].Format
+	if !t.sendsEvents(f) {
 		return nil
+	}
+	// The images are read under the events' format description event,
+	// which the connection sends once: one for the whole unit.
+	for _, tx := range txs[1:] {
+		if tx.Format == nil || &tx.Format.Event[0] != &f.Event[0] && string(tx.Format.Event) != string(f.Event) {
+			return nil
+		}
 	}
 	var out []*compact.Net
 	rows := 0
 	for _, n := range nets {
-		if t.netAsEvents(txs, n) {
+		if t.netAsEvents(n) {
 			out = append(out, n)
 			rows += len(n.Raw.Inserts) + len(n.Raw.Updates)
 		}
@@ -103,66 +111,45 @@ func (t *Target) eventNets(txs []*txn.Txn, nets []*compact.Net) []*compact.Net {
 
 // keylessEvents is the fewest row changes to tables without a row key
 // that make a transaction go as the binlog's own rows events
-// (keylessVerbatim).
+// (eventsVerbatim).
 const keylessEvents = 100
 
-// keylessVerbatim names the table without a row key (no primary key, no
-// unique key over NOT NULL columns) whose many row changes in tx make it
-// go as the binlog's own rows events, as `mariadb-binlog | mariadb`
-// applies it ("" for none). As SQL each updated or deleted row is a
-// statement that finds its row by every column (`DELETE … WHERE …
-// LIMIT 1`), a scan of the table or of an index's matches per row; the
-// server applies a rows event as its replica does, each row found
-// through the table's best index or a hash of the event's rows. Its
-// inserts cost the server 0.56 of multi-row INSERTs (docs/benchmarks.md,
-// "The target's CPU per row change"). Keyed tables need no such path:
-// a unit's compacted rows go as rows events already. Only where rows
-// events go at all and every table tx changes takes the binlog's values
-// as they are (eventsFit).
-func (t *Target) keylessVerbatim(ctx context.Context, tx *txn.Txn) (string, error) {
-	if !t.rowEvents || t.keepGTID || tx.Format == nil || tx.Format.Flavor != txn.MariaDB || tx.Rows() < keylessEvents {
+// eventsVerbatim says why tx goes as the binlog's own rows events, as
+// `mariadb-binlog | mariadb` applies it ("" when it goes as SQL), in one
+// pass over its rows:
+//
+//   - 100 or more row changes to a transactional table without a row
+//     key (no primary key, no unique key over NOT NULL columns). As SQL
+//     each updated or deleted row is a statement that finds its row by
+//     every column (`DELETE … WHERE … LIMIT 1`), a scan of the table or
+//     of an index's matches per row; the server applies a rows event as
+//     its replica does, each row found through the table's best index or
+//     a hash of the event's rows, and its inserts cost it 0.56 of
+//     multi-row INSERTs (docs/benchmarks.md, "The target's CPU per row
+//     change"). Keyed tables need no such path: a unit's compacted rows
+//     go as rows events already.
+//   - a value SQL cannot say: a FLOAT(M,D) or DOUBLE(M,D) holding a float
+//     at or past 10^(M-D) as a double, as float32(1e30) in a FLOAT(30,0)
+//     (main.type_float), which the source stored and the server refuses
+//     as SQL (1264). Where the unit's tables are transactional the
+//     refusal itself re-sends it so (sendAsEvents); a non-transactional
+//     table cannot take back the rows a refused statement wrote, so this
+//     is looked for before.
+//
+// Only where rows events go at all (sendsEvents) and every table tx
+// changes takes the binlog's values as they are (eventsFit).
+func (t *Target) eventsVerbatim(ctx context.Context, tx *txn.Txn) (string, error) {
+	if !t.sendsEvents(tx.Format) {
 		return "", nil
 	}
-	keyless, name := 0, ""
-	for _, ch := range tx.Changes {
-		if rc := ch.Row; rc != nil {
-			d, err := t.table(ctx, rc.Table.Schema, rc.Table.Name)
-			if err != nil {
-				return "", err
-			}
-			if d.RowKey() == nil && d.Transactional {
-				keyless++
-				name = d.QualifiedName()
-			}
-		}
-	}
-	if keyless < keylessEvents {
-		return "", nil
-	}
-	if ok, err := t.eventsFit(ctx, tx); !ok || err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s without a row key has %d row changes in the transaction, which its rows events apply faster than SQL", name, keyless), nil
-}
-
-// unsayableVerbatim names the column of tx that holds a value SQL cannot
-// say, which makes tx go as the binlog's own rows events ("" for none):
-// a FLOAT(M,D) or DOUBLE(M,D) holding a float at or past 10^(M-D) as a
-// double, as float32(1e30) in a FLOAT(30,0) (main.type_float), which
-// the source stored and the server refuses as SQL (1264). Where the
-// unit's tables are transactional the refusal itself re-sends it so
-// (sendAsEvents); a non-transactional table cannot take back the rows a
-// refused statement wrote, so this is looked for before.
-func (t *Target) unsayableVerbatim(ctx context.Context, tx *txn.Txn) (string, error) {
-	if !t.rowEvents || t.keepGTID || tx.Format == nil || tx.Format.Flavor != txn.MariaDB {
-		return "", nil
-	}
+	keyless, why := 0, ""
 	var last *txn.Table
 	var d *txn.TableDef
+	var noKey bool    // d has no row key and is transactional
 	var bounded []int // d's FLOAT(M,D) and DOUBLE(M,D) columns
 	for _, ch := range tx.Changes {
 		rc := ch.Row
-		if rc == nil || rc.After == nil {
+		if rc == nil {
 			continue
 		}
 		if rc.Table != last {
@@ -171,6 +158,7 @@ func (t *Target) unsayableVerbatim(ctx context.Context, tx *txn.Txn) (string, er
 			if d, err = t.table(ctx, last.Schema, last.Name); err != nil {
 				return "", err
 			}
+			noKey = d.RowKey() == nil && d.Transactional
 			bounded = bounded[:0]
 			for i := range d.Columns {
 				if d.Columns[i].FloatDigits > 0 {
@@ -178,29 +166,52 @@ func (t *Target) unsayableVerbatim(ctx context.Context, tx *txn.Txn) (string, er
 				}
 			}
 		}
-		for _, i := range bounded {
-			if i >= len(rc.After) {
-				continue
-			}
-			var f float64
-			v := rc.After[i]
-			switch x := v.(type) {
-			case float32:
-				f = float64(x)
-			case float64:
-				f = x
-			default:
-				continue
-			}
-			if math.Abs(f) >= math.Pow10(d.Columns[i].FloatDigits) {
-				if ok, err := t.eventsFit(ctx, tx); !ok || err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("%s column %s holds %g, which SQL cannot say in its %d digits", d.QualifiedName(), d.Columns[i].Name, f, d.Columns[i].FloatDigits), nil
+		if noKey {
+			if keyless++; keyless == keylessEvents {
+				why = fmt.Sprintf("%s without a row key has %d row changes or more in the transaction, which its rows events apply faster than SQL", d.QualifiedName(), keylessEvents)
+				break
 			}
 		}
+		if why = unsayable(rc.After, d, bounded); why != "" {
+			break
+		}
 	}
-	return "", nil
+	if why == "" {
+		return "", nil
+	}
+	if ok, err := t.eventsFit(ctx, tx); !ok || err != nil {
+		return "", err
+	}
+	return why, nil
+}
+
+// unsayable says which of the columns bounded of d the image img holds a
+// float in that SQL cannot say ("" for none; see eventsVerbatim).
+func unsayable(img []txn.Value, d *txn.TableDef, bounded []int) string {
+	for _, i := range bounded {
+		if i >= len(img) {
+			continue
+		}
+		var f float64
+		switch x := img[i].(type) {
+		case float32:
+			f = float64(x)
+		case float64:
+			f = x
+		default:
+			continue
+		}
+		if c := &d.Columns[i]; math.Abs(f) >= math.Pow10(c.FloatDigits) {
+			return fmt.Sprintf("%s column %s holds %g, which SQL cannot say in its %d digits", d.QualifiedName(), c.Name, f, c.FloatDigits)
+		}
+	}
+	return ""
+}
+
+// sendsEvents: rows events go to the target at all for transactions of
+// the binlog format f (see the package comment of rowevents.go).
+func (t *Target) sendsEvents(f *txn.Format) bool {
+	return t.rowEvents && !t.keepGTID && f != nil && f.Flavor == txn.MariaDB
 }
 
 // fitsMap reports whether the table d has the columns of the table map
@@ -239,7 +250,7 @@ func valueRefused(err error) bool {
 // are those of the source's column of the same type. Otherwise, or if
 // that fails too, err stands.
 func (c *Conn) sendAsEvents(ctx context.Context, b *Batch, err error) error {
-	if b.keepGTID || len(b.txs) == 0 {
+	if len(b.txs) == 0 {
 		return err
 	}
 	eb, ok, rerr := c.t.eventsBatch(ctx, b.txs)
@@ -264,11 +275,8 @@ func (c *Conn) sendAsEvents(ctx context.Context, b *Batch, err error) error {
 // eventsBatch renders txs each as the binlog's own rows events (BINLOG
 // statements), ok false where they cannot all go so.
 func (t *Target) eventsBatch(ctx context.Context, txs []*txn.Txn) (*Batch, bool, error) {
-	if !t.rowEvents {
-		return nil, false, nil
-	}
 	for _, tx := range txs {
-		if tx.Format == nil || tx.Format.Flavor != txn.MariaDB || tx.XA {
+		if !t.sendsEvents(tx.Format) || tx.XA {
 			return nil, false, nil
 		}
 		if ok, err := t.eventsFit(ctx, tx); !ok || err != nil {
@@ -321,18 +329,9 @@ func (t *Target) eventsFit(ctx context.Context, tx *txn.Txn) (bool, error) {
 
 // netAsEvents reports whether n's inserts and updates can go as rows
 // events built from the binlog's images.
-func (t *Target) netAsEvents(txs []*txn.Txn, n *compact.Net) bool {
+func (t *Target) netAsEvents(n *compact.Net) bool {
 	if n.Raw == nil || len(n.Raw.Inserts)+len(n.Raw.Updates) == 0 {
 		return false
-	}
-	f := txs[0].Format
-	if f == nil || f.Flavor != txn.MariaDB {
-		return false
-	}
-	for _, tx := range txs[1:] {
-		if tx.Format == nil || &tx.Format.Event[0] != &f.Event[0] && string(tx.Format.Event) != string(f.Event) {
-			return false
-		}
 	}
 	ev := n.Raw.Event
 	if len(ev.Event) <= eventHeaderLen || len(ev.Map) <= eventHeaderLen || ev.Event[4] < writeRowsV1 || ev.Event[4] > deleteRowsV1 {
