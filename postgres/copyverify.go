@@ -38,12 +38,16 @@ func OpenVerifyReader(ctx context.Context, url string, o Options) (*VerifyReader
 
 func (p *VerifyReader) Close() error { p.pool.Close(); return nil }
 
+// unconvertible starts the text FromSource gives a value the mapping
+// refuses.
+const unconvertible = "unconvertible: "
+
 // FromSource converts a source value by the mapping; a value the mapping
 // refuses is text that matches no target value.
 func (p *VerifyReader) FromSource(c *Column, raw []byte) *string {
 	text, null, err := FromText(raw, c, p.o)
 	if err != nil {
-		s := "unconvertible: " + err.Error()
+		s := unconvertible + err.Error()
 		return &s
 	}
 	if null {
@@ -173,4 +177,35 @@ func canonInterval(s string) string {
 		out = "-" + out
 	}
 	return out
+}
+
+// Dialect: PostgreSQL's, for values in the canonical text of Rows (a
+// type's own text form, which its input reads back), each cast to the
+// column's mapped type. Generated columns are plain columns here,
+// holding the source's values.
+func (p *VerifyReader) Dialect() snapshot.Dialect {
+	return snapshot.Dialect{
+		Begin:  []string{"SET TIME ZONE 'UTC'", "BEGIN"},
+		End:    []string{"COMMIT"},
+		Table:  func(t *TableDef) string { return Table(t.Schema, t.Name, p.o) },
+		Column: func(name string) string { return Ident(name, p.o) },
+		Literal: func(c *Column, v *string) (string, error) {
+			if v == nil {
+				return "NULL", nil
+			}
+			if strings.HasPrefix(*v, unconvertible) {
+				return "", fmt.Errorf("column %s: the source's value is %s", c.Name, *v)
+			}
+			typ, _, err := Type(c, p.o)
+			if err != nil {
+				return "", err
+			}
+			return QuoteString(*v) + "::" + typ, nil
+		},
+		Writable: func(*Column) bool { return true },
+		Same:     func(col, lit string) string { return col + " IS NOT DISTINCT FROM " + lit },
+		DeleteOne: func(table, where string) string {
+			return "DELETE FROM " + table + " WHERE ctid = (SELECT ctid FROM " + table + " WHERE " + where + " LIMIT 1)"
+		},
+	}
 }

@@ -33,6 +33,10 @@ type VerifyConfig struct {
 	Tables     TableFunc // nil: every table of Databases
 	ChunkRows  int
 	Max        int // stop after this many differences (0: 100)
+	// Fix, when set, gets the statements that make the target equal to
+	// the source, for every difference: then Verify compares every
+	// table, and Max bounds only the differences it returns.
+	Fix *FixWriter
 }
 
 // Verify compares every source table with the target, chunk by chunk of
@@ -68,15 +72,21 @@ func Verify(ctx context.Context, cfg VerifyConfig) ([]Difference, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Fix != nil {
+		cfg.Fix.begin(cfg.Target.Dialect())
+	}
 	var diffs []Difference
 	for _, t := range tables {
-		d, err := verifyTable(ctx, cfg, &myReader{c: sc}, cfg.Target, t)
+		d, err := verifyTable(ctx, cfg, &myReader{c: sc}, cfg.Target, t, cfg.Max-len(diffs))
 		if err != nil {
 			return diffs, fmt.Errorf("verify %s.%s: %w", t.def.Schema, t.def.Name, err)
 		}
 		diffs = append(diffs, d...)
 		if len(diffs) >= cfg.Max {
-			return diffs[:cfg.Max], nil
+			diffs = diffs[:cfg.Max]
+			if cfg.Fix == nil {
+				return diffs, nil
+			}
 		}
 	}
 	return diffs, nil
@@ -102,6 +112,8 @@ type Reader interface {
 	// FromSource is a source value (raw, read through SourceExpr) in the
 	// canonical text Rows gives; nil for a value stored as NULL.
 	FromSource(c *tabledef.Column, raw []byte) *string
+	// Dialect is how the target's SQL says the statements of --fix-sql.
+	Dialect() Dialect
 }
 
 // Bound is a source row's key, where a chunk ends: as arguments of the
@@ -112,7 +124,9 @@ type Bound struct {
 	Text []string
 }
 
-func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reader, t *table) ([]Difference, error) {
+// verifyTable compares table t, returning at most room differences: it
+// stops there unless cfg.Fix is to get the fixes of the whole table.
+func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reader, t *table, room int) ([]Difference, error) {
 	name := t.def.Schema + "." + t.def.Name
 	var diffs []Difference
 	var after *Bound
@@ -136,6 +150,15 @@ func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reade
 		}
 		if hashRows(s) != hashRows(d) {
 			diffs = append(diffs, diffRows(name, t, s, d)...)
+			if cfg.Fix != nil {
+				cfg.Fix.chunk(t, s, d)
+			}
+			if len(diffs) >= room {
+				diffs = diffs[:room]
+				if cfg.Fix == nil {
+					return diffs, nil
+				}
+			}
 		}
 		if end {
 			return diffs, nil

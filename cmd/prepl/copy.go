@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/prepl/prepl/filter"
@@ -143,19 +144,31 @@ Flags:
 	return nil
 }
 
+// stderrIf is stderr when cond (stdout holds something else), else stdout.
+func stderrIf(cond bool, stdout, stderr io.Writer) io.Writer {
+	if cond {
+		return stderr
+	}
+	return stdout
+}
+
 func runVerifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var ends copyFlags
 	ends.register(fs, "compare")
 	chunk := fs.Int("chunk-rows", 5000, "rows per checksummed chunk")
-	max := fs.Int("max-differences", 100, "stop after this many differences")
+	max := fs.Int("max-differences", 100, "stop after this many differences (with --fix-sql: print this many, fix them all)")
+	fixSQL := fs.String("fix-sql", "", "write to `FILE` (- for stdout) the statements that make the target equal to the source\n"+
+		"for every difference found (pt-table-sync --print): deletes, updates, inserts, in one transaction; apply them\n"+
+		"to the target with its own client, then verify again")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl verify --source URL --target URL [flags]
 
 Compares every source table with the target, row by row (chunked checksums,
 then the differing chunks row by row), values normalized by the PostgreSQL
 type mapping. Prints the differences; exit status 1 when there are any.
+With --fix-sql FILE it also writes the SQL that repairs them.
 
 Flags:
 `)
@@ -179,12 +192,38 @@ Flags:
 	defer tgt.Close()
 	cfg := snapshot.VerifyConfig{Source: src, Target: tgt, ParseTable: postgres.ParseCreateTable, ChunkRows: *chunk,
 		Max: *max, Databases: ends.databases(), Tables: sel}
+	var fixOut io.Writer
+	if *fixSQL == "-" {
+		fixOut = stdout
+	} else if *fixSQL != "" {
+		f, err := os.Create(*fixSQL)
+		if err != nil {
+			return fmt.Errorf("--fix-sql: %w", err)
+		}
+		defer f.Close()
+		fixOut = f
+	}
+	if fixOut != nil {
+		cfg.Fix = snapshot.NewFixWriter(fixOut)
+	}
 	diffs, err := snapshot.Verify(ctx, cfg)
 	for _, d := range diffs {
-		fmt.Fprintln(stdout, d)
+		fmt.Fprintln(stderrIf(*fixSQL == "-", stdout, stderr), d)
 	}
 	if err != nil {
 		return err
+	}
+	if cfg.Fix != nil {
+		if err := cfg.Fix.Close(); err != nil {
+			return fmt.Errorf("--fix-sql %s: %w", *fixSQL, err)
+		}
+		if *fixSQL != "-" {
+			fmt.Fprintf(stdout, "wrote %d statement(s) to %s", cfg.Fix.Statements, *fixSQL)
+			if cfg.Fix.Unfixable > 0 {
+				fmt.Fprintf(stdout, "; %d difference(s) it cannot fix are comments in it", cfg.Fix.Unfixable)
+			}
+			fmt.Fprintln(stdout, ": apply it to the target with its own client, then run prepl verify again")
+		}
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("%d difference(s) between source and target", len(diffs))
