@@ -132,6 +132,16 @@ func parsePatterns(flag string, in []string) ([]pattern, error) {
 	return out, nil
 }
 
+// RenameIn is sql with the schemas of its qualified names rewritten
+// (--rewrite-schema): a copy's SHOW CREATE TABLE, whose foreign keys name
+// the schema of a table in another one.
+func (f *Filter) RenameIn(sql string) string {
+	if len(f.rewrite) == 0 {
+		return sql
+	}
+	return rewriteQualified(sql, f.rewrite)
+}
+
 // SkipRows adds --skip-rows rules: "[SCHEMA.TABLE:]KIND[,KIND...]", KIND
 // insert, update or delete; without a pattern, every table. A row change
 // of a skipped kind is dropped before anything else sees it (dependency

@@ -189,9 +189,9 @@ func (f *FixWriter) deleteRow(t *table, r []*string) (string, error) {
 		return "", err
 	}
 	if len(t.key) == 0 {
-		return f.d.DeleteOne(f.d.Table(t.def), w), nil
+		return f.d.DeleteOne(f.d.Table(t.dst), w), nil
 	}
-	return "DELETE FROM " + f.d.Table(t.def) + " WHERE " + w, nil
+	return "DELETE FROM " + f.d.Table(t.dst) + " WHERE " + w, nil
 }
 
 func (f *FixWriter) insert(t *table, r []*string) (string, error) {
@@ -207,7 +207,7 @@ func (f *FixWriter) insert(t *table, r []*string) (string, error) {
 		}
 		cols, vals = append(cols, f.d.Column(c.Name)), append(vals, lit)
 	}
-	return "INSERT INTO " + f.d.Table(t.def) + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")", nil
+	return "INSERT INTO " + f.d.Table(t.dst) + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")", nil
 }
 
 // update sets the columns of the target's row o that differ from the
@@ -242,7 +242,7 @@ func (f *FixWriter) update(t *table, r, o []*string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "UPDATE " + f.d.Table(t.def) + " SET " + strings.Join(set, ", ") + " WHERE " + w, nil
+	return "UPDATE " + f.d.Table(t.dst) + " SET " + strings.Join(set, ", ") + " WHERE " + w, nil
 }
 
 // Dialect: a MySQL/MariaDB target's, for values as SourceExpr reads them.

@@ -47,7 +47,10 @@ type Config struct {
 	Databases  []string // empty: every database but the system ones
 	// Tables, when set, selects the tables of those databases by source
 	// schema and name (--include and --exclude, as replicate's).
-	Tables    TableFunc
+	Tables TableFunc
+	// Rename maps the source's schemas to the target's (nil: the same):
+	// --rewrite-schema, as replicate and replay take it.
+	Rename    Renamer
 	Workers   int
 	ChunkRows int
 	Progress  io.Writer // nil: no progress bar
@@ -71,17 +74,44 @@ var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "
 
 // table is one source table to copy.
 type table struct {
-	def    *tabledef.Table
-	create string // SHOW CREATE TABLE
+	def *tabledef.Table // the source's
+	// dst is the target's definition: def, its schema and the schemas
+	// its foreign keys reference renamed (Renamer); def itself when
+	// nothing is renamed. create is SHOW CREATE TABLE, renamed alike.
+	dst    *tabledef.Table
+	create string
 	key    []string
 }
 
 func newTable(def *tabledef.Table, create string) *table {
-	t := &table{def: def, create: create}
+	t := &table{def: def, dst: def, create: create}
 	if k := def.PrimaryKey(); k != nil {
 		t.key = k.Columns
 	}
 	return t
+}
+
+// Renamer maps the source's schemas to the target's (--rewrite-schema;
+// filter.Filter is one).
+type Renamer interface {
+	// Rename is the target's name of source schema s.
+	Rename(s string) string
+	// RenameIn is sql with the schemas of its qualified names renamed.
+	RenameIn(sql string) string
+}
+
+// renamed sets t's target definition by r (nil: the source's names).
+func (t *table) renamed(r Renamer) {
+	if r == nil {
+		return
+	}
+	d := *t.def
+	d.Schema = r.Rename(d.Schema)
+	d.ForeignKeys = append([]tabledef.ForeignKey(nil), d.ForeignKeys...)
+	for i := range d.ForeignKeys {
+		d.ForeignKeys[i].RefSchema = r.Rename(d.ForeignKeys[i].RefSchema)
+	}
+	t.dst, t.create = &d, r.RenameIn(t.create)
 }
 
 // Run copies; it returns the snapshot position it stored.
@@ -127,13 +157,13 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 			return Position{}, err
 		}
 	}
-	tables, err := listTables(ctx, conns[0], cfg.Databases, cfg.Tables, cfg.ParseTable)
+	tables, err := listTables(ctx, conns[0], cfg.Databases, cfg.Tables, cfg.ParseTable, cfg.Rename)
 	if err != nil {
 		return Position{}, err
 	}
 	defs := make([]*tabledef.Table, len(tables))
 	for i, t := range tables {
-		defs[i] = t.def
+		defs[i] = t.dst
 	}
 	cfg.Target.NoteForeignKeys(defs)
 	var total int64
@@ -145,10 +175,10 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 	var work []partOf
 	for i, t := range tables {
 		n := estimates[i]
-		if err := cfg.Target.CreateTable(ctx, cfg.Channel, t.def, t.create); err != nil {
+		if err := cfg.Target.CreateTable(ctx, cfg.Channel, t.dst, t.create); err != nil {
 			return Position{}, fmt.Errorf("create %s.%s on target: %w", t.def.Schema, t.def.Name, err)
 		}
-		parts, err := cfg.Target.Progress(ctx, cfg.Channel, t.def)
+		parts, err := cfg.Target.Progress(ctx, cfg.Channel, t.dst)
 		if err != nil {
 			return Position{}, fmt.Errorf("read the copy's progress of %s.%s on target: %w", t.def.Schema, t.def.Name, err)
 		}
@@ -156,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 			if parts, err = split(ctx, conns[0], t, n, total, cfg); err != nil {
 				return Position{}, fmt.Errorf("split %s.%s in parts: %w", t.def.Schema, t.def.Name, err)
 			}
-			if err := cfg.Target.PlanParts(ctx, cfg.Channel, t.def, parts); err != nil {
+			if err := cfg.Target.PlanParts(ctx, cfg.Channel, t.dst, parts); err != nil {
 				return Position{}, fmt.Errorf("record the parts of %s.%s on target: %w", t.def.Schema, t.def.Name, err)
 			}
 		}
@@ -238,7 +268,7 @@ func Run(ctx context.Context, cfg Config) (Position, error) {
 }
 
 func finishTable(ctx context.Context, cfg Config, t *table) error {
-	if err := cfg.Target.FinishTable(ctx, t.def); err != nil {
+	if err := cfg.Target.FinishTable(ctx, t.dst); err != nil {
 		return fmt.Errorf("finish %s.%s on target: %w", t.def.Schema, t.def.Name, err)
 	}
 	return nil
@@ -325,7 +355,7 @@ func openSnapshots(ctx context.Context, src *sql.DB, n int) ([]*sql.Conn, Positi
 // TableFunc reports whether a source table is selected.
 type TableFunc func(schema, table string) bool
 
-func listTables(ctx context.Context, c *sql.Conn, dbs []string, sel TableFunc, parse ParseFunc) ([]*table, error) {
+func listTables(ctx context.Context, c *sql.Conn, dbs []string, sel TableFunc, parse ParseFunc, r Renamer) ([]*table, error) {
 	rows, err := c.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES
 		WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME`)
 	if err != nil {
@@ -358,7 +388,9 @@ func listTables(ctx context.Context, c *sql.Conn, dbs []string, sel TableFunc, p
 		if err != nil {
 			return nil, fmt.Errorf("read the definition of %s.%s: %w", n[0], n[1], err)
 		}
-		out = append(out, newTable(def, create))
+		t := newTable(def, create)
+		t.renamed(r)
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -466,7 +498,7 @@ func copyPart(ctx context.Context, cfg Config, c *sql.Conn, t *table, p Part, do
 // writePart writes the chunks of part p as they come, until the last.
 func writePart(ctx context.Context, cfg Config, t *table, p Part, chunks <-chan chunk, done *atomic.Int64) error {
 	for ch := range chunks {
-		if err := cfg.Target.WriteChunk(ctx, cfg.Channel, t.def, p.N, ch.rows, ch.last, ch.end); err != nil {
+		if err := cfg.Target.WriteChunk(ctx, cfg.Channel, t.dst, p.N, ch.rows, ch.last, ch.end); err != nil {
 			return err
 		}
 		done.Add(int64(len(ch.rows)))

@@ -33,6 +33,8 @@ type VerifyConfig struct {
 	Tables     TableFunc // nil: every table of Databases
 	ChunkRows  int
 	Max        int // stop after this many differences (0: 100)
+	// Rename maps the source's schemas to the target's (nil: the same).
+	Rename Renamer
 	// Fix, when set, gets the statements that make the target equal to
 	// the source, for every difference: then Verify compares every
 	// table, and Max bounds only the differences it returns.
@@ -68,7 +70,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) ([]Difference, error) {
 	if err := setReadSession(ctx, sc); err != nil {
 		return nil, err
 	}
-	tables, err := listTables(ctx, sc, cfg.Databases, cfg.Tables, cfg.ParseTable)
+	tables, err := listTables(ctx, sc, cfg.Databases, cfg.Tables, cfg.ParseTable, cfg.Rename)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +146,7 @@ func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reade
 		if !end {
 			upTo = &Bound{Key: last, Text: keyValues(t, s[len(s)-1])}
 		}
-		d, err := dst.Rows(ctx, t.def, after, upTo)
+		d, err := dst.Rows(ctx, t.dst, after, upTo)
 		if err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}

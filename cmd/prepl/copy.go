@@ -40,6 +40,7 @@ func (p *pgFlags) options() (postgres.Options, error) {
 type copyFlags struct {
 	source, target, dbs string
 	include, exclude    multiFlag
+	rewrite             multiFlag
 	pg                  pgFlags
 }
 
@@ -50,6 +51,8 @@ func (f *copyFlags) register(fs *flag.FlagSet, verb string) {
 	fs.Var(&f.include, "include", verb+" only tables matching this SCHEMA.TABLE pattern (globs * ? [..], source names;\n"+
 		"repeatable), as replicate and replay select them")
 	fs.Var(&f.exclude, "exclude", "do not "+verb+" tables matching this SCHEMA.TABLE pattern (repeatable; wins over --include)")
+	fs.Var(&f.rewrite, "rewrite-schema", "source schema SRC is schema DST on the target: SRC=DST (repeatable), as replicate and replay\n"+
+		"rewrite it (foreign keys to a rewritten schema included)")
 	f.pg.register(fs)
 }
 
@@ -73,16 +76,21 @@ func (f *copyFlags) parse(cmd string) (mysql.Endpoint, postgres.Options, error) 
 	return src, o, nil
 }
 
-// tables is the selection of --include and --exclude (nil: every table).
-func (f *copyFlags) tables() (snapshot.TableFunc, error) {
-	if len(f.include) == 0 && len(f.exclude) == 0 {
-		return nil, nil
+// tables is the selection of --include and --exclude (nil: every table)
+// and the renaming of --rewrite-schema (nil: none).
+func (f *copyFlags) tables() (snapshot.TableFunc, snapshot.Renamer, error) {
+	if len(f.include) == 0 && len(f.exclude) == 0 && len(f.rewrite) == 0 {
+		return nil, nil, nil
 	}
-	t, err := filter.New(f.include, f.exclude, nil)
+	t, err := filter.New(f.include, f.exclude, f.rewrite)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	return t.Table, nil
+	var r snapshot.Renamer
+	if len(f.rewrite) > 0 {
+		r = t
+	}
+	return t.Table, r, nil
 }
 
 func (f *copyFlags) databases() []string {
@@ -122,7 +130,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	sel, err := ends.tables()
+	sel, rename, err := ends.tables()
 	if err != nil {
 		return err
 	}
@@ -132,7 +140,7 @@ Flags:
 	}
 	defer tgt.Close()
 	cfg := snapshot.Config{Source: src, Target: tgt, ParseTable: postgres.ParseCreateTable, Channel: *channel,
-		Workers: *workers, ChunkRows: *chunk, Databases: ends.databases(), Tables: sel}
+		Workers: *workers, ChunkRows: *chunk, Databases: ends.databases(), Tables: sel, Rename: rename}
 	if *prog {
 		cfg.Progress = stderr
 	}
@@ -181,7 +189,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	sel, err := ends.tables()
+	sel, rename, err := ends.tables()
 	if err != nil {
 		return err
 	}
@@ -191,7 +199,7 @@ Flags:
 	}
 	defer tgt.Close()
 	cfg := snapshot.VerifyConfig{Source: src, Target: tgt, ParseTable: postgres.ParseCreateTable, ChunkRows: *chunk,
-		Max: *max, Databases: ends.databases(), Tables: sel}
+		Max: *max, Databases: ends.databases(), Tables: sel, Rename: rename}
 	var fixOut io.Writer
 	if *fixSQL == "-" {
 		fixOut = stdout

@@ -341,3 +341,46 @@ func TestCopySelectsTablesLikeReplicate(t *testing.T) {
 		t.Errorf("verify of every table passed with a.tmp_x and b.t not copied: %s", out)
 	}
 }
+
+// TestCopyRewriteSchemaThenReplicate: a migration into renamed schemas
+// selects and renames with the same words at every step, copy, verify
+// and replicate: a foreign key to a rewritten schema follows it.
+func TestCopyRewriteSchemaThenReplicate(t *testing.T) {
+	src := source(t, nil)
+	sdb := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, sdb, "CREATE DATABASE shop", "CREATE DATABASE ref",
+		"CREATE TABLE ref.country (code CHAR(2) PRIMARY KEY, name VARCHAR(20))",
+		"CREATE TABLE shop.customer (id INT PRIMARY KEY, country CHAR(2), FOREIGN KEY (country) REFERENCES ref.country (code))",
+		"INSERT INTO ref.country VALUES ('fr', 'France'), ('de', 'Germany')",
+		"INSERT INTO shop.customer VALUES (1, 'fr'), (2, 'de')")
+	tgt := targetServer(t)
+	words := []string{"--source", src.URL(), "--target", tgt.URL(), "--include", "shop.*", "--include", "ref.*",
+		"--rewrite-schema", "shop=shop_v2", "--rewrite-schema", "ref=ref_v2"}
+	mustPrepl(t, append([]string{"copy", "--progress=false"}, words...)...)
+	tdb := sandbox.MustOpen(t, tgt, "")
+	var schemas string
+	if err := tdb.QueryRow(`SELECT GROUP_CONCAT(DISTINCT TABLE_SCHEMA ORDER BY TABLE_SCHEMA) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA IN ('shop', 'ref', 'shop_v2', 'ref_v2')`).Scan(&schemas); err != nil || schemas != "ref_v2,shop_v2" {
+		t.Fatalf("schemas on the target: %q %v, want ref_v2,shop_v2", schemas, err)
+	}
+	var refSchema string
+	if err := tdb.QueryRow(`SELECT REFERENCED_TABLE_SCHEMA FROM information_schema.KEY_COLUMN_USAGE
+		WHERE TABLE_SCHEMA = 'shop_v2' AND TABLE_NAME = 'customer' AND REFERENCED_TABLE_NAME IS NOT NULL`).Scan(&refSchema); err != nil || refSchema != "ref_v2" {
+		t.Fatalf("the copied foreign key references %q (%v), want ref_v2", refSchema, err)
+	}
+	if out := mustPrepl(t, append([]string{"verify"}, words...)...); !strings.Contains(out, "equal") {
+		t.Fatalf("verify with the copy's words: %s", out)
+	}
+	sandbox.MustExec(t, tdb, "UPDATE shop_v2.customer SET country = 'de' WHERE id = 1")
+	if code, out := prepl(t, append([]string{"verify"}, words...)...); code != 1 || !strings.Contains(out, "shop.customer id=1: column country") {
+		t.Fatalf("verify after a planted difference in the renamed schema: exit %d\n%s", code, out)
+	}
+	sandbox.MustExec(t, tdb, "UPDATE shop_v2.customer SET country = 'fr' WHERE id = 1")
+	// Replication continues from the copy's position, renaming alike.
+	sandbox.MustExec(t, sdb, "INSERT INTO ref.country VALUES ('it', 'Italy')", "INSERT INTO shop.customer VALUES (3, 'it')",
+		"UPDATE shop.customer SET country = 'fr' WHERE id = 2")
+	mustPrepl(t, append([]string{"replicate", "--stop-at-end", "--progress", "0"}, words...)...)
+	if out := mustPrepl(t, append([]string{"verify"}, words...)...); !strings.Contains(out, "equal") {
+		t.Fatalf("verify after replicate with the same words: %s", out)
+	}
+}
