@@ -47,7 +47,7 @@ const (
 // events: on a MariaDB target whose user holds BINLOG REPLAY (or SUPER),
 // unless turned off (SQLRows).
 func (t *Target) useRowEvents(ctx context.Context) {
-	if t.sqlRows || !t.IsMariaDB || t.readOnly {
+	if t.sqlRows || !t.IsMariaDB || t.readOnly && !t.calibrating {
 		return
 	}
 	why := ""

@@ -38,7 +38,9 @@ type Target struct {
 	log       *slog.Logger
 	resolve   apply.ResolveDDL // see ResolvePending
 	readOnly  bool             // see ReadOnly
-	sqlRows   bool             // see SQLRows
+	// calibrating: see Calibrating.
+	calibrating bool
+	sqlRows     bool // see SQLRows
 	// rowEvents: compacted inserts and updates go as rows events
 	// (rowevents.go), decided at Open.
 	rowEvents bool
@@ -71,6 +73,12 @@ func (t *Target) RowEvents() bool { return t.rowEvents }
 // creates nothing, and a target without prepl's tables has no position.
 func ReadOnly() Option { return func(t *Target) { t.readOnly = true } }
 
+// Calibrating opens the target as the engine does, deciding what it
+// renders (rows events included), but like ReadOnly creates nothing:
+// prepl analyze --calibrate times the binlog's units as the engine would
+// send them.
+func Calibrating() Option { return func(t *Target) { t.readOnly, t.calibrating = true, true } }
+
 // Open connects to the target and creates the position table if missing
 // (unless ReadOnly).
 func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Target, error) {
@@ -93,10 +101,13 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 			return err
 		}
 		t.Charsets = cs
-		if t.readOnly {
+		if t.readOnly && !t.calibrating {
 			return nil
 		}
 		t.useRowEvents(ctx)
+		if t.readOnly {
+			return nil
+		}
 		return t.ensurePositionTable(ctx)
 	})
 	if err != nil {

@@ -603,12 +603,13 @@ func measureUnits(ctx context.Context, e mysql.Endpoint, c analyze.Costs, files 
 	if len(units) == 0 {
 		return c, "the binlog starts with a DDL or an XA transaction", nil
 	}
-	db, err := e.OpenDB()
+	// Opened as the engine opens it, so that the units are rendered as
+	// it renders them (rows events on MariaDB), creating nothing.
+	tgt, err := mysql.Open(ctx, e, "", mysql.Calibrating())
 	if err != nil {
 		return c, "", err
 	}
-	defer db.Close()
-	tgt := &mysql.Target{Endpoint: e, DB: db, Catalog: mysql.NewCatalog(db)}
+	defer tgt.Close()
 	meta := analyze.NewMetadataCatalog()
 	shape := analyze.PlainShape
 	if compaction {

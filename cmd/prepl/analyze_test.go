@@ -234,7 +234,21 @@ func TestAnalyzeCalibrateUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tdb := sandbox.MustOpen(t, tgt, "")
+	binlogStatements := func() (n int) {
+		var name string
+		if err := tdb.QueryRow("SHOW GLOBAL STATUS LIKE 'Com_binlog'").Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := binlogStatements()
 	code, out, errs := analyzeRun(t, "--json", "--commit-unit", "50", "--calibrate", tgt.URL(), files[len(files)-2])
+	// The units are sent as the engine sends them: on MariaDB, 50 rows
+	// of inserts as rows events.
+	if after := binlogStatements(); after == before {
+		t.Errorf("the calibration sent no BINLOG statement: it timed SQL the engine does not send")
+	}
 	var r analyze.Report
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s", code, err, errs)
