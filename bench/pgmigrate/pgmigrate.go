@@ -1,7 +1,8 @@
 // Package pgmigrate is issue 14's benchmark of a migration into
-// PostgreSQL: prepl beside pg_chameleon, on the same source data and the
-// same binlog, on the same machine, in one run. It times the copy (prepl
-// copy; pg_chameleon's init_replica), then, with the replicas stopped, has
+// PostgreSQL: prepl beside pg_chameleon and pgloader (each where it
+// installs), on the same source data and the same binlog, on the same
+// machine, in one run. It times the copy (prepl copy; pg_chameleon's
+// init_replica; pgloader's LOAD DATABASE), then, with the replicas stopped, has
 // sysbench write a binlog on the source and times the catch-up (prepl
 // replicate --stop-at-end; pg_chameleon's start_replica until its replay
 // has applied the workload's last row). After each phase every target is
@@ -69,13 +70,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	cham, err := installChameleon(ctx, cfg.Python, cfg.Mirror, work)
-	if err != nil {
-		return nil, err
-	}
 	rep := &Report{Command: cfg.Command, Machine: bench.DetectMachine(ctx, cfg.Prepl), CopyOnly: cfg.CopyOnly}
-	rep.Versions = append(rep.Versions, cham.Version)
-	b := &bencher{cfg: cfg, cham: cham, rep: rep, logs: logs}
+	b := &bencher{cfg: cfg, rep: rep, logs: logs}
+	// Each peer is measured where it installs: pgloader from Debian,
+	// pg_chameleon from git mirrors (on no registry this machine reaches).
+	if b.cham, err = installChameleon(ctx, cfg.Python, cfg.Mirror, work); err != nil {
+		b.cham = nil
+		var lines []string
+		for _, l := range strings.Split(err.Error(), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		rep.Notes = append(rep.Notes, "pg_chameleon not measured: "+strings.ReplaceAll(strings.Join(lines, "; "), ":; ", ": "))
+	} else {
+		rep.Versions = append(rep.Versions, b.cham.Version)
+	}
+	if b.pgl, err = findPgloader(ctx); err != nil {
+		b.pgl = nil
+		rep.Notes = append(rep.Notes, "pgloader not measured: "+err.Error())
+	} else {
+		rep.Versions = append(rep.Versions, b.pgl.Version)
+	}
+	if b.cham == nil && b.pgl == nil {
+		return rep, fmt.Errorf("no peer to measure prepl beside: %s", strings.Join(rep.Notes, "; "))
+	}
 	runErr := b.run(ctx)
 	f, err := os.Create(filepath.Join(cfg.OutDir, "results.md"))
 	if err != nil {
@@ -98,7 +117,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 type bencher struct {
 	cfg  Config
-	cham *chameleon
+	cham *chameleon // nil: not installed
+	pgl  *pgloader  // nil: not installed
 	rep  *Report
 	logs string
 	src  *sandbox.Server
@@ -183,8 +203,15 @@ func (b *bencher) step(ctx context.Context, s *side, what string, f func(context
 }
 
 func (b *bencher) repeat(ctx context.Context, sb bench.Sysbench, r int) error {
-	sides := make([]*side, 2)
-	for i, system := range []string{Prepl, Chameleon} {
+	systems := []string{Prepl}
+	if b.cham != nil {
+		systems = append(systems, Chameleon)
+	}
+	if b.pgl != nil {
+		systems = append(systems, Pgloader)
+	}
+	sides := make([]*side, len(systems))
+	for i, system := range systems {
 		pg, err := sandbox.StartPostgres(ctx)
 		if err != nil {
 			return fmt.Errorf("start PostgreSQL: %w", err)
@@ -197,20 +224,28 @@ func (b *bencher) repeat(ctx context.Context, sb bench.Sysbench, r int) error {
 		defer db.Close()
 		sides[i] = &side{res: &Result{Repeat: r, System: system}, pg: pg, db: db}
 	}
-	if len(b.rep.Versions) == 1 {
+	if r == 1 {
 		var v string
 		if err := sides[0].db.QueryRowContext(ctx, "SHOW server_version").Scan(&v); err != nil {
 			return err
 		}
 		b.rep.Versions = append([]string{"PostgreSQL " + v}, b.rep.Versions...)
 	}
-	b.preplSteps(sides[0], r)
-	if err := b.chameleonSteps(ctx, sides[1], r); err != nil {
-		return err
+	for _, s := range sides {
+		switch s.res.System {
+		case Prepl:
+			b.preplSteps(s, r)
+		case Chameleon:
+			if err := b.chameleonSteps(ctx, s, r); err != nil {
+				return err
+			}
+		case Pgloader:
+			b.pgloaderSteps(s, r)
+		}
 	}
-	if r%2 == 0 {
-		sides[0], sides[1] = sides[1], sides[0]
-	}
+	// The system that runs first turns with the repeats.
+	k := (r - 1) % len(sides)
+	sides = append(append([]*side(nil), sides[k:]...), sides[:k]...)
 	sides[0].res.First = true
 
 	for _, s := range sides {
@@ -246,7 +281,9 @@ func (b *bencher) repeat(ctx context.Context, sb bench.Sysbench, r int) error {
 	b.rep.Binlog = append(b.rep.Binlog, fmt.Sprintf("%s transactions of sysbench %s from %d threads, written in %.1f s, and the end row (GTID %s to %s)",
 		thousands(txns), b.cfg.Script, b.cfg.SourceThreads, gen.Seconds(), start, end))
 	for _, s := range sides {
-		s.res.CatchUp = b.step(ctx, s, "catch-up", s.catchUp)
+		if s.catchUp != nil { // pgloader only copies
+			s.res.CatchUp = b.step(ctx, s, "catch-up", s.catchUp)
+		}
 	}
 	for _, s := range sides {
 		b.rep.Results = append(b.rep.Results, *s.res)
@@ -308,6 +345,15 @@ func (b *bencher) chameleonSteps(ctx context.Context, s *side, r int) error {
 	}
 	s.check = func(ctx context.Context) error { return sameRows(ctx, b.sdb, s.db) }
 	return nil
+}
+
+// pgloaderSteps: pgloader's copy of the database, checked as
+// pg_chameleon's target is; it has no catch-up.
+func (b *bencher) pgloaderSteps(s *side, r int) {
+	s.copy = func(ctx context.Context) (time.Duration, error) {
+		return b.pgl.copy(ctx, b.src, s.pg, b.cfg.Workers, filepath.Join(b.logs, fmt.Sprintf("r%d-pgloader.log", r)))
+	}
+	s.check = func(ctx context.Context) error { return sameRows(ctx, b.sdb, s.db) }
 }
 
 func (b *bencher) gtidPos(ctx context.Context) (string, error) {

@@ -88,3 +88,34 @@ func TestCopyOnlyReport(t *testing.T) {
 		t.Error("Met() = true for a copy at 0.60, want false")
 	}
 }
+
+// pgloader only copies: it has a copy row and no catch-up row, and
+// counts for Met on its copies alone, beside pg_chameleon's two phases.
+func TestCopyOnlyPeer(t *testing.T) {
+	rep := &Report{Results: []Result{
+		{Repeat: 1, System: Prepl, Copy: 2, CatchUp: 1}, {Repeat: 1, System: Chameleon, Copy: 10, CatchUp: 8},
+		{Repeat: 1, System: Pgloader, Copy: 5},
+	}}
+	if !rep.Met() {
+		t.Error("Met() = false with prepl at 0.20 and 0.12 of pg_chameleon and 0.40 of pgloader's copy, want true")
+	}
+	var md strings.Builder
+	rep.Markdown(&md)
+	out := md.String()
+	for _, want := range []string{
+		"| copy: `prepl copy` | pgloader `pgloader` (LOAD DATABASE) | 2.0 s (2.0–2.0) | 5.0 s (5.0–5.0) | 0.40 | 0.40 | ≤ 0.50 | yes |",
+		"| catch-up: `prepl replicate --stop-at-end` | pg_chameleon `start_replica` until replayed | 1.0 s (1.0–1.0) | 8.0 s (8.0–8.0) | 0.12 |",
+		"| 1 | pgloader | after another | 5.00 | – | yes (after the copy; it has no catch-up) |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "catch-up: `prepl replicate --stop-at-end` | pgloader") {
+		t.Errorf("a catch-up row for pgloader, which only copies:\n%s", out)
+	}
+	rep.Results[2].Copy = 3 // prepl at 0.67 of pgloader's copy
+	if rep.Met() {
+		t.Error("Met() = true with prepl at 0.67 of pgloader's copy, want false")
+	}
+}
