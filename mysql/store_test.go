@@ -36,3 +36,10 @@ func TestChannelStore(t *testing.T) {
 		}
 	})
 }
+
+// TestChannelAdmin: prepl skip and prepl reset change a MySQL target's
+// channel as a PostgreSQL target's (package storetest).
+func TestChannelAdmin(t *testing.T) {
+	s := sandbox.MustStart(t, sandbox.Defaults())
+	storetest.RunAdmin(t, openTarget(t, s, s.URL()))
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/store"
 )
 
@@ -89,3 +90,57 @@ func (t *Target) HalfApplied(context.Context, string) (string, error) { return "
 // MaybeApplied is "": every PostgreSQL table is transactional, so no unit
 // is marked as maybe applied.
 func (t *Target) MaybeApplied(context.Context) (string, error) { return "", nil }
+
+// The channel's stored state as prepl skip and prepl reset change it.
+var _ store.Admin = (*Target)(nil)
+
+// AddSkip records that this channel's runs skip transaction id.
+func (t *Target) AddSkip(ctx context.Context, id string) error {
+	_, err := t.Pool.Exec(ctx, "INSERT INTO "+PositionSchema+".skip (channel, txn) VALUES ($1, $2) "+
+		"ON CONFLICT (channel, txn) DO UPDATE SET requested_at = now(), skipped_at = NULL", t.Channel, id)
+	return err
+}
+
+// ResetSkips deletes this channel's skip requests.
+func (t *Target) ResetSkips(ctx context.Context) error {
+	_, err := t.Pool.Exec(ctx, "DELETE FROM "+PositionSchema+".skip WHERE channel = $1", t.Channel)
+	return err
+}
+
+// ResetPositions deletes this channel's positions and its records of
+// prepared XA transactions (prepl.xa).
+func (t *Target) ResetPositions(ctx context.Context) error {
+	for _, table := range []string{"position", "xa"} {
+		if _, err := t.Pool.Exec(ctx, "DELETE FROM "+PositionSchema+"."+table+" WHERE channel = $1", t.Channel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StorePosition writes p as a stored position of this channel (outside
+// any transaction of rows: for prepl reset).
+func (t *Target) StorePosition(ctx context.Context, p position.Checkpoint) error {
+	_, err := t.Pool.Exec(ctx, t.positionSQL(p))
+	return err
+}
+
+// ChannelHolder describes the session that holds the channel's advisory
+// lock ("" when none does).
+func (t *Target) ChannelHolder(ctx context.Context) string {
+	var pid int
+	var addr *string
+	// An advisory lock on one bigint key is (classid, objid) = its high
+	// and low 32 bits, objsubid 1.
+	err := t.Pool.QueryRow(ctx, `SELECT l.pid, host(a.client_addr) FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+		AND ((l.classid::bigint << 32) | l.objid::bigint) = `+lockKey+`::bigint`, t.Channel).Scan(&pid, &addr)
+	if err != nil {
+		return ""
+	}
+	from := "a local socket"
+	if addr != nil {
+		from = *addr
+	}
+	return fmt.Sprintf(", backend %d from %s", pid, from)
+}

@@ -31,3 +31,10 @@ func TestSecurityOfPlainConnection(t *testing.T) {
 		t.Fatalf("Security = %q, want none", got)
 	}
 }
+
+// TestChannelAdmin: prepl skip and prepl reset change a PostgreSQL
+// target's channel as a MySQL target's (package storetest).
+func TestChannelAdmin(t *testing.T) {
+	pg := sandbox.MustStartPostgres(t)
+	storetest.RunAdmin(t, openTarget(t, pg.URL("postgres")))
+}

@@ -12,31 +12,48 @@ import (
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/postgres"
+	"github.com/prepl/prepl/store"
 )
 
-// OpenIdle opens a MySQL target to change channel's stored state (prepl
-// skip, prepl reset), refusing when a prepl runs on the channel (it holds
-// the channel's lock).
-func OpenIdle(ctx context.Context, url, channel string, s *Secrets) (*mysql.Target, error) {
+// OpenIdle opens a target to change channel's stored state (prepl skip,
+// prepl reset): MySQL/MariaDB, whose endpoint s completes, or PostgreSQL;
+// it refuses when a prepl runs on the channel (it holds the channel's
+// lock).
+func OpenIdle(ctx context.Context, url, channel string, s *Secrets) (store.Admin, error) {
 	if url == "" {
 		return nil, fmt.Errorf("%w: --target is required", ErrUsage)
 	}
+	var tgt store.Admin
+	var lock string
 	if postgres.IsURL(url) {
-		return nil, fmt.Errorf("%w: prepl skip and prepl reset change a MySQL target's channel; with a PostgreSQL target, "+
-			"run replicate or replay with --skip-gtid GTID, or change prepl.position there by hand", ErrUsage)
-	}
-	e, err := s.Endpoint(url, &s.Target)
-	if err != nil {
-		return nil, err
-	}
-	tgt, err := mysql.Open(ctx, e, channel)
-	if err != nil {
-		return nil, err
+		var opts []postgres.Option
+		pw, err := s.PGPassword()
+		if err != nil {
+			return nil, err
+		}
+		if pw != "" {
+			opts = append(opts, postgres.Password(pw))
+		}
+		t, err := postgres.Open(ctx, url, channel, postgres.Options{}, opts...)
+		if err != nil {
+			return nil, err
+		}
+		tgt, lock = t, "the channel's advisory lock, see pg_locks"
+	} else {
+		e, err := s.Endpoint(url, &s.Target)
+		if err != nil {
+			return nil, err
+		}
+		t, err := mysql.Open(ctx, e, channel)
+		if err != nil {
+			return nil, err
+		}
+		tgt, lock = t, "the lock "+strconv.Quote(mysql.LockName(channel))
 	}
 	if h := tgt.ChannelHolder(ctx); h != "" {
 		tgt.Close()
-		return nil, fmt.Errorf("a prepl runs on channel %q (it holds the lock %q%s): stop it first; changing a running channel's "+
-			"position is refused", channel, mysql.LockName(channel), h)
+		return nil, fmt.Errorf("a prepl runs on channel %q (it holds %s%s): stop it first; changing a running channel's "+
+			"position is refused", channel, lock, h)
 	}
 	return tgt, nil
 }
@@ -65,11 +82,11 @@ func SkipID(gtid, pos string) (string, error) {
 // warning is not "" when the channel has no stored position: a first run
 // to come, or a mistyped name (then the run that stopped on the
 // transaction never sees the skip and stops on it again).
-func AddSkip(ctx context.Context, tgt *mysql.Target, id string) (warning string, err error) {
+func AddSkip(ctx context.Context, tgt store.Admin, id string) (warning string, err error) {
 	if err := tgt.AddSkip(ctx, id); err != nil {
-		return "", fmt.Errorf("record the skip on target %s: %w", tgt.Endpoint, err)
+		return "", fmt.Errorf("record the skip on target %s: %w", tgt, err)
 	}
-	ch := tgt.Channel
+	ch := tgt.ChannelName()
 	if chs, err := tgt.Channels(ctx); err == nil && !slices.Contains(chs, ch) {
 		have := "none"
 		if len(chs) > 0 {
@@ -84,17 +101,17 @@ func AddSkip(ctx context.Context, tgt *mysql.Target, id string) (warning string,
 // Reset deletes tgt's channel's stored positions, prepared XA transactions
 // and skip requests; with start, the next run starts after that GTID
 // position.
-func Reset(ctx context.Context, tgt *mysql.Target, start string) error {
+func Reset(ctx context.Context, tgt store.Admin, start string) error {
 	if err := tgt.ResetPositions(ctx); err != nil {
-		return fmt.Errorf("reset channel %q on %s: %w", tgt.Channel, tgt.Endpoint, err)
+		return fmt.Errorf("reset channel %q on %s: %w", tgt.ChannelName(), tgt, err)
 	}
 	if err := tgt.ResetSkips(ctx); err != nil {
-		return fmt.Errorf("reset channel %q on %s: %w", tgt.Channel, tgt.Endpoint, err)
+		return fmt.Errorf("reset channel %q on %s: %w", tgt.ChannelName(), tgt, err)
 	}
 	if start != "" {
 		p := position.Checkpoint{Slot: apply.SlotMain, GTIDPos: start, Floor: position.Floor{GTIDPos: start}}
 		if err := tgt.StorePosition(ctx, p); err != nil {
-			return fmt.Errorf("store the start position of channel %q on %s: %w", tgt.Channel, tgt.Endpoint, err)
+			return fmt.Errorf("store the start position of channel %q on %s: %w", tgt.ChannelName(), tgt, err)
 		}
 	}
 	return nil

@@ -50,3 +50,27 @@ type Skip struct {
 	Txn  string
 	Done bool
 }
+
+// Admin is a channel's stored state as prepl skip and prepl reset change
+// it, with no prepl running on the channel: mysql.Target and
+// postgres.Target implement it alike.
+type Admin interface {
+	Store
+	// AddSkip records that the channel's next run leaves transaction id
+	// out (a GTID, or FILE:OFFSET where it begins).
+	AddSkip(ctx context.Context, id string) error
+	// ResetSkips deletes the channel's skip requests.
+	ResetSkips(ctx context.Context) error
+	// ResetPositions deletes the channel's stored positions and what is
+	// stored with them (prepared XA transactions' records).
+	ResetPositions(ctx context.Context) error
+	// StorePosition writes p as a stored position of the channel.
+	StorePosition(ctx context.Context, p position.Checkpoint) error
+	// Checkpoints reads the channel's stored positions, by slot.
+	Checkpoints(ctx context.Context) (map[string]position.Checkpoint, error)
+	// ChannelHolder describes who holds the channel's lock, for a
+	// person ("" when nobody does).
+	ChannelHolder(ctx context.Context) string
+	String() string // the target, for messages
+	Close() error
+}

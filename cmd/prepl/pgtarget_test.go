@@ -51,8 +51,14 @@ func TestReplayAndReplicateIntoPostgres(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "--skip-gtid "+trigger) {
 		t.Fatalf("replicate up to a CREATE TRIGGER: exit %d, want 2 naming --skip-gtid %s\n%s", code, trigger, out)
 	}
-	mustPrepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--zero-dates", "null", "--stop-at-end", "--progress", "0",
-		"--skip-gtid", trigger)
+	// prepl skip records it in the PostgreSQL target, as in a MySQL one.
+	if out := mustPrepl(t, "skip", "--target", replicated, "--gtid", trigger); !strings.Contains(out, "will be skipped by the next run") {
+		t.Fatalf("prepl skip on a PostgreSQL target:\n%s", out)
+	}
+	if out := mustPrepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--zero-dates", "null", "--stop-at-end",
+		"--progress", "0"); !strings.Contains(out, "skipped 1") {
+		t.Fatalf("replicate after prepl skip: want the trigger skipped\n%s", out)
+	}
 	if out := mustPrepl(t, "verify", "--source", src.URL(), "--target", replicated, "--zero-dates", "null"); !strings.Contains(out, "equal") {
 		t.Fatalf("verify after skipping the trigger: %s", out)
 	}
@@ -64,5 +70,16 @@ func TestReplayAndReplicateIntoPostgres(t *testing.T) {
 	}
 	if code, out := prepl(t, "replicate", "--source", src.URL(), "--target", replicated, "--keep-gtid"); code != 2 || !strings.Contains(out, "no GTIDs") {
 		t.Fatalf("--keep-gtid with a PostgreSQL target: exit %d, want 2 saying why\n%s", code, out)
+	}
+	// prepl reset: the channel's positions and skips go; it starts where told.
+	mustPrepl(t, "reset", "--target", replicated, "--start-gtid", trigger, "--yes")
+	rdb := sandbox.MustOpenPostgres(t, pg, "replicated")
+	var pos string
+	var skips int
+	if err := rdb.QueryRow("SELECT gtid_pos FROM prepl.position WHERE channel = 'default'").Scan(&pos); err != nil || pos != trigger {
+		t.Fatalf("position after reset: %q %v, want only %s", pos, err, trigger)
+	}
+	if err := rdb.QueryRow("SELECT count(*) FROM prepl.skip WHERE channel = 'default'").Scan(&skips); err != nil || skips != 0 {
+		t.Fatalf("skip requests after reset: %d %v, want none", skips, err)
 	}
 }

@@ -23,7 +23,7 @@ type channelFlags struct {
 }
 
 func (c *channelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.target, "target", "", "target server URL: mysql://USER@HOST:PORT (required; password as for replicate)")
+	fs.StringVar(&c.target, "target", "", "target URL: mysql://USER@HOST:PORT or postgres://USER@HOST:PORT/DB (required; password as for replicate)")
 	fs.StringVar(&c.channel, "channel", prun.DefaultChannel, "channel whose position to change (replay's is \""+prun.ReplayChannel+"\")")
 	registerSecrets(fs, &c.secrets)
 }
@@ -111,12 +111,12 @@ Flags:
 		return err
 	}
 	defer tgt.Close()
-	ps, err := tgt.Positions(ctx)
+	ps, err := tgt.Checkpoints(ctx)
 	if err != nil {
 		return err
 	}
 	if !*yes {
-		fmt.Fprintf(stderr, "Reset channel %q on %s: delete its %d stored position rows", cf.channel, tgt.Endpoint, len(ps))
+		fmt.Fprintf(stderr, "Reset channel %q on %s: delete its %d stored position rows", cf.channel, tgt, len(ps))
 		if p, ok := ps[apply.SlotMain]; ok {
 			fmt.Fprintf(stderr, " (now at %s:%d gtid %s)", p.File, p.Pos, p.GTIDPos)
 		}

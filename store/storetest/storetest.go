@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/store"
 )
 
@@ -108,6 +109,75 @@ func Run(t *testing.T, s store.Store, seed Seed) {
 			if half, err := s.HalfApplied(ctx, ch); err != nil || half != "" {
 				t.Fatalf("HalfApplied(%q) = %q, %v; want none", ch, half, err)
 			}
+		}
+	})
+}
+
+// RunAdmin checks what prepl skip and prepl reset change (store.Admin)
+// on a target opened on a channel of its own, with nothing stored for it.
+func RunAdmin(t *testing.T, a store.Admin) {
+	t.Helper()
+	ctx := context.Background()
+	channel := a.ChannelName()
+
+	t.Run("holder", func(t *testing.T) {
+		if h := a.ChannelHolder(ctx); h != "" {
+			t.Fatalf("ChannelHolder = %q with the lock free, want none", h)
+		}
+		release, err := a.LockChannel(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := a.ChannelHolder(ctx)
+		release()
+		if h == "" {
+			t.Fatal("ChannelHolder is empty while the channel's lock is held")
+		}
+	})
+
+	t.Run("skip", func(t *testing.T) {
+		const id = "0-1-77"
+		if err := a.AddSkip(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.MarkSkipped(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.AddSkip(ctx, id); err != nil { // asked again: to be skipped again
+			t.Fatal(err)
+		}
+		got, err := a.Skips(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []store.Skip{{Txn: id}}; !slices.Equal(got, want) {
+			t.Fatalf("Skips after AddSkip, MarkSkipped, AddSkip = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("reset", func(t *testing.T) {
+		p := position.Checkpoint{Slot: "", GTIDPos: "0-1-100", Floor: position.Floor{GTIDPos: "0-1-100"}}
+		if err := a.StorePosition(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := a.Checkpoints(ctx)
+		if err != nil || ps[""].GTIDPos != "0-1-100" || len(ps) != 1 {
+			t.Fatalf("Checkpoints after StorePosition = %+v, %v; want slot \"\" at 0-1-100", ps, err)
+		}
+		if chs, err := a.Channels(ctx); err != nil || !slices.Contains(chs, channel) {
+			t.Fatalf("Channels = %q, %v; want %q among them", chs, err, channel)
+		}
+		if err := a.ResetPositions(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.ResetSkips(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ps, err := a.Checkpoints(ctx); err != nil || len(ps) != 0 {
+			t.Fatalf("Checkpoints after ResetPositions = %+v, %v; want none", ps, err)
+		}
+		if sk, err := a.Skips(ctx); err != nil || len(sk) != 0 {
+			t.Fatalf("Skips after ResetSkips = %v, %v; want none", sk, err)
 		}
 	})
 }
