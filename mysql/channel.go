@@ -494,6 +494,23 @@ func (t *Target) fenced(err error) error {
 		t.Channel, ErrFenced, now, e, err)
 }
 
+// checkEpoch fails with ErrFenced when the channel's epoch is no longer
+// the one this process claimed (nil when it claimed none).
+func (t *Target) checkEpoch(ctx context.Context, c *sql.Conn) error {
+	e := t.epoch.Load()
+	if e == 0 {
+		return nil
+	}
+	var now uint64
+	if err := c.QueryRowContext(ctx, "SELECT epoch FROM "+PositionSchema+".channel WHERE channel = ?", t.Channel).Scan(&now); err != nil {
+		return fmt.Errorf("read the epoch of channel %q: %w", t.Channel, err)
+	}
+	if now != e {
+		return fmt.Errorf("channel %q: %w (its epoch is %d, this prepl's %d)", t.Channel, ErrFenced, now, e)
+	}
+	return nil
+}
+
 // ChannelActive describes the channel's active prepl as recorded by its
 // claim, and whether it holds the lock now ("" when never claimed).
 func (t *Target) ChannelActive(ctx context.Context, channel string) string {

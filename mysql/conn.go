@@ -394,6 +394,11 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	}
 	CrashPoint("before-ddl", tx)
 	if run {
+		// A DDL is not in a transaction the fence can roll back: the
+		// channel is checked just before it (channel.go).
+		if err := t.checkEpoch(ctx, c); err != nil {
+			return false, fmt.Errorf("DDL %s not run: %w", describe(tx), err)
+		}
 		if err := t.execDDL(ctx, c, tx, keepGTID); err != nil {
 			return false, err
 		}
