@@ -106,10 +106,7 @@ type ClaimOptions struct {
 	// Lease is the lock connection's wait_timeout (whole seconds, at least
 	// 2): the target drops the lock of an active silent for this long.
 	Lease time.Duration
-	// Waiting, when set, is called as a standby starts waiting, with a
-	// description of the active it waits for.
-	Waiting func(active string)
-	Log     *slog.Logger
+	Log   *slog.Logger
 }
 
 // Claim is a held channel.
@@ -243,9 +240,6 @@ func (t *Target) waitStandby(ctx context.Context, c *sql.Conn, o ClaimOptions) e
 			told = true
 			active := t.ChannelActive(ctx, t.Channel)
 			o.Log.Info("standby: waiting for the channel's active prepl to go", "channel", t.Channel, "active", active)
-			if o.Waiting != nil {
-				o.Waiting(active)
-			}
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -424,6 +418,12 @@ func (cl *Claim) retake() error {
 		if epoch != cl.Epoch {
 			discard(c)
 			return fmt.Errorf("channel %q: %w (its epoch is %d, this prepl's %d)", t.Channel, ErrFenced, epoch, cl.Epoch)
+		}
+		// prepl status tells the active's own lock connection by its id.
+		if _, err := c.ExecContext(ctx, "UPDATE "+PositionSchema+".channel SET lock_conn = CONNECTION_ID() WHERE channel = ? AND epoch = ?",
+			t.Channel, cl.Epoch); err != nil {
+			discard(c)
+			return err
 		}
 		cl.c = c
 		return nil

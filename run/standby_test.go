@@ -312,3 +312,15 @@ func scrape(t *testing.T, addr string) string {
 	t.Fatalf("metrics at %s: %v", addr, last)
 	return ""
 }
+
+// notMySQL is a target of another kind (PostgreSQL): only its type is read.
+type notMySQL struct{ Target }
+
+// TestStandbyRefusedOffMySQL: a target without a lease and an epoch
+// refuses --standby before anything is waited for.
+func TestStandbyRefusedOffMySQL(t *testing.T) {
+	_, err := lockChannel(context.Background(), slog.Default(), notMySQL{}, standbyOptions{standby: true, takeoverAfter: DefaultTakeoverAfter})
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--standby needs a MySQL/MariaDB target") {
+		t.Fatalf("--standby on a PostgreSQL target: %v, want a usage error", err)
+	}
+}
