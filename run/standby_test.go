@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -83,14 +84,32 @@ func helperReplicate(js string) int {
 // proc is a helper process.
 type proc struct {
 	cmd    *exec.Cmd
-	out    *strings.Builder
+	out    *syncBuf
 	exited chan int
+}
+
+// syncBuf is a process's output, read while it is written.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func startHelper(t *testing.T, a helperArgs) *proc {
 	t.Helper()
 	js, _ := json.Marshal(a)
-	p := &proc{cmd: exec.Command(os.Args[0], "-test.run=^$"), out: new(strings.Builder), exited: make(chan int, 1)}
+	p := &proc{cmd: exec.Command(os.Args[0], "-test.run=^$"), out: new(syncBuf), exited: make(chan int, 1)}
 	p.cmd.Env = append(os.Environ(), helperEnv+"="+string(js))
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -218,7 +237,7 @@ func checkEnd(t *testing.T, src, tgt *sandbox.Server, db *sql.DB) {
 // TestStandbyTakesOverFromKilled: the active is killed (SIGKILL) mid-run;
 // the standby takes the channel over and applies the rest, nothing twice.
 func TestStandbyTakesOverFromKilled(t *testing.T) {
-	const n = 1000
+	const n = 2000
 	src, tgt, db, active, standby := standbyPair(t, n, "")
 	before := epoch(db)
 	active.cmd.Process.Signal(syscall.SIGKILL)
@@ -239,7 +258,7 @@ func TestStandbyTakesOverFromKilled(t *testing.T) {
 // it exits 3, fenced. The standby's metrics say it waited, then became
 // the active.
 func TestStandbyFencesStopped(t *testing.T) {
-	const n = 1000
+	const n = 2000
 	addr := freeAddr(t)
 	src, tgt, db, active, standby := standbyPair(t, n, addr)
 	if m := scrape(t, addr); !strings.Contains(m, "\nprepl_standby 1\n") {
@@ -311,6 +330,52 @@ func scrape(t *testing.T, addr string) string {
 	}
 	t.Fatalf("metrics at %s: %v", addr, last)
 	return ""
+}
+
+// TestStandbyStoppedWhileWaiting: a standby waits while the channel's
+// lock is held (here by the test), says so to prepl status, and stopped
+// (SIGTERM) while it waits, exits 0 having applied nothing.
+func TestStandbyStoppedWhileWaiting(t *testing.T) {
+	o := sandbox.Defaults()
+	o.Binlog = true
+	src := sandbox.MustStart(t, o)
+	to := sandbox.Defaults()
+	to.ServerID = 2
+	tgt := sandbox.MustStart(t, to)
+	db := sandbox.MustOpen(t, tgt, "")
+	hold, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	var got int
+	if err := hold.QueryRowContext(context.Background(), "SELECT GET_LOCK(?, 0)", mysql.LockName(DefaultChannel)).Scan(&got); err != nil || got != 1 {
+		t.Fatalf("take the channel's lock: %d %v", got, err)
+	}
+	standby := startHelper(t, helperArgs{Source: src.URL(), Target: tgt.URL(), Standby: true})
+	until(t, standby, "the standby to wait", func() bool { return strings.Contains(standby.out.String(), "standby: waiting") })
+	e, err := mysql.ParseURL(tgt.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mysql.Open(context.Background(), e, DefaultChannel, mysql.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if s := m.ChannelStandby(context.Background(), DefaultChannel); s == "" {
+		t.Error("prepl status sees no standby waiting")
+	}
+	standby.cmd.Process.Signal(syscall.SIGTERM)
+	if code := standby.wait(t, "the standby"); code != 0 {
+		t.Fatalf("a standby stopped while waiting exited %d, want 0\n%s", code, standby.out)
+	}
+	if !strings.Contains(standby.out.String(), "standby stopped on signal while waiting") {
+		t.Errorf("the standby did not say it stopped while waiting:\n%s", standby.out)
+	}
+	if a := applied(db); a != 0 {
+		t.Errorf("a standby that never took over applied %d transactions", a)
+	}
 }
 
 // notMySQL is a target of another kind (PostgreSQL): only its type is read.
