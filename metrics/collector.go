@@ -49,13 +49,17 @@ var (
 	descThrottled  = desc("throttled", "1 while throttling holds new work, by reason (max-load, replica-lag, flag-file).", "reason")
 	descThrotSec   = desc("throttled_seconds_total", "Time spent throttled, by reason (max-load, replica-lag, flag-file).", "reason")
 	descConcur     = desc("concurrency", "Units the engine lets run in flight now: at most --workers, chosen from the throughput it measures (--fixed-workers: --workers).")
+	descStandby    = desc("standby", "1 while this process waits as a standby for the channel's active prepl to go (--standby), 0 once it is the active.")
+	descActSince   = desc("active_since_timestamp_seconds", "When this process became the channel's active (Unix, the target's clock); absent while a standby.")
+	descEpoch      = desc("channel_epoch", "The channel's epoch this process claimed; a position write under another epoch is refused (fenced).")
 	descYields     = desc("yields_total", "Units rolled back or interrupted for an earlier one, by cause (lock-wait: an earlier unit waits for its lock; lock-wait-unseen: the next to commit waits, holder not named; head-stall: lock waits cannot be seen and the next to commit ran long).", "cause")
 )
 
 var allDescs = []*prometheus.Desc{descInfo, descWorkers, descCaughtUp, descApplied, descSkipped, descRead, descRows,
 	descBytes, descLag, descBehind, descInFlight, descQueue, descWindow, descReadPos, descAppliedPos, descReadFile,
 	descAppFile, descAppliedTS, descBusy, descUnits, descRetries, descSerialized, descReconnects, descErrors,
-	descCompacted, descFallbacks, descRowEvents, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec, descConcur, descYields}
+	descCompacted, descFallbacks, descRowEvents, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec, descConcur, descYields,
+	descStandby, descActSince, descEpoch}
 
 // collector reads the latest snapshot on every scrape.
 type collector struct{ m *Monitor }
@@ -70,6 +74,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	m := c.m
 	i := m.info
 	ch <- prometheus.MustNewConstMetric(descInfo, prometheus.GaugeValue, 1, i.Version, i.Command, i.Mode, i.Channel, i.Source, i.Target)
+	if m.role != nil {
+		r := m.role()
+		ch <- prometheus.MustNewConstMetric(descStandby, prometheus.GaugeValue, b2f(r.Standby))
+		if !r.ActiveSince.IsZero() {
+			ch <- prometheus.MustNewConstMetric(descActSince, prometheus.GaugeValue, float64(r.ActiveSince.UnixNano())/1e9)
+		}
+		if r.Epoch > 0 {
+			ch <- prometheus.MustNewConstMetric(descEpoch, prometheus.GaugeValue, float64(r.Epoch))
+		}
+	}
 	s, x, _ := m.snapshot()
 	ch <- prometheus.MustNewConstMetric(descCaughtUp, prometheus.GaugeValue, b2f(x.CaughtUp))
 	ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(x.SourceReconnects), "source")

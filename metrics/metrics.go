@@ -53,8 +53,16 @@ type Extra struct {
 	SkipRequested uint64
 }
 
+// Role is the process's part on its channel (docs/standby.md).
+type Role struct {
+	Standby     bool      // waiting for the channel's active prepl to go
+	ActiveSince time.Time // when this process became the channel's active (zero: not yet)
+	Epoch       uint64    // the channel's epoch this process holds (0: none)
+}
+
 // Monitor turns snapshots into metrics and status documents.
 type Monitor struct {
+	role    func() Role // nil: the target keeps no roles (PostgreSQL)
 	stats   func() (apply.Stats, bool)
 	extra   func(apply.Stats) Extra
 	info    Info
@@ -84,6 +92,10 @@ func New(stats func() (apply.Stats, bool), info Info, extra func(apply.Stats) Ex
 		&collector{m: m})
 	return m
 }
+
+// SetRole tells the monitor the process's role on its channel; call it
+// before serving.
+func (m *Monitor) SetRole(role func() Role) { m.role = role }
 
 // Registry is the monitor's Prometheus registry.
 func (m *Monitor) Registry() *prometheus.Registry { return m.reg }

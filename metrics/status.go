@@ -24,7 +24,13 @@ import (
 // Status is the /status document.
 type Status struct {
 	Info
-	State          string     `json:"state"` // starting, running, stopping, done, failed
+	State string `json:"state"` // standby, starting, running, stopping, done, failed
+	// Standby: waiting for the channel's active prepl to go (--standby);
+	// ActiveSince: when this process became the active; ChannelEpoch: the
+	// epoch it claimed (docs/standby.md).
+	Standby        bool       `json:"standby"`
+	ActiveSince    *time.Time `json:"active_since,omitempty"`
+	ChannelEpoch   uint64     `json:"channel_epoch,omitempty"`
 	StartedAt      time.Time  `json:"started_at"`
 	ElapsedSeconds float64    `json:"elapsed_seconds"`
 	CaughtUp       bool       `json:"caught_up"`
@@ -106,6 +112,17 @@ func (m *Monitor) Status() Status {
 	if x.BehindBytes >= 0 {
 		b := x.BehindBytes
 		st.BehindBytes = &b
+	}
+	if m.role != nil {
+		r := m.role()
+		st.Standby, st.ChannelEpoch = r.Standby, r.Epoch
+		if !r.ActiveSince.IsZero() {
+			t := r.ActiveSince.UTC()
+			st.ActiveSince = &t
+		}
+		if r.Standby {
+			st.State = "standby"
+		}
 	}
 	if !ok {
 		st.ElapsedSeconds = time.Since(m.started).Seconds()

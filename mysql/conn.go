@@ -85,6 +85,7 @@ func (t *Target) conn(ctx context.Context) (*Conn, error) {
 		c.Close()
 		return nil, err
 	}
+	t.tagConn(ctx, c) // a standby taking over kills it (channel.go)
 	return w, nil
 }
 
@@ -288,7 +289,7 @@ func (c *Conn) Commit(ctx context.Context, p position.Checkpoint) error {
 	}
 	ch.stmt("COMMIT", rowExpect{})
 	c.marked, c.keepMarker = false, false
-	return c.exec(ctx, ch)
+	return c.t.fenced(c.exec(ctx, ch))
 }
 
 // Rollback abandons the open transaction. A marker of its unit stays: its
@@ -367,7 +368,7 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	// With kept GTIDs the target's binlog must hold exactly the source's
 	// transactions: the position writes around a DDL stay out of it.
 	storePos := func(p position.Checkpoint, when string) error {
-		if err := t.execUnlogged(ctx, c, t.positionSQL(p)); err != nil {
+		if err := t.fenced(t.execUnlogged(ctx, c, t.positionSQL(p))); err != nil {
 			return fmt.Errorf("store position %s DDL %s: %w", when, describe(tx), err)
 		}
 		return nil
@@ -393,6 +394,11 @@ func (t *Target) ApplyDDL(ctx context.Context, tx *txn.Txn, before, after positi
 	}
 	CrashPoint("before-ddl", tx)
 	if run {
+		// A DDL is not in a transaction the fence can roll back: the
+		// channel is checked just before it (channel.go).
+		if err := t.checkEpoch(ctx, c); err != nil {
+			return false, fmt.Errorf("DDL %s not run: %w", describe(tx), err)
+		}
 		if err := t.execDDL(ctx, c, tx, keepGTID); err != nil {
 			return false, err
 		}

@@ -296,6 +296,10 @@ func (t *Target) appendPositionUpdate(b []byte, p position.Checkpoint, cond stri
 	b = appendEscaped(b, []byte(p.Floor.File))
 	b = append(b, ", floor_pos="...)
 	b = strconv.AppendUint(b, uint64(p.Floor.Pos), 10)
+	if f := t.fenceExpr(); f != "" { // the fence: NULL, refused in the strict session, once another prepl claimed the channel
+		b = append(b, ", channel_epoch="...)
+		b = append(b, f...)
+	}
 	b = append(b, ", updated_at=CURRENT_TIMESTAMP(6) WHERE channel="...)
 	b = appendEscaped(b, []byte(t.Channel))
 	b = append(b, " AND slot="...)
@@ -440,7 +444,7 @@ func (r *eachTrip) reset() {
 func (c *Conn) sendTrip(ctx context.Context, rt *eachTrip) error {
 	affected, err := c.execRaw(ctx, string(rt.sql[:len(rt.sql)-1]))
 	if err != nil {
-		return c.tooLarge(nil, len(rt.sql), err)
+		return c.t.fenced(c.tooLarge(nil, len(rt.sql), err))
 	}
 	for _, i := range rt.positions {
 		if i < len(affected) && affected[i] != 1 {

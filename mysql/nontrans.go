@@ -212,7 +212,7 @@ func (c *Conn) commitUnlogged(ctx context.Context, p position.Checkpoint) error 
 	if clear {
 		q += "; " + c.t.clearMarkerSQL()
 	}
-	return c.t.execUnlogged(ctx, c.c, q+"; COMMIT")
+	return c.t.fenced(c.t.execUnlogged(ctx, c.c, q+"; COMMIT"))
 }
 
 // keptGTIDLogged reports whether the target's binlog holds the GTID of

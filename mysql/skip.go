@@ -2,9 +2,7 @@ package mysql
 
 import (
 	"context"
-	"crypto/sha1"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
@@ -75,16 +73,6 @@ func (t *Target) ResetSkips(ctx context.Context) error {
 func (t *Target) StorePosition(ctx context.Context, p position.Checkpoint) error {
 	_, err := t.DB.ExecContext(ctx, t.positionSQL(p))
 	return err
-}
-
-// LockName is the GET_LOCK name of a channel (at most 64 characters).
-func LockName(channel string) string {
-	n := "prepl.channel." + channel
-	if len(n) > 64 {
-		h := sha1.Sum([]byte(channel))
-		n = "prepl.channel." + hex.EncodeToString(h[:])
-	}
-	return n
 }
 
 // LockChannel takes the channel's lock, waiting up to wait for a prepl

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -44,8 +45,12 @@ type Target struct {
 	// rowEvents: compacted inserts and updates go as rows events
 	// (rowevents.go), decided at Open.
 	rowEvents bool
-	slots     knownSlots  // position rows known to exist (keepgtid.go)
-	sends     sendTracker // round trips in flight, for Kill
+	slots     knownSlots // position rows known to exist (keepgtid.go)
+	// epoch is the channel's epoch this process claimed (0: not claimed;
+	// then position writes check none), tags hands out the connection
+	// tags (channel.go).
+	epoch, tags atomic.Uint64
+	sends       sendTracker // round trips in flight, for Kill
 
 	// Charsets maps the id of each collation the target knows to its
 	// character set's name (information_schema.COLLATIONS), read at Open.
@@ -180,6 +185,7 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 			floor_file VARCHAR(512) NOT NULL DEFAULT '',
 			floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0,
 			updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+			channel_epoch BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the epoch of prepl.channel that wrote it',
 			PRIMARY KEY (channel, slot)
 		) ENGINE=InnoDB COMMENT='prepl: applied position, written in the same transaction as the rows'`,
 		xaTableSQL, // written inside units, where a CREATE TABLE would commit them
@@ -194,10 +200,12 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 	// DDL's position is stored in the source's session) and which cannot
 	// hold every time a binlog carries (1234 written in +03:00 is before
 	// its range, Error 1292).
-	var floors, states, slotLen, timestamps int
+	// Tables made before 2026-11-28 lack the epoch (channel.go).
+	var floors, states, slotLen, timestamps, epochs int
 	c.QueryRowContext(ctx, `SELECT SUM(column_name = 'floor_gtid'), SUM(column_name = 'pending_state'),
-		MAX(IF(column_name = 'slot', character_maximum_length, 0)), SUM(column_name = 'source_ts' AND data_type = 'timestamp')
-		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &states, &slotLen, &timestamps)
+		MAX(IF(column_name = 'slot', character_maximum_length, 0)), SUM(column_name = 'source_ts' AND data_type = 'timestamp'),
+		SUM(column_name = 'channel_epoch')
+		FROM information_schema.columns WHERE table_schema = ? AND table_name = 'position'`, PositionSchema).Scan(&floors, &states, &slotLen, &timestamps, &epochs)
 	var upgrade []string
 	if floors == 0 {
 		upgrade = append(upgrade, "ADD COLUMN floor_gtid TEXT NOT NULL, ADD COLUMN floor_file VARCHAR(512) NOT NULL DEFAULT '', ADD COLUMN floor_pos BIGINT UNSIGNED NOT NULL DEFAULT 0")
@@ -212,6 +220,9 @@ func (t *Target) ensurePositionTable(ctx context.Context) error {
 		// The session's time zone is UTC (Endpoint.config): the stored
 		// times convert to UTC DATETIMEs.
 		upgrade = append(upgrade, "MODIFY source_ts DATETIME(6) NULL COMMENT 'UTC'")
+	}
+	if epochs == 0 {
+		upgrade = append(upgrade, "ADD COLUMN channel_epoch BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the epoch of prepl.channel that wrote it'")
 	}
 	if len(upgrade) > 0 {
 		if _, err := c.ExecContext(ctx, "ALTER TABLE "+PositionSchema+".position "+strings.Join(upgrade, ", ")); err != nil {
@@ -333,15 +344,21 @@ func (t *Target) positionInsert(p position.Checkpoint, pos string) string {
 	if !p.SourceTS.IsZero() {
 		ts = QuoteString(p.SourceTS.UTC().Format("2006-01-02 15:04:05.000000"))
 	}
+	// The fence (channel.go): the epoch read under a shared lock, NULL
+	// (refused) when another prepl claimed the channel since.
+	epochCol, epochVal, epochSet := "", "", ""
+	if f := t.fenceExpr(); f != "" {
+		epochCol, epochVal, epochSet = ", channel_epoch", ", "+f, ", channel_epoch=VALUES(channel_epoch)"
+	}
 	return fmt.Sprintf(`INSERT INTO %s.position (channel, slot, gtid_pos, file, pos, last_gtid, source_ts, pending_ddl, pending_state, applied,
-floor_gtid, floor_file, floor_pos)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s, %d) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
+floor_gtid, floor_file, floor_pos%s)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s, %d%s) ON DUPLICATE KEY UPDATE gtid_pos=VALUES(gtid_pos), file=VALUES(file),
 pos=VALUES(pos), last_gtid=VALUES(last_gtid), source_ts=VALUES(source_ts), pending_ddl=VALUES(pending_ddl), pending_state=VALUES(pending_state),
 applied=VALUES(applied), floor_gtid=VALUES(floor_gtid), floor_file=VALUES(floor_file), floor_pos=VALUES(floor_pos),
-updated_at=CURRENT_TIMESTAMP(6)`, PositionSchema,
+updated_at=CURRENT_TIMESTAMP(6)%s`, PositionSchema, epochCol,
 		QuoteString(t.Channel), QuoteString(p.Slot), QuoteString(p.GTIDPos), QuoteString(p.File), pos,
 		QuoteString(p.LastGTID), ts, QuoteString(p.PendingDDL), QuoteString(p.PendingState), p.Applied,
-		QuoteString(p.Floor.GTIDPos), QuoteString(p.Floor.File), p.Floor.Pos)
+		QuoteString(p.Floor.GTIDPos), QuoteString(p.Floor.File), p.Floor.Pos, epochVal, epochSet)
 }
 
 // ErrRowCount is wrapped when an UPDATE or DELETE did not find its row, or

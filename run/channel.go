@@ -20,7 +20,11 @@ const channelLockWait = 10 * time.Second
 // channel's lock (prepl skip and prepl reset refuse while it is held) and
 // the transactions `prepl skip` asked it to leave out.
 type channelRun struct {
-	unlock  func() // lets the channel's lock go
+	unlock func() // lets the channel's lock go
+	// claim is a MySQL target's: the lease and the epoch (nil on
+	// PostgreSQL, whose lock is only the advisory lock).
+	claim   *mysql.Claim
+	role    *role
 	skipped atomic.Uint64
 	// requested are the transactions prepl skip asked to leave out, by
 	// GTID or FILE:OFFSET, as the run started; read-only.
@@ -37,12 +41,12 @@ func (cr *channelRun) requestedSkip(gtid string, start txn.Position) bool {
 // claimChannel takes the channel's lock and installs the skip requests in
 // cfg.Filter: a transaction named there is skipped (counted in the
 // position, not applied) with a log line.
-func claimChannel(ctx context.Context, log *slog.Logger, tgt Target, cfg *apply.Config) (*channelRun, error) {
-	release, err := tgt.LockChannel(ctx, channelLockWait)
+func claimChannel(ctx context.Context, log *slog.Logger, tgt Target, cfg *apply.Config, so standbyOptions) (*channelRun, error) {
+	cr, err := lockChannel(ctx, log, tgt, so)
 	if err != nil {
 		return nil, err
 	}
-	cr := &channelRun{unlock: release}
+	release := cr.unlock
 	skips, err := tgt.Skips(ctx)
 	if err != nil {
 		release()

@@ -20,7 +20,7 @@ import (
 // target stores on o.Target.Channel; with o.DryRun it applies nothing. It
 // refuses files that do not form one stream before anything is applied.
 func Replay(ctx context.Context, o Options) (Summary, error) {
-	r := newRunner(o)
+	r := newRunner(o, "replay")
 	defer r.close()
 	sel := o.Select
 	if sel == nil {
@@ -36,7 +36,7 @@ func Replay(ctx context.Context, o Options) (Summary, error) {
 	dry := o.DryRun != nil
 	if !dry || o.Target.URL != "" {
 		if err := r.open(ctx, !dry); err != nil {
-			return Summary{}, err
+			return Summary{}, stoppedWaiting(err)
 		}
 	}
 	sums, err := checkFileSet(<-scanned, r.res, sel.spec.StartGTID, o.AllowGaps, r.log)

@@ -19,7 +19,7 @@ import (
 // applies it to the target, from the position the target stores on
 // o.Target.Channel (else after o.StartGTID, else from the oldest binlog).
 func Replicate(ctx context.Context, o Options) (Summary, error) {
-	r := newRunner(o)
+	r := newRunner(o, "replicate")
 	log, src := r.log, o.Source
 	filter, untilUnreached := replicateFilter(o.UntilGTID, o.SkipGTIDs)
 	r.cfg.Filter = withTables(o.Tables, log, filter)
@@ -58,7 +58,7 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 
 	defer r.close()
 	if err := r.open(ctx, true); err != nil {
-		return Summary{}, err
+		return Summary{}, stoppedWaiting(err)
 	}
 	sc := stream.Config{Host: src.Host, Port: src.Port, User: src.User, PasswordFunc: src.Secret,
 		TLS: srcTLS, TLSFallback: srcFallback,

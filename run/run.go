@@ -32,6 +32,12 @@ type Options struct {
 	Prefetch int
 	Gate     GateOptions
 	Watch    WatchOptions
+	// Standby waits for the channel's active prepl to go, then takes the
+	// channel over (MySQL/MariaDB targets). TakeoverAfter is the lease of
+	// the channel's lock, standby or not: the target drops the lock of an
+	// active silent this long (0: DefaultTakeoverAfter). docs/standby.md.
+	Standby       bool
+	TakeoverAfter time.Duration
 
 	// Replay: the files, in order, and what to select of them.
 	Files     []string
@@ -65,15 +71,16 @@ type Summary struct {
 // its checks, the channel's claim, the resume point), then apply (the
 // gate, the watch, the prefetch, apply.Run, stop), then close.
 type runner struct {
-	o   Options
-	log *slog.Logger
-	cfg apply.Config
-	tgt Target
-	ch  *channelRun
-	res apply.Resume
+	o       Options
+	command string // replicate, replay
+	log     *slog.Logger
+	cfg     apply.Config
+	tgt     Target
+	ch      *channelRun
+	res     apply.Resume
 }
 
-func newRunner(o Options) *runner {
+func newRunner(o Options, command string) *runner {
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
@@ -81,7 +88,7 @@ func newRunner(o Options) *runner {
 	if o.Secrets == nil {
 		o.Secrets = new(Secrets)
 	}
-	return &runner{o: o, log: log, cfg: o.Config}
+	return &runner{o: o, command: command, log: log, cfg: o.Config}
 }
 
 // open opens the target and checks it, claims the channel (with claim:
@@ -97,7 +104,11 @@ func (r *runner) open(ctx context.Context, claim bool) error {
 		return err
 	}
 	if claim {
-		if r.ch, err = claimChannel(ctx, r.log, tgt, &r.cfg); err != nil {
+		so := standbyOptions{standby: r.o.Standby, takeoverAfter: r.o.TakeoverAfter, command: r.command, watch: r.o.Watch}
+		if so.takeoverAfter <= 0 {
+			so.takeoverAfter = DefaultTakeoverAfter
+		}
+		if r.ch, err = claimChannel(ctx, r.log, tgt, &r.cfg, so); err != nil {
 			return err
 		}
 	}
@@ -117,6 +128,8 @@ func (r *runner) close() {
 // prefetch around it. end, when set, may change the run's error before
 // the watch reports it.
 func (r *runner) apply(ctx context.Context, src apply.Source, wo watchOptions, end func(error) error) (Summary, error) {
+	ctx, lost, stopLost := r.ch.watchLost(ctx)
+	defer stopLost()
 	gate, rctx, err := startGate(ctx, r.log, statusDB(r.tgt), r.o.Gate, r.o.Secrets, &r.cfg)
 	if err != nil {
 		return Summary{}, err
@@ -134,6 +147,7 @@ func (r *runner) apply(ctx context.Context, src apply.Source, wo watchOptions, e
 	if end != nil {
 		err = end(err)
 	}
+	err = r.ch.lostErr(err, lost())
 	w.finish(stats, err)
 	return Summary{Ran: true, Stats: stats}, err
 }

@@ -114,6 +114,9 @@ func startWatch(ctx context.Context, log *slog.Logger, cfg *apply.Config, f Watc
 	w := &watch{ctx: ctx, log: log, live: cfg.Live, o: o, every: f.Progress, base: -1,
 		stopCh: make(chan struct{}), done: make(chan struct{}), state: "running"}
 	w.mon = metrics.New(cfg.Live.Stats, o.info, w.extra)
+	if o.channel != nil && o.channel.role != nil {
+		w.mon.SetRole(o.channel.role.metrics)
+	}
 	attrs := []any{"source", o.info.Source, "target", o.info.Target, "mode", o.info.Mode, "workers", o.info.Workers,
 		"channel", channel, "version", f.Version}
 	attrs = append(attrs, o.security...)

@@ -48,6 +48,7 @@ func TestExitCodesMatchTheService(t *testing.T) {
 		{"a key in the way on the target", fmt.Errorf("apply 0-1-5: %w", &gomysql.MySQLError{Number: 1062, Message: "Duplicate entry '3' for key 'PRIMARY'"}), false},
 		{"a table missing on the target", fmt.Errorf("apply 0-1-5: %w", &gomysql.MySQLError{Number: 1146, Message: "Table 'd.t' doesn't exist"}), false},
 		{"a PostgreSQL unique violation", fmt.Errorf("apply 0-1-5: %w", &pgconn.PgError{Code: "23505"}), false},
+		{"fenced: another prepl took the channel over", fmt.Errorf("apply 0-1-5: %w", mysql.ErrFenced), false},
 		{"a deadlock past the retries", fmt.Errorf("apply 0-1-5: %w", &gomysql.MySQLError{Number: 1213, Message: "Deadlock found"}), true},
 		{"last file still being written", &binlog.FormatError{File: "b", Err: binlog.ErrIncomplete}, true},
 		{"source unreachable", fmt.Errorf("binlog stream: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), true},

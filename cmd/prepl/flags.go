@@ -36,6 +36,10 @@ type applyFlags struct {
 	logLevel  string
 	progress  time.Duration
 	reconnect time.Duration
+	// standby waits for the channel's active prepl and takes over;
+	// takeover is the lease of the channel's lock (docs/standby.md).
+	standby  bool
+	takeover time.Duration
 	// readOnly opens the target without creating prepl's tables (status).
 	readOnly bool
 	maxEvent string
@@ -100,6 +104,11 @@ func (f *applyFlags) register(fs *flag.FlagSet, defaultChannel string) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "log a progress line this often (0 turns it off)")
 	fs.DurationVar(&f.reconnect, "reconnect-timeout", apply.DefaultReconnectTimeout, "how long to retry a lost target connection before giving up")
+	fs.BoolVar(&f.standby, "standby", false, "if another prepl is applying this --channel (it holds the channel's lock on the target), wait\n"+
+		"for it to go instead of refusing, then take over: raise the channel's epoch (which fences the other: a commit of\n"+
+		"its is refused from then on, exit 3) and resume from the stored position. MySQL/MariaDB targets; see docs/standby.md")
+	fs.DurationVar(&f.takeover, "takeover-after", prun.DefaultTakeoverAfter, "the lease of the channel's lock, standby or not: the target drops the lock of an active prepl\n"+
+		"that has not pinged it for this long (dead, hung, cut off), and a --standby takes over at once (whole seconds, at least 2s)")
 	fs.StringVar(&f.maxEvent, "max-event-size", formatBytes(binlog.DefaultMaxEventSize), "largest binlog event accepted (the servers' limit: max_allowed_packet is at most 1GiB),\n"+
 		"and the most one event's MariaDB compressed column values may inflate to; a bigger one is taken for\n"+
 		"damage and stops the run")
@@ -130,6 +139,10 @@ func (f *applyFlags) config(log *slog.Logger) (apply.Config, error) {
 	}
 	if f.workers < 0 {
 		return apply.Config{}, fmt.Errorf("%w: --workers must be 0 or more", errUsage)
+	}
+	if f.takeover < 2*time.Second {
+		return apply.Config{}, fmt.Errorf("%w: --takeover-after must be 2s or more (the target's wait_timeout counts whole seconds, "+
+			"and the active pings within a quarter of it)", errUsage)
 	}
 	if f.memBytes, err = parseBytes(f.memory); err != nil {
 		return apply.Config{}, fmt.Errorf("%w: --memory-budget: %v", errUsage, err)
@@ -237,7 +250,7 @@ func (f *applyFlags) options(stderr io.Writer) (prun.Options, error) {
 		return prun.Options{}, err
 	}
 	return prun.Options{Log: log, Config: cfg, Tables: f.tables, Secrets: &f.secrets, Target: tgt,
-		ReadAheadBytes: f.readAheadBytes(), Prefetch: f.prefetch, Gate: f.gate,
+		ReadAheadBytes: f.readAheadBytes(), Prefetch: f.prefetch, Gate: f.gate, Standby: f.standby, TakeoverAfter: f.takeover,
 		Watch: prun.WatchOptions{Version: version, MetricsAddr: f.metricsAddr, WebConfig: f.webConfig, Progress: f.progress,
 			Terminal: f.term, ProgressBar: f.progressBar}}, nil
 }

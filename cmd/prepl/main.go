@@ -36,6 +36,10 @@ const (
 	exitOK    = 0
 	exitRetry = 1
 	exitFatal = 2
+	// exitFenced: another prepl took the channel over (--standby) and this
+	// one was fenced: nothing of what it had in flight committed. Restart
+	// it only as a standby (docs/standby.md).
+	exitFenced = 3
 )
 
 // exitCode classifies the error a command ended with (prun.Fatal).
@@ -44,6 +48,8 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &se): // prepl status: a Nagios-style state
 		return se.Code
+	case errors.Is(err, prun.ErrFenced):
+		return exitFenced
 	case prun.Fatal(err):
 		return exitFatal
 	}

@@ -100,6 +100,9 @@ Flags:
 	if *printSQL && !*dryRun {
 		return fmt.Errorf("%w: --print-sql goes with --dry-run (it prints, it does not apply)", errUsage)
 	}
+	if *dryRun && o.Standby {
+		return fmt.Errorf("%w: --standby goes without --dry-run (a dry run applies nothing, so it claims no channel)", errUsage)
+	}
 	o.Files, o.AllowGaps = files, *allowGaps
 	if *dryRun {
 		o.DryRun = &prun.DryRun{Out: stdout, PrintSQL: *printSQL}

@@ -46,6 +46,12 @@ a lost target connection too (--reconnect-timeout). SIGINT or SIGTERM stops
 reading, finishes what is in flight, stores the position and exits 0; a
 second signal exits at once (the position stays consistent).
 
+One prepl applies a channel at a time: it holds the channel's lock on the
+target. With --standby a second one waits beside it and takes over within
+--takeover-after of the active's death, hang or loss of the target, fencing
+it: a commit of the old one is refused from then on, and it exits 3
+(docs/standby.md).
+
 Examples:
   PREPL_SOURCE_PASSWORD=... prepl replicate --source 'mysql://repl@db1:3306?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/prepl/ca.pem' \
       --target mysql://prepl@127.0.0.1:3306 --target-password-file /etc/prepl/target.pw \

@@ -165,6 +165,14 @@ func printStored(ctx context.Context, w io.Writer, af *applyFlags, channelGiven 
 			}
 			fmt.Fprintln(w)
 		}
+		if m := prun.MySQL(tgt); m != nil { // who applies the channel (docs/standby.md)
+			if a := m.ChannelActive(ctx, ch); a != "" {
+				fmt.Fprintf(w, "channel %q: active prepl: %s\n", ch, a)
+			}
+			if s := m.ChannelStandby(ctx, ch); s != "" {
+				fmt.Fprintf(w, "channel %q: a standby waits: %s\n", ch, s)
+			}
+		}
 		if half, err := tgt.HalfApplied(ctx, ch); err != nil {
 			h.Problem(prun.StatusWarning, "cannot read the maybe-applied marker of channel %q on %s: %v", ch, tgt, err)
 		} else if half != "" {
