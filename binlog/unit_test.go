@@ -297,3 +297,41 @@ func TestDMLTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampEpochFraction: a TIMESTAMP(1..6) of the second 0 with a
+// fraction is '1970-01-01 00:00:00.FRACTION' in UTC on both decoding
+// paths, as MariaDB reads it (main.type_timestamp, MDEV-34061 stores
+// '1970-01-01 00:00:00.000001' in a UTC session); only the second 0
+// with the fraction 0 is the zero date. go-mysql writes the zero date
+// with the fraction, which no SQL stores.
+func TestTimestampEpochFraction(t *testing.T) {
+	for _, c := range []struct {
+		bytes []byte
+		dec   int
+		want  txn.Temporal
+	}{
+		{[]byte{0, 0, 0, 0, 0, 0, 1}, 6, "1970-01-01 00:00:00.000001"},
+		{[]byte{0, 0, 0, 0, 10}, 1, "1970-01-01 00:00:00.1"},
+		{[]byte{0, 0, 0, 0, 0x03, 0xE7}, 3, "1970-01-01 00:00:00.099"},
+		{[]byte{0, 0, 0, 0, 0, 0, 0}, 6, "0000-00-00 00:00:00.000000"},
+		{[]byte{0, 0, 0, 0}, 0, "0000-00-00 00:00:00"},
+		{[]byte{0, 0, 0, 1, 0, 0, 1}, 6, "1970-01-01 00:00:01.000001"},
+	} {
+		slabs := newValueSlabs(1, 1)
+		got, n, err := decodeTimestamp2(c.bytes, c.dec, &slabs)
+		if err != nil || n != len(c.bytes) || got != c.want {
+			t.Errorf("decodeTimestamp2(% x, %d) = %v, %d, %v; want %q", c.bytes, c.dec, got, n, err, c.want)
+		}
+		// go-mysql's text of the same bytes: the zero date, the fraction kept.
+		frac := strings.TrimPrefix(string(c.want), "1970-01-01 00:00:00")
+		if strings.HasPrefix(string(c.want), "1970-01-01 00:00:00") {
+			goText := "0000-00-00 00:00:00" + frac
+			if got, err := normalize(goText, txn.TypeTimestamp2, uint16(c.dec)); err != nil || got != c.want {
+				t.Errorf("normalize(%q, TIMESTAMP(%d)) = %v, %v; want %q", goText, c.dec, got, err, c.want)
+			}
+		}
+	}
+	if got, _ := normalize("0000-00-00 00:00:00.00", txn.TypeTimestamp2, 2); got != txn.Temporal("0000-00-00 00:00:00.00") {
+		t.Errorf("normalize of the zero TIMESTAMP(2) = %v, want it as it is", got)
+	}
+}
