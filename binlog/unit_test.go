@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/prepl/prepl/txn"
@@ -333,5 +334,33 @@ func TestTimestampEpochFraction(t *testing.T) {
 	}
 	if got, _ := normalize("0000-00-00 00:00:00.00", txn.TypeTimestamp2, 2); got != txn.Temporal("0000-00-00 00:00:00.00") {
 		t.Errorf("normalize of the zero TIMESTAMP(2) = %v, want it as it is", got)
+	}
+}
+
+// TestAssemblerRolledBackDrop: a group ended by ROLLBACK that holds a
+// DROP TABLE (MariaDB's log of a failed CREATE OR REPLACE TABLE, which
+// had dropped the old table) is that DROP as a DDL transaction, as the
+// replica runs it; one holding a DROP TEMPORARY TABLE and rows is still
+// rolled back, and leaves nothing to the transaction after it.
+func TestAssemblerRolledBackDrop(t *testing.T) {
+	drop := "DROP TABLE IF EXISTS `d`.`t`/* Generated to handle failed CREATE OR REPLACE */"
+	s := &evs{pos: 4}
+	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 64}, Flags: txn.FlagDDL}).
+		query("BEGIN").query(drop).query("ROLLBACK")
+	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 65}}).
+		query("BEGIN").query("DROP TEMPORARY TABLE IF EXISTS `tmp`").query("ROLLBACK")
+	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 66}, Flags: txn.FlagStandalone | txn.FlagDDL}).
+		query("CREATE TABLE t (i INT)")
+	got, err := feed(t, s)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("%d txns, %v", len(got), err)
+	}
+	d := got[0]
+	if d.GTID != "0-1-64" || !d.IsDDL() || len(d.Changes) != 1 || d.Changes[0].Stmt.SQL != drop ||
+		d.Start.Offset != 4 || d.End.Offset != 4+42+3*60 {
+		t.Errorf("the rolled back group's DROP: %s", describe(d))
+	}
+	if got[1].GTID != "0-1-66" || !got[1].IsDDL() || got[1].Start.Offset != d.End.Offset+42+3*60 {
+		t.Errorf("after the rolled back DROP TEMPORARY: %s", describe(got[1]))
 	}
 }
