@@ -465,6 +465,9 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 	case qkCommit:
 		return a.finish(h), nil
 	case qkRollback:
+		if t := a.rolledBackDrop(h); t != nil {
+			return t, nil
+		}
 		a.dropOpen()
 		return nil, nil
 	case qkSavepoint:
@@ -501,6 +504,35 @@ func (a *assembler) query(h *replication.EventHeader, e *replication.QueryEvent)
 	}
 	a.addStmt(stmt(true))
 	return a.finish(h), nil
+}
+
+// rolledBackDrop is the DROP TABLE of a group the server ended with
+// ROLLBACK, as a DDL transaction of its own (nil when the group holds
+// none). A DROP TABLE commits on its own: the rollback after it undoes
+// nothing of it. MariaDB logs a failed CREATE OR REPLACE TABLE, which had
+// dropped the old table, as BEGIN, `DROP TABLE IF EXISTS t /* Generated
+// to handle failed CREATE OR REPLACE */`, ROLLBACK (log_drop_table);
+// MariaDB's replica and `mariadb-binlog | mariadb` drop the table, and
+// the `CREATE TABLE t` after it then finds none (main.create_or_replace).
+// The group's rows stay rolled back: the server logs none with that DROP
+// (it resets the statement's cache before it).
+func (a *assembler) rolledBackDrop(h *replication.EventHeader) *txn.Txn {
+	if a.cur == nil {
+		return nil
+	}
+	var drops []txn.Change
+	for _, c := range a.cur.Changes {
+		if c.Stmt != nil && dropsTable(c.Stmt.SQL) {
+			st := *c.Stmt
+			st.DDL = true
+			drops = append(drops, txn.Change{Stmt: &st})
+		}
+	}
+	if drops == nil {
+		return nil
+	}
+	a.cur.Changes = drops
+	return a.finish(h)
 }
 
 func (a *assembler) finish(h *replication.EventHeader) *txn.Txn {

@@ -86,6 +86,13 @@ func createsTable(sql string) bool {
 	return len(w) > 0 && w[0] == "TABLE"
 }
 
+// dropsTable reports whether sql is a DROP TABLE of tables that are not
+// temporary.
+func dropsTable(sql string) bool {
+	w := txn.LeadingWords(sql, 2)
+	return len(w) == 2 && w[0] == "DROP" && w[1] == "TABLE"
+}
+
 // xaArgs returns the text after "XA <verb>": the xid, with any trailing
 // words such as ONE PHASE. From the first line it returns the second:
 //

@@ -195,8 +195,9 @@ var fracTimeFormat = [7]string{
 	"2006-01-02 15:04:05.000000",
 }
 
-// decodeTimestamp2 decodes a TIMESTAMP(dec) value as go-mysql's
-// decodeTimestamp2 does, in UTC (newParser); fastType checked dec <= 6.
+// decodeTimestamp2 decodes a TIMESTAMP(dec) value in UTC as go-mysql's
+// decodeTimestamp2 does (newParser), but for the second 0 with a
+// fraction (epochFraction); fastType checked dec <= 6.
 func decodeTimestamp2(b []byte, dec int, slabs *valueSlabs) (txn.Value, int, error) {
 	n := 4 + (dec+1)/2
 	if len(b) < n {
@@ -205,8 +206,8 @@ func decodeTimestamp2(b []byte, dec int, slabs *valueSlabs) (txn.Value, int, err
 	sec := int64(binary.BigEndian.Uint32(b))
 	usec := temporalFraction(b[4:], dec)
 	out := slabs.text.start(40)
-	if sec == 0 {
-		out = appendFraction(append(out, zeroDatetime...), usec, dec)
+	if sec == 0 && usec == 0 {
+		out = appendFraction(append(out, zeroDatetime...), 0, dec)
 	} else {
 		out = time.Unix(sec, usec*1000).UTC().AppendFormat(out, fracTimeFormat[dec])
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/prepl/prepl/txn"
@@ -295,5 +296,71 @@ func TestDMLTable(t *testing.T) {
 		if got := dmlTable(c.sql, c.schema); got != c.want {
 			t.Errorf("dmlTable(%q, %q) = %q, want %q", c.sql, c.schema, got, c.want)
 		}
+	}
+}
+
+// TestTimestampEpochFraction: a TIMESTAMP(1..6) of the second 0 with a
+// fraction is '1970-01-01 00:00:00.FRACTION' in UTC on both decoding
+// paths, as MariaDB reads it (main.type_timestamp, MDEV-34061 stores
+// '1970-01-01 00:00:00.000001' in a UTC session); only the second 0
+// with the fraction 0 is the zero date. go-mysql writes the zero date
+// with the fraction, which no SQL stores.
+func TestTimestampEpochFraction(t *testing.T) {
+	for _, c := range []struct {
+		bytes []byte
+		dec   int
+		want  txn.Temporal
+	}{
+		{[]byte{0, 0, 0, 0, 0, 0, 1}, 6, "1970-01-01 00:00:00.000001"},
+		{[]byte{0, 0, 0, 0, 10}, 1, "1970-01-01 00:00:00.1"},
+		{[]byte{0, 0, 0, 0, 0x03, 0xE7}, 3, "1970-01-01 00:00:00.099"},
+		{[]byte{0, 0, 0, 0, 0, 0, 0}, 6, "0000-00-00 00:00:00.000000"},
+		{[]byte{0, 0, 0, 0}, 0, "0000-00-00 00:00:00"},
+		{[]byte{0, 0, 0, 1, 0, 0, 1}, 6, "1970-01-01 00:00:01.000001"},
+	} {
+		slabs := newValueSlabs(1, 1)
+		got, n, err := decodeTimestamp2(c.bytes, c.dec, &slabs)
+		if err != nil || n != len(c.bytes) || got != c.want {
+			t.Errorf("decodeTimestamp2(% x, %d) = %v, %d, %v; want %q", c.bytes, c.dec, got, n, err, c.want)
+		}
+		// go-mysql's text of the same bytes: the zero date, the fraction kept.
+		frac := strings.TrimPrefix(string(c.want), "1970-01-01 00:00:00")
+		if strings.HasPrefix(string(c.want), "1970-01-01 00:00:00") {
+			goText := "0000-00-00 00:00:00" + frac
+			if got, err := normalize(goText, txn.TypeTimestamp2, uint16(c.dec)); err != nil || got != c.want {
+				t.Errorf("normalize(%q, TIMESTAMP(%d)) = %v, %v; want %q", goText, c.dec, got, err, c.want)
+			}
+		}
+	}
+	if got, _ := normalize("0000-00-00 00:00:00.00", txn.TypeTimestamp2, 2); got != txn.Temporal("0000-00-00 00:00:00.00") {
+		t.Errorf("normalize of the zero TIMESTAMP(2) = %v, want it as it is", got)
+	}
+}
+
+// TestAssemblerRolledBackDrop: a group ended by ROLLBACK that holds a
+// DROP TABLE (MariaDB's log of a failed CREATE OR REPLACE TABLE, which
+// had dropped the old table) is that DROP as a DDL transaction, as the
+// replica runs it; one holding a DROP TEMPORARY TABLE and rows is still
+// rolled back, and leaves nothing to the transaction after it.
+func TestAssemblerRolledBackDrop(t *testing.T) {
+	drop := "DROP TABLE IF EXISTS `d`.`t`/* Generated to handle failed CREATE OR REPLACE */"
+	s := &evs{pos: 4}
+	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 64}, Flags: txn.FlagDDL}).
+		query("BEGIN").query(drop).query("ROLLBACK")
+	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 65}}).
+		query("BEGIN").query("DROP TEMPORARY TABLE IF EXISTS `tmp`").query("ROLLBACK")
+	s.add(replication.MARIADB_GTID_EVENT, 42, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 66}, Flags: txn.FlagStandalone | txn.FlagDDL}).
+		query("CREATE TABLE t (i INT)")
+	got, err := feed(t, s)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("%d txns, %v", len(got), err)
+	}
+	d := got[0]
+	if d.GTID != "0-1-64" || !d.IsDDL() || len(d.Changes) != 1 || d.Changes[0].Stmt.SQL != drop ||
+		d.Start.Offset != 4 || d.End.Offset != 4+42+3*60 {
+		t.Errorf("the rolled back group's DROP: %s", describe(d))
+	}
+	if got[1].GTID != "0-1-66" || !got[1].IsDDL() || got[1].Start.Offset != d.End.Offset+42+3*60 {
+		t.Errorf("after the rolled back DROP TEMPORARY: %s", describe(got[1]))
 	}
 }

@@ -67,7 +67,14 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 		if i, ok := v.(int64); ok {
 			return txn.Set(uint64(i)), nil
 		}
-	case txn.TypeTimestamp, txn.TypeTimestamp2, txn.TypeDatetime, txn.TypeDatetime2,
+	case txn.TypeTimestamp2:
+		switch s := v.(type) {
+		case string:
+			return txn.Temporal(epochFraction(s)), nil
+		case txn.Temporal: // decodeRowsFast's
+			return v, nil
+		}
+	case txn.TypeTimestamp, txn.TypeDatetime, txn.TypeDatetime2,
 		txn.TypeDate, txn.TypeNewDate, txn.TypeTime:
 		switch s := v.(type) {
 		case string:
@@ -91,6 +98,22 @@ func normalize(v any, typ byte, meta uint16) (txn.Value, error) {
 		}
 	}
 	return nil, fmt.Errorf("column type %d: unexpected decoded value %T", typ, v)
+}
+
+// epochFraction corrects go-mysql's text of a TIMESTAMP(1..6) value of
+// the second 0 with a fraction, which it writes as the zero date with
+// that fraction ("0000-00-00 00:00:00.000001"). MariaDB reads those bytes
+// as the first second of 1970 in UTC, '1970-01-01 00:00:00.000001', a
+// value a session in UTC stores even in strict mode (main.type_timestamp,
+// MDEV-34061), and the zero date only where the fraction is 0 too. As
+// the zero date with a fraction the value stores nowhere: strict SQL
+// refuses it, lax SQL drops the fraction.
+func epochFraction(s string) string {
+	frac, ok := strings.CutPrefix(s, zeroDatetime+".")
+	if !ok || strings.Trim(frac, "0") == "" {
+		return s
+	}
+	return "1970-01-01 00:00:00." + frac
 }
 
 // normalizeInt sign-extends from the column width, also when go-mysql

@@ -608,6 +608,15 @@ func (t *Target) execDDL(ctx context.Context, c *sql.Conn, tx *txn.Txn, keepGTID
 		return err
 	}
 	_, err := c.ExecContext(ctx, st.SQL)
+	if ErrorCode(err) == 1050 && st.ErrorCode == 0 && t.IsMariaDB { // MySQL has no CREATE OR REPLACE TABLE
+		if q, ok := orReplace(st.SQL); ok {
+			if t.log != nil {
+				t.log.Warn("the DDL creates a table the target has and the source had not: replacing it, as MariaDB's replica does (slave_ddl_exec_mode=IDEMPOTENT)",
+					"gtid", TxnID(tx), "err", err)
+			}
+			_, err = c.ExecContext(ctx, q)
+		}
+	}
 	if err := ddlOutcome(tx, st, err); err != nil {
 		if noDB {
 			// An unqualified name's error then says little of the cause.

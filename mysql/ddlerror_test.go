@@ -33,6 +33,11 @@ func TestDDLOutcome(t *testing.T) {
 		{"a table missing, but not a DROP", "ALTER TABLE d1 RENAME TO d2", 0, e(1051), false},
 		{"a DROP refused otherwise", "DROP TABLE `v1`", 0, e(1965), false},
 		{"a DROP of a view missing", "DROP VIEW v1", 0, e(4092), false},
+		{"a trigger missing", "DROP TRIGGER tr11", 0, e(1360), true},
+		{"a database missing", "DROP DATABASE dx", 0, e(1008), true},
+		{"a schema missing", "DROP SCHEMA IF EXISTS dx", 0, e(1008), true},
+		{"a procedure missing", "DROP PROCEDURE p", 0, e(1305), false},
+		{"a trigger missing, but the error is a table's", "DROP TRIGGER tr11", 0, e(1051), false},
 		{"a deadlock on the source only", "ALTER TABLE t ADD c INT", 1213, nil, true},
 	}
 	for _, c := range cases {
@@ -52,6 +57,29 @@ func TestDDLOutcome(t *testing.T) {
 		err := ddlBeforeRun(&txn.Txn{GTID: "0-1-9", Changes: []txn.Change{{Stmt: st}}}, st)
 		if (err != nil) != (code == 1317) {
 			t.Errorf("source error %d: before running: %v", code, err)
+		}
+	}
+}
+
+// TestOrReplace: the CREATE TABLE and CREATE SEQUENCE that MariaDB's
+// replica runs as CREATE OR REPLACE, the words put after the CREATE
+// whatever comes before it.
+func TestOrReplace(t *testing.T) {
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE TABLE x (id INT)", "CREATE OR REPLACE TABLE x (id INT)"},
+		{"create table x like y", "create OR REPLACE table x like y"},
+		{"/* c */ CREATE SEQUENCE s", "/* c */ CREATE OR REPLACE SEQUENCE s"},
+		{"  -- c\nCREATE TABLE `x` SELECT 1", "  -- c\nCREATE OR REPLACE TABLE `x` SELECT 1"},
+		{"CREATE TABLE IF NOT EXISTS x (a INT)", ""},
+		{"CREATE OR REPLACE TABLE x (a INT)", ""},
+		{"CREATE TEMPORARY TABLE x (a INT)", ""},
+		{"CREATE VIEW v AS SELECT 1", ""},
+		{"CREATE DATABASE d", ""},
+		{"ALTER TABLE x ADD b INT", ""},
+	} {
+		got, ok := orReplace(c.sql)
+		if ok != (c.want != "") || got != c.want {
+			t.Errorf("orReplace(%q) = %q, %v; want %q", c.sql, got, ok, c.want)
 		}
 	}
 }
