@@ -234,7 +234,11 @@ Flags:
 		}
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%d difference(s) between source and target", len(diffs))
+		atLeast := ""
+		if len(diffs) >= *max {
+			atLeast = "at least " // verify stopped counting at --max-differences
+		}
+		return fmt.Errorf("%s%d difference(s) between source and target", atLeast, len(diffs))
 	}
 	fmt.Fprintln(stdout, "equal")
 	return nil
