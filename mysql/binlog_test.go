@@ -76,6 +76,24 @@ func startTarget(t *testing.T, schema ...string) (*sandbox.Server, *sql.DB) {
 func applyUnit(t *testing.T, tgt *mysql.Target, conn apply.Conn, txs []*txn.Txn, compact bool) (string, error) {
 	t.Helper()
 	ctx := context.Background()
+	b := renderUnit(t, tgt, txs, compact)
+	if err := conn.Send(ctx, b); err != nil {
+		if rerr := conn.Rollback(ctx); rerr != nil {
+			t.Fatal(rerr)
+		}
+		return fmt.Sprint(b), err
+	}
+	if err := conn.Commit(ctx, endOf(txs)); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(b), nil
+}
+
+// renderUnit loads txs' tables into tgt's catalog and renders them as one
+// unit, compacted or not.
+func renderUnit(t *testing.T, tgt *mysql.Target, txs []*txn.Txn, compact bool) apply.Batch {
+	t.Helper()
+	ctx := context.Background()
 	for _, tx := range txs {
 		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
 			t.Fatal(err)
@@ -85,17 +103,13 @@ func applyUnit(t *testing.T, tgt *mysql.Target, conn apply.Conn, txs []*txn.Txn,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.Send(ctx, b); err != nil {
-		if rerr := conn.Rollback(ctx); rerr != nil {
-			t.Fatal(rerr)
-		}
-		return fmt.Sprint(b), err
-	}
+	return b
+}
+
+// endOf is the position after txs (slot "0", as applyUnit stores it).
+func endOf(txs []*txn.Txn) position.Checkpoint {
 	end := txs[len(txs)-1].End
-	if err := conn.Commit(ctx, position.Checkpoint{Slot: "0", File: end.File, Pos: end.Offset}); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprint(b), nil
+	return position.Checkpoint{Slot: "0", File: end.File, Pos: end.Offset}
 }
 
 func openTarget(t *testing.T, s *sandbox.Server, url string, opts ...mysql.Option) *mysql.Target {
@@ -142,16 +156,8 @@ func TestBinlogStatementKeepsTriggersQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, tx := range txs {
-		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// One unit of every transaction, rolled back: nothing stays.
-	b, err := tgt.Render(ctx, txs, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := renderUnit(t, tgt, txs, true)
 	if err := conn.Send(ctx, b); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/mysql"
-	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
 	"github.com/prepl/prepl/txn"
 )
@@ -70,7 +69,7 @@ func TestEpochFence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = applyUnitErr(t, old, stale, txs[1:2])
+	err = applyUnitErr(t, old, stale, txs[1:2])
 	if !errors.Is(err, mysql.ErrFenced) {
 		t.Fatalf("a commit under the old epoch: %v, want ErrFenced", err)
 	}
@@ -107,30 +106,14 @@ func TestEpochFence(t *testing.T) {
 // sendUnit renders txs as one unit and sends it: its transaction stays open.
 func sendUnit(t *testing.T, tgt *mysql.Target, conn apply.Conn, txs []*txn.Txn) {
 	t.Helper()
-	ctx := context.Background()
-	for _, tx := range txs {
-		if err := tgt.Catalog.LoadTxn(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := tgt.Render(ctx, txs, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.Send(ctx, b); err != nil {
+	if err := conn.Send(context.Background(), renderUnit(t, tgt, txs, false)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // applyUnitErr sends txs as one unit and commits it: Commit's error.
-func applyUnitErr(t *testing.T, tgt *mysql.Target, conn apply.Conn, txs []*txn.Txn) (string, error) {
+func applyUnitErr(t *testing.T, tgt *mysql.Target, conn apply.Conn, txs []*txn.Txn) error {
 	t.Helper()
 	sendUnit(t, tgt, conn, txs)
-	return "", conn.Commit(context.Background(), endOf(txs))
-}
-
-// endOf is the position after txs (slot "0", as applyUnit stores it).
-func endOf(txs []*txn.Txn) position.Checkpoint {
-	end := txs[len(txs)-1].End
-	return position.Checkpoint{Slot: "0", File: end.File, Pos: end.Offset}
+	return conn.Commit(context.Background(), endOf(txs))
 }
