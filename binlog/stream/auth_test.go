@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -37,6 +38,21 @@ func (versionHandler) HandleQuery(q string) (*gomysql.Result, error) {
 		return nil, err
 	}
 	return gomysql.NewResult(rs), nil
+}
+
+// packetWise delivers each packet the server writes in a read of its
+// own (go-mysql's server writes one packet per Write): a client then
+// reads a result row and the packet that ends the result separately, as
+// it can from a real server over a network. go-sql-driver before v1.10
+// read @@max_allowed_packet at connect from a buffer the end packet then
+// overwrote ("invalid max_allowed_packet value"), which only this timing
+// shows.
+type packetWise struct{ net.Conn }
+
+func (c packetWise) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	time.Sleep(2 * time.Millisecond)
+	return n, err
 }
 
 // TestCachingSha2Password: both of prepl's connections to a source, the
@@ -74,7 +90,7 @@ func TestCachingSha2Password(t *testing.T) {
 				}
 				go func() {
 					defer c.Close()
-					sc, err := server.NewCustomizedConn(c, srv, auth, versionHandler{})
+					sc, err := server.NewCustomizedConn(packetWise{c}, srv, auth, versionHandler{})
 					if err != nil {
 						return // refused: the client sees the error packet
 					}
