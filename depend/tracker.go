@@ -204,7 +204,7 @@ func (t *Tracker) WouldWait(tx *txn.Txn) uint64 {
 	if t.mode != Writeset || s == nil {
 		return 0
 	}
-	locks, why := Keys(tx, t.cat)
+	locks, why := memoKeys(tx, t.cat)
 	if why != ReasonNone {
 		if t.IsPending(t.lastSeq) {
 			return t.lastSeq // a barrier waits for everything
@@ -383,7 +383,7 @@ func (t *Tracker) unlock(s *scope, e *entry) {
 }
 
 func (t *Tracker) addWriteset(s *scope, u *entry, tx *txn.Txn) {
-	locks, why := Keys(tx, t.cat)
+	locks, why := memoKeys(tx, t.cat)
 	if why != ReasonNone {
 		t.barrier(s, u, why)
 		return
@@ -443,7 +443,7 @@ func OptimisticBarrier(tx *txn.Txn, cat txn.Catalog) Reason {
 // touches several schemas, or none, is a barrier.
 func (t *Tracker) addSchema(u *entry, tx *txn.Txn) {
 	s := t.scope(0)
-	locks, why := Keys(tx, t.cat)
+	locks, why := memoKeys(tx, t.cat)
 	schemas := Schemas(tx)
 	if why == ReasonNone && len(schemas) != 1 {
 		why = ReasonSchema

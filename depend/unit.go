@@ -74,6 +74,7 @@ func Merge(txs []*txn.Txn) *txn.Txn {
 		}
 		u.NonTransactional = u.NonTransactional || t.NonTransactional
 	}
+	u.KeysMemo = &unitMemo{members: txs, changes: firstChange(&u), n: len(u.Changes)}
 	if first.SequenceNumber >= 0 && last.SequenceNumber >= 0 {
 		// A member's last_committed at or past the unit's first sequence
 		// number names members (run before it) and everything before the

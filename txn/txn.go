@@ -77,6 +77,11 @@ type Txn struct {
 	// NonTransactional is set when the source flagged it so (MariaDB GTID
 	// without FlagTransactional, e.g. MyISAM changes).
 	NonTransactional bool
+
+	// KeysMemo belongs to package depend: the transaction's dependency
+	// keys once computed, with what they were computed from (depend's
+	// memo.go). Nil until asked; nothing else reads or sets it.
+	KeysMemo any
 }
 
 // IsDDL reports whether the transaction is a DDL transaction: one DDL
