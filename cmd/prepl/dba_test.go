@@ -245,6 +245,7 @@ func gtidPos(t *testing.T, db *sql.DB) string {
 // Threads_running above --max-load, nothing new is applied; once they
 // end, prepl catches up, and the time throttled is in the metrics.
 func TestMaxLoadHoldsApply(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	src, tgt := source(t, nil), targetServer(t)
 	db := sandbox.MustOpen(t, src, "")
 	counterWorkload(t, db, 100, 2)
@@ -306,6 +307,7 @@ func TestMaxLoadHoldsApply(t *testing.T) {
 // is applied no earlier than its commit second plus the delay; SIGTERM
 // while waiting stops cleanly.
 func TestDelayHoldsApply(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	const delay = 4 * time.Second
 	src, tgt := source(t, nil), targetServer(t)
 	db := sandbox.MustOpen(t, src, "")

@@ -82,6 +82,7 @@ var keyShiftWorkload = []string{
 // a table without a key, two GTID domains, an ALTER) for the modes, then
 // counterWorkload after them for the kills.
 func TestPostgresTarget(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	bin := preplBinary(t)
 	src := source(t, func(o *sandbox.Options) { o.CommitWaitCount, o.CommitWaitUsec = 4, 2000 })
 	one := sandbox.MustOpen(t, src, "")
@@ -571,6 +572,7 @@ func BenchmarkPostgresIdentityAdvance(b *testing.B) {
 // followed by a check that PostgreSQL shows a state the source had (no
 // XA row before its commit, nothing of a rolled-back one), ends equal too.
 func TestPostgresXA(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	bin := preplBinary(t)
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")

@@ -296,6 +296,7 @@ func tableDDL(t *testing.T, tb *txn.Table) string {
 // compares it table by table with `mariadb-binlog FILE | mariadb` into
 // another target.
 func TestReplayMySQLFixtures(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	ref, tgt := targetServer(t), targetServer(t)
 	refDB, tgtDB := sandbox.MustOpen(t, ref, ""), sandbox.MustOpen(t, tgt, "")
 	for _, fx := range []struct {
@@ -934,6 +935,7 @@ func addTriggers(t *testing.T, db *sql.DB, ddl []string) {
 // fires on either. MySQL 8.0's compressed transaction too: its events go
 // with the checksums MySQL left out of the payload.
 func TestReplayMySQLFixturesWithTriggers(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	ref, tgt := targetServer(t), targetServer(t)
 	refDB, tgtDB := sandbox.MustOpen(t, ref, ""), sandbox.MustOpen(t, tgt, "")
 	for _, fx := range []struct {

@@ -137,6 +137,7 @@ func mariaDBReplica(t *testing.T, src *sandbox.Server) *sandbox.Server {
 // without compaction, from files and from the live stream: the target
 // equals the source and MariaDB's own replica table by table.
 func TestTriggersDoNotFireOnAppliedRows(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
 	triggerWorkload(t, db)

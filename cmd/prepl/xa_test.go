@@ -98,6 +98,7 @@ func xaInvariant(t *testing.T, tgt *sandbox.Server) {
 // reading them back), restarts it each time, and checks after each kill
 // that the target shows a source state, and at the end target = source.
 func TestXAKillNine(t *testing.T) {
+	t.Parallel() // waits on servers, a replica and delays: overlaps with the other parallel tests
 	bin := preplBinary(t)
 	src := source(t, nil)
 	db := sandbox.MustOpen(t, src, "")
