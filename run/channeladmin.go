@@ -20,35 +20,9 @@ import (
 // it refuses when a prepl runs on the channel (it holds the channel's
 // lock).
 func OpenIdle(ctx context.Context, url, channel string, s *Secrets) (store.Admin, error) {
-	if url == "" {
-		return nil, fmt.Errorf("%w: --target is required", ErrUsage)
-	}
-	var tgt store.Admin
-	var lock string
-	if postgres.IsURL(url) {
-		var opts []postgres.Option
-		pw, err := s.PGPassword()
-		if err != nil {
-			return nil, err
-		}
-		if pw != "" {
-			opts = append(opts, postgres.Password(pw))
-		}
-		t, err := postgres.Open(ctx, url, channel, postgres.Options{}, opts...)
-		if err != nil {
-			return nil, err
-		}
-		tgt, lock = t, "the channel's advisory lock, see pg_locks"
-	} else {
-		e, err := s.Endpoint(url, &s.Target)
-		if err != nil {
-			return nil, err
-		}
-		t, err := mysql.Open(ctx, e, channel)
-		if err != nil {
-			return nil, err
-		}
-		tgt, lock = t, "the lock "+strconv.Quote(mysql.LockName(channel))
+	tgt, lock, err := openAdmin(ctx, url, channel, s)
+	if err != nil {
+		return nil, err
 	}
 	if h := tgt.ChannelHolder(ctx); h != "" {
 		tgt.Close()
@@ -56,6 +30,50 @@ func OpenIdle(ctx context.Context, url, channel string, s *Secrets) (store.Admin
 			"position is refused", channel, lock, h)
 	}
 	return tgt, nil
+}
+
+// OpenObserver opens a target to read channel's stored state while a
+// prepl may run on it (prepl verify --online reads its positions): as
+// OpenIdle, without the refusal. Change nothing through it.
+func OpenObserver(ctx context.Context, url, channel string, s *Secrets) (store.Admin, error) {
+	tgt, _, err := openAdmin(ctx, url, channel, s)
+	return tgt, err
+}
+
+// openAdmin opens the target of url for channel; lock names the
+// channel's lock, for a person.
+func openAdmin(ctx context.Context, url, channel string, s *Secrets) (store.Admin, string, error) {
+	if url == "" {
+		return nil, "", fmt.Errorf("%w: --target is required", ErrUsage)
+	}
+	var tgt store.Admin
+	var lock string
+	if postgres.IsURL(url) {
+		var opts []postgres.Option
+		pw, err := s.PGPassword()
+		if err != nil {
+			return nil, "", err
+		}
+		if pw != "" {
+			opts = append(opts, postgres.Password(pw))
+		}
+		t, err := postgres.Open(ctx, url, channel, postgres.Options{}, opts...)
+		if err != nil {
+			return nil, "", err
+		}
+		tgt, lock = t, "the channel's advisory lock, see pg_locks"
+	} else {
+		e, err := s.Endpoint(url, &s.Target)
+		if err != nil {
+			return nil, "", err
+		}
+		t, err := mysql.Open(ctx, e, channel)
+		if err != nil {
+			return nil, "", err
+		}
+		tgt, lock = t, "the lock "+strconv.Quote(mysql.LockName(channel))
+	}
+	return tgt, lock, nil
 }
 
 // SkipID is the transaction a skip request names: a GTID, or FILE:OFFSET

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +40,25 @@ type VerifyConfig struct {
 	// the source, for every difference: then Verify compares every
 	// table, and Max bounds only the differences it returns.
 	Fix *FixWriter
+	// Settle, when set, says the target is being replicated to while it
+	// is compared (prepl verify --online): a chunk that differs is
+	// compared again once the target has applied what the source had
+	// written when it was read (settle).
+	Settle Settler
 }
+
+// Settler follows the replication into the target for Verify.
+type Settler interface {
+	// SourcePosition is the GTID position the source has written now.
+	SourcePosition(ctx context.Context) (string, error)
+	// WaitApplied returns once the target has applied every transaction
+	// of pos, or an error saying it did not in time.
+	WaitApplied(ctx context.Context, pos string) error
+}
+
+// SettleTries is how many times a range of one row that the source
+// changes at every comparison is compared before it is reported.
+const SettleTries = 5
 
 // Verify compares every source table with the target, chunk by chunk of
 // primary key: each side's chunk is hashed (values normalized by the type
@@ -151,9 +170,17 @@ func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reade
 			return nil, fmt.Errorf("target: %w", err)
 		}
 		if hashRows(s) != hashRows(d) {
-			diffs = append(diffs, diffRows(name, t, s, d)...)
-			if cfg.Fix != nil {
-				cfg.Fix.chunk(t, s, d)
+			if cfg.Settle != nil {
+				d, err := settle(ctx, cfg, src, dst, t, after, upTo, 0)
+				if err != nil {
+					return nil, err
+				}
+				diffs = append(diffs, d...)
+			} else {
+				diffs = append(diffs, diffRows(name, t, s, d)...)
+				if cfg.Fix != nil {
+					cfg.Fix.chunk(t, s, d)
+				}
 			}
 			if len(diffs) >= room {
 				diffs = diffs[:room]
@@ -167,6 +194,76 @@ func verifyTable(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reade
 		}
 		after = upTo
 	}
+}
+
+// settle compares the range (after, upTo] of t while the target is
+// replicated to: the source's rows are read with the position the source
+// had then; once the target has applied that position its rows are read,
+// then the source's again. The range is equal if the target's rows are
+// the source's of either read (it applied that far, or the later change
+// too), and differs for real if the source's two reads agree and the
+// target's rows are not theirs (the target has applied all the source
+// had, and the source has not changed them since). Otherwise the source
+// changed the range while it was compared: the range is split at its
+// middle row and each half settled alone, down to one row, which is
+// compared up to SettleTries times before its last difference is
+// reported as such.
+func settle(ctx context.Context, cfg VerifyConfig, src *myReader, dst Reader, t *table, after, upTo *Bound, tries int) ([]Difference, error) {
+	name := t.def.Schema + "." + t.def.Name
+	read := func() ([][]*string, [][]any, error) {
+		rows, err := src.query(ctx, t, after, upTo, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("source: %w", err)
+		}
+		var keys [][]any
+		s, _, err := scanKeys(rows, t, dst.FromSource, &keys)
+		return s, keys, err
+	}
+	v1, _, err := read()
+	if err != nil {
+		return nil, err
+	}
+	pos, err := cfg.Settle.SourcePosition(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the source's position: %w", err)
+	}
+	if err := cfg.Settle.WaitApplied(ctx, pos); err != nil {
+		return nil, err
+	}
+	d, err := dst.Rows(ctx, t.dst, after, upTo)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	v2, keys, err := read()
+	if err != nil {
+		return nil, err
+	}
+	h, h1, h2 := hashRows(d), hashRows(v1), hashRows(v2)
+	switch {
+	case h == h1 || h == h2:
+		return nil, nil
+	case h1 == h2 || tries+1 >= SettleTries:
+		diffs := diffRows(name, t, v2, d)
+		if h1 != h2 {
+			for i := range diffs {
+				diffs[i].Detail += fmt.Sprintf(" (the source changed it at each of %d comparisons)", SettleTries)
+			}
+		}
+		if cfg.Fix != nil {
+			cfg.Fix.chunk(t, v2, d)
+		}
+		return diffs, nil
+	case len(v2) > 1 && len(t.key) > 0:
+		m := len(v2)/2 - 1
+		mid := &Bound{Key: keys[m], Text: keyValues(t, v2[m])}
+		left, err := settle(ctx, cfg, src, dst, t, after, mid, 0)
+		if err != nil {
+			return nil, err
+		}
+		right, err := settle(ctx, cfg, src, dst, t, mid, upTo, 0)
+		return append(left, right...), err
+	}
+	return settle(ctx, cfg, src, dst, t, after, upTo, tries+1)
 }
 
 func keyValues(t *table, row []*string) []string {
@@ -331,6 +428,12 @@ func (m *myReader) query(ctx context.Context, t *table, after, upTo *Bound, limi
 // scanRaw reads rows of query: each row's columns through f, and the
 // last row's key in the key order (keyExpr, bytewise).
 func scanRaw(rows *sql.Rows, t *table, f func(c *tabledef.Column, raw []byte) *string) ([][]*string, []any, error) {
+	return scanKeys(rows, t, f, nil)
+}
+
+// scanKeys is scanRaw that also appends each row's key to keys, when not
+// nil.
+func scanKeys(rows *sql.Rows, t *table, f func(c *tabledef.Column, raw []byte) *string, keys *[][]any) ([][]*string, []any, error) {
 	defer rows.Close()
 	n := len(t.def.Columns)
 	vals := make([]sql.RawBytes, n+len(t.key))
@@ -355,6 +458,9 @@ func scanRaw(rows *sql.Rows, t *table, f func(c *tabledef.Column, raw []byte) *s
 		last = last[:0]
 		for _, v := range vals[n:] {
 			last = append(last, string(v))
+		}
+		if keys != nil {
+			*keys = append(*keys, slices.Clone(last))
 		}
 	}
 	return out, last, rows.Err()

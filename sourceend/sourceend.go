@@ -165,13 +165,8 @@ func querySourceEnd(ctx context.Context, db *sql.DB) (end metrics.SourceEnd, siz
 	end.File = st[0]
 	pos, _ := strconv.ParseUint(st[1], 10, 32)
 	end.Pos = uint32(pos)
-	q := "SELECT @@GLOBAL.gtid_executed"
-	if mariadb {
-		q = "SELECT @@GLOBAL.gtid_binlog_pos"
-	}
-	var g sql.NullString
-	if err := db.QueryRowContext(ctx, q).Scan(&g); err == nil {
-		end.GTIDPos = strings.ReplaceAll(g.String, "\n", "")
+	if g, err := gtidPosition(ctx, db, mariadb); err == nil {
+		end.GTIDPos = g
 	}
 	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")
 	if err != nil {
@@ -194,6 +189,28 @@ func querySourceEnd(ctx context.Context, db *sql.DB) (end metrics.SourceEnd, siz
 		order = append(order, string(vals[0]))
 	}
 	return end, sizes, order, mariadb, rows.Err()
+}
+
+// GTIDPosition reads the GTIDs the source has written: MariaDB's
+// gtid_binlog_pos, MySQL's gtid_executed.
+func GTIDPosition(ctx context.Context, db *sql.DB) (string, error) {
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return "", err
+	}
+	return gtidPosition(ctx, db, strings.Contains(strings.ToLower(version), "mariadb"))
+}
+
+func gtidPosition(ctx context.Context, db *sql.DB, mariadb bool) (string, error) {
+	q := "SELECT @@GLOBAL.gtid_executed"
+	if mariadb {
+		q = "SELECT @@GLOBAL.gtid_binlog_pos"
+	}
+	var g sql.NullString
+	if err := db.QueryRowContext(ctx, q).Scan(&g); err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(g.String, "\n", ""), nil
 }
 
 // queryRow returns the first row of q as strings.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
@@ -170,13 +171,20 @@ func runVerifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fixSQL := fs.String("fix-sql", "", "write to `FILE` (- for stdout) the statements that make the target equal to the source\n"+
 		"for every difference found (pt-table-sync --print): deletes, updates, inserts, in one transaction; apply them\n"+
 		"to the target with its own client, then verify again")
+	online := fs.Bool("online", false, "the target is being replicated to (prepl replicate runs on --channel): a chunk that differs\n"+
+		"is compared again once the channel has applied what the source had when it was read, and only what\n"+
+		"still differs then is reported")
+	channel := fs.String("channel", prun.DefaultChannel, "with --online: the channel prepl replicate applies on")
+	onlineWait := fs.Duration("online-wait", time.Minute, "with --online: how long to wait for the channel to apply the source's position")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl verify --source URL --target URL [flags]
 
 Compares every source table with the target, row by row (chunked checksums,
 then the differing chunks row by row), values normalized by the PostgreSQL
 type mapping. Prints the differences; exit status 1 when there are any.
-With --fix-sql FILE it also writes the SQL that repairs them.
+With --fix-sql FILE it also writes the SQL that repairs them. With --online
+it runs while prepl replicate applies to the target, and reports only rows
+that still differ once the target has caught up with them.
 
 Flags:
 `)
@@ -213,6 +221,19 @@ Flags:
 	}
 	if fixOut != nil {
 		cfg.Fix = snapshot.NewFixWriter(fixOut)
+	}
+	if *online {
+		srcDB, err := src.OpenDB()
+		if err != nil {
+			return err
+		}
+		defer srcDB.Close()
+		adm, err := prun.OpenObserver(ctx, ends.target, *channel, &prun.Secrets{})
+		if err != nil {
+			return fmt.Errorf("--online: %w", err)
+		}
+		defer adm.Close()
+		cfg.Settle = &prun.Online{Source: srcDB, Target: adm, Channel: *channel, Wait: *onlineWait}
 	}
 	diffs, err := snapshot.Verify(ctx, cfg)
 	for _, d := range diffs {
