@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prepl/prepl/internal/srcpos"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/sandbox"
 )
@@ -242,11 +243,11 @@ func (s *Source) generate(ctx context.Context, sb Sysbench, w Workload, script s
 	if _, err := s.DB.ExecContext(ctx, "FLUSH BINARY LOGS"); err != nil {
 		return err
 	}
-	var ignore sql.NullString
-	row := s.DB.QueryRowContext(ctx, "SHOW MASTER STATUS")
-	if err := row.Scan(&s.MasterFile, &s.MasterPos, &ignore, &ignore); err != nil {
-		return fmt.Errorf("source SHOW MASTER STATUS: %w", err)
+	file, pos, err := srcpos.FilePos(ctx, s.DB)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
 	}
+	s.MasterFile, s.MasterPos = file, uint64(pos)
 	after, err := s.Server.BinlogFiles()
 	if err != nil {
 		return err

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/fault"
+	"github.com/prepl/prepl/internal/srcpos"
 	"github.com/prepl/prepl/progress"
 	"github.com/prepl/prepl/tabledef"
 )
@@ -277,11 +278,10 @@ func finishTable(ctx context.Context, cfg Config, t *table) error {
 // openSnapshots opens n connections on one consistent snapshot: commits
 // are blocked while each starts its transaction and the position is read.
 func openSnapshots(ctx context.Context, src *sql.DB, n int) ([]*sql.Conn, Position, error) {
-	var version string
-	if err := src.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+	maria, err := srcpos.IsMariaDB(ctx, src)
+	if err != nil {
 		return nil, Position{}, fmt.Errorf("connect to source: %w", err)
 	}
-	maria := strings.Contains(strings.ToLower(version), "mariadb")
 	lock, err := src.Conn(ctx)
 	if err != nil {
 		return nil, Position{}, err
@@ -318,36 +318,13 @@ func openSnapshots(ctx context.Context, src *sql.DB, n int) ([]*sql.Conn, Positi
 		}
 	}
 	var p Position
-	gtidVar := "@@GLOBAL.gtid_executed"
-	if maria {
-		gtidVar = "@@GLOBAL.gtid_binlog_pos"
-	}
-	if err := lock.QueryRowContext(ctx, "SELECT "+gtidVar).Scan(&p.GTIDPos); err != nil {
+	if p.GTIDPos, err = srcpos.GTIDs(ctx, lock, maria); err != nil {
 		return fail(fmt.Errorf("read the source's GTID position: %w", err))
 	}
-	p.GTIDPos = strings.ReplaceAll(p.GTIDPos, "\n", "")
-	rows, err := lock.QueryContext(ctx, "SHOW MASTER STATUS")
-	if err != nil {
-		// MySQL 8.4 removed it for SHOW BINARY LOG STATUS (the same columns).
-		var err2 error
-		if rows, err2 = lock.QueryContext(ctx, "SHOW BINARY LOG STATUS"); err2 != nil {
-			return fail(fmt.Errorf("read the source's binlog position: SHOW MASTER STATUS: %w; SHOW BINARY LOG STATUS: %v", err, err2))
-		}
-	}
-	cols, _ := rows.Columns()
-	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if rows.Next() {
-		rows.Scan(ptrs...)
-		p.File = string(vals[0])
-		fmt.Sscan(string(vals[1]), &p.Pos)
-	}
-	rows.Close()
-	if p.File == "" {
+	if p.File, p.Pos, err = srcpos.FilePos(ctx, lock); errors.Is(err, srcpos.ErrNoBinlog) {
 		return fail(errors.New("the source has no binary log (SHOW MASTER STATUS is empty): replication could not continue from the copy; enable log_bin"))
+	} else if err != nil {
+		return fail(fmt.Errorf("read the source's binlog position: %w", err))
 	}
 	return conns, p, nil
 }

@@ -7,16 +7,15 @@ package sourceend
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/internal/srcpos"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/position"
 )
@@ -147,25 +146,13 @@ func (p *Poller) poll(ctx context.Context) {
 // and whether it is MariaDB.
 func querySourceEnd(ctx context.Context, db *sql.DB) (end metrics.SourceEnd, sizes map[string]int64, order []string, mariadb bool, err error) {
 	end.CheckedAt = time.Now().UTC()
-	var version string
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+	if mariadb, err = srcpos.IsMariaDB(ctx, db); err != nil {
 		return end, nil, nil, false, err
 	}
-	mariadb = strings.Contains(strings.ToLower(version), "mariadb")
-	st, err := queryRow(ctx, db, "SHOW MASTER STATUS")
-	if err != nil {
-		st, err = queryRow(ctx, db, "SHOW BINARY LOG STATUS") // MySQL 8.4
-	}
-	if err != nil {
+	if end.File, end.Pos, err = srcpos.FilePos(ctx, db); err != nil {
 		return end, nil, nil, mariadb, err
 	}
-	if len(st) < 2 {
-		return end, nil, nil, mariadb, errors.New("SHOW MASTER STATUS is empty: the source has no binary log")
-	}
-	end.File = st[0]
-	pos, _ := strconv.ParseUint(st[1], 10, 32)
-	end.Pos = uint32(pos)
-	if g, err := gtidPosition(ctx, db, mariadb); err == nil {
+	if g, err := srcpos.GTIDs(ctx, db, mariadb); err == nil {
 		end.GTIDPos = g
 	}
 	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")
@@ -194,49 +181,11 @@ func querySourceEnd(ctx context.Context, db *sql.DB) (end metrics.SourceEnd, siz
 // GTIDPosition reads the GTIDs the source has written: MariaDB's
 // gtid_binlog_pos, MySQL's gtid_executed.
 func GTIDPosition(ctx context.Context, db *sql.DB) (string, error) {
-	var version string
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-		return "", err
-	}
-	return gtidPosition(ctx, db, strings.Contains(strings.ToLower(version), "mariadb"))
-}
-
-func gtidPosition(ctx context.Context, db *sql.DB, mariadb bool) (string, error) {
-	q := "SELECT @@GLOBAL.gtid_executed"
-	if mariadb {
-		q = "SELECT @@GLOBAL.gtid_binlog_pos"
-	}
-	var g sql.NullString
-	if err := db.QueryRowContext(ctx, q).Scan(&g); err != nil {
-		return "", err
-	}
-	return strings.ReplaceAll(g.String, "\n", ""), nil
-}
-
-// queryRow returns the first row of q as strings.
-func queryRow(ctx context.Context, db *sql.DB, q string) ([]string, error) {
-	rows, err := db.QueryContext(ctx, q)
+	mariadb, err := srcpos.IsMariaDB(ctx, db)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	if !rows.Next() {
-		return nil, rows.Err()
-	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return nil, err
-	}
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		out[i] = v.String
-	}
-	return out, nil
+	return srcpos.GTIDs(ctx, db, mariadb)
 }
 
 // End is the end the last successful poll saw (with the last poll's
