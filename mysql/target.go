@@ -399,6 +399,19 @@ func Classify(err error) Class {
 			return Retry
 		case 1927, 2006, 2013, 1053: // connection killed, server gone, lost, shutdown
 			return Connection
+		case 1047, 1180:
+			// A Galera node out of the primary component (a partition,
+			// a node leaving, one still joining) answers every statement
+			// with 1047 "WSREP has not yet prepared node for application
+			// use", and a commit it could not replicate with 1180 "Got
+			// error 6 during COMMIT": the transaction rolled back, the
+			// node may come back, and a commit whose answer was lost is
+			// checked against the stored position like a lost
+			// connection's. A certification failure is 1213, above.
+			// 1047 from a server without wsrep is an unknown command.
+			if me.Number == 1180 || strings.Contains(me.Message, "WSREP") {
+				return Connection
+			}
 		}
 		return Fatal
 	}
