@@ -32,6 +32,7 @@ type Target struct {
 	Channel   string // names this stream's rows in the position table
 	Version   string
 	IsMariaDB bool
+	Galera    Galera // the target's cluster, read at Open (galera.go)
 	unlogged  bool
 	keepGTID  bool          // see KeepGTIDs
 	decodeXA  EventDecoder  // see XADecoder
@@ -106,6 +107,9 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 			return err
 		}
 		t.Charsets = cs
+		if t.Galera, err = readGalera(ctx, db); err != nil {
+			return err
+		}
 		if t.readOnly && !t.calibrating {
 			return nil
 		}

@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +44,7 @@ func TestGaleraReplicate(t *testing.T) {
 // source's counters in w.hot, which a transaction applied twice would
 // move).
 func TestGaleraNodeKilled(t *testing.T) {
-	const n = 4000
+	const n = 1000 + galeraKills*500
 	src := startWorkload(t, n)
 	c := sandbox.MustStartCluster(t, 3, sandbox.Defaults())
 	ctx := context.Background()
@@ -51,14 +53,16 @@ func TestGaleraNodeKilled(t *testing.T) {
 	for kill := range galeraKills {
 		db := sandbox.MustOpen(t, c.Nodes[node], "")
 		p := startHelper(t, helperArgs{Source: src.URL(), Target: c.Nodes[node].URL(), Workers: galeraWorkers, Reconnect: 2})
+		more := 50 + rand.Int64N(450) // a random moment of the run
 		from := applied(db)
-		until(t, p, "prepl to apply 300 more transactions", func() bool { return applied(db) >= from+300 })
-		if applied(db) >= n {
+		until(t, p, "prepl to apply more transactions", func() bool { return applied(db) >= from+more })
+		at := applied(db)
+		if at >= n {
 			t.Fatalf("prepl applied all %d transactions before kill %d: make the workload bigger", n, kill+1)
 		}
 		c.Kill(node)
 		code := p.wait(t, "prepl after its node was killed")
-		t.Logf("kill %d of node %d at %d applied: prepl exited %d", kill+1, node+1, from, code)
+		t.Logf("kill %d of node %d at %d applied: prepl exited %d: %s", kill+1, node+1, at, code, lastLine(p.out.String()))
 		if code == 0 {
 			t.Fatalf("prepl exited 0 after its node was killed mid-run\n%s", p.out)
 		}
@@ -80,4 +84,9 @@ func TestGaleraNodeKilled(t *testing.T) {
 		t.Logf("node %d", i+1)
 		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
 	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
 }
