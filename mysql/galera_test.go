@@ -22,6 +22,8 @@ func TestClassifyGalera(t *testing.T) {
 		{1047, "WSREP has not yet prepared node for application use", Connection},
 		{1180, `Got error 6 "No such device or address" during COMMIT`, Connection},
 		{1180, `Got error 5 "Input/output error" during COMMIT`, Connection},
+		{1180, "wsrep_max_ws_rows exceeded", Fatal}, // a write set too big: the same on every node
+		{1180, "wsrep_max_ws_size exceeded", Fatal},
 		{1047, "Unknown command", Fatal}, // no wsrep: a protocol error, not a node leaving
 		{1205, "Lock wait timeout exceeded; try restarting transaction", Retry},
 	} {

@@ -412,8 +412,10 @@ func Classify(err error) Class {
 			// node may come back, and a commit whose answer was lost is
 			// checked against the stored position like a lost
 			// connection's. A certification failure is 1213, above.
-			// 1047 from a server without wsrep is an unknown command.
-			if me.Number == 1180 || strings.Contains(me.Message, "WSREP") {
+			// 1047 from a server without wsrep is an unknown command;
+			// 1180 "wsrep_max_ws_rows exceeded" (or _size) repeats on
+			// every node: the unit is too big for the cluster.
+			if me.Number == 1180 && !strings.Contains(me.Message, "wsrep_max_ws_") || strings.Contains(me.Message, "WSREP") {
 				return Connection
 			}
 		}

@@ -90,3 +90,58 @@ func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return s[strings.LastIndex(s, "\n")+1:]
 }
+
+// TestGaleraWriteSetLimits: a node that refuses write sets of more than
+// 60 rows (wsrep_max_ws_rows), fed units of up to 500 transactions of two
+// rows each: prepl reads the limit at connect and keeps each unit under
+// it, and every node ends equal to the source.
+func TestGaleraWriteSetLimits(t *testing.T) {
+	const n = 600
+	src := startWorkload(t, n)
+	c := sandbox.MustStartCluster(t, 3, sandbox.Defaults())
+	sandbox.MustExec(t, sandbox.MustOpen(t, c.Nodes[0], ""), "SET GLOBAL wsrep_max_ws_rows = 60")
+	p := startHelper(t, helperArgs{Source: src.URL(), Target: c.Nodes[0].URL(), Workers: 2, UnitTxns: 500})
+	if code := p.wait(t, "prepl into node 1"); code != 0 {
+		t.Fatalf("prepl exited %d\n%s", code, p.out)
+	}
+	if !strings.Contains(p.out.String(), "commit units sized to the target's write-set limits") || !strings.Contains(p.out.String(), "unit_rows=58") {
+		t.Errorf("prepl did not say it sized its units to wsrep_max_ws_rows=60:\n%s", p.out)
+	}
+	for _, node := range c.Nodes {
+		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
+	}
+}
+
+// TestGaleraRefusesMyISAM: an XA transaction goes into the cluster like
+// any other (prepl applies its rows at XA COMMIT, with no XA statement);
+// a change to a MyISAM table, which Galera would leave on one node,
+// stops prepl before it is applied, with a message that names the table
+// and what to do, the transactions before it committed.
+func TestGaleraRefusesMyISAM(t *testing.T) {
+	src := startWorkload(t, 10)
+	sdb := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, sdb, "CREATE TABLE w.m (id INT PRIMARY KEY) ENGINE=MyISAM",
+		"XA START 'x1'", "INSERT INTO w.log VALUES (100, 1)", "XA END 'x1'", "XA PREPARE 'x1'", "XA COMMIT 'x1'",
+		"INSERT INTO w.m VALUES (1)", "INSERT INTO w.log VALUES (101, 1)")
+	c := sandbox.MustStartCluster(t, 3, sandbox.Defaults())
+	p := startHelper(t, helperArgs{Source: src.URL(), Target: c.Nodes[0].URL(), Workers: 2})
+	if code := p.wait(t, "prepl into node 1"); code != 2 {
+		t.Fatalf("prepl exited %d, want 2 (refused)\n%s", code, p.out)
+	}
+	out := p.out.String()
+	for _, want := range []string{"table w.m is MYISAM on the target", "ALTER TABLE w.m ENGINE=InnoDB", "--exclude w.m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("prepl's refusal lacks %q:\n%s", want, out)
+		}
+	}
+	for i, node := range c.Nodes {
+		db := sandbox.MustOpen(t, node, "")
+		var xa, m, after int
+		db.QueryRow("SELECT COUNT(*) FROM w.log WHERE id = 100").Scan(&xa)
+		db.QueryRow("SELECT COUNT(*) FROM w.m").Scan(&m)
+		db.QueryRow("SELECT COUNT(*) FROM w.log WHERE id = 101").Scan(&after)
+		if xa != 1 || m != 0 || after != 0 {
+			t.Errorf("node %d: the XA row %d times (want 1), MyISAM rows %d and the row after %d (want 0)", i+1, xa, m, after)
+		}
+	}
+}
