@@ -415,7 +415,7 @@ func Classify(err error) Class {
 			// 1047 from a server without wsrep is an unknown command;
 			// 1180 "wsrep_max_ws_rows exceeded" (or _size) repeats on
 			// every node: the unit is too big for the cluster.
-			if me.Number == 1180 && !strings.Contains(me.Message, "wsrep_max_ws_") || strings.Contains(me.Message, "WSREP") {
+			if (me.Number == 1180 && !strings.Contains(me.Message, "wsrep_max_ws_")) || strings.Contains(me.Message, "WSREP") {
 				return Connection
 			}
 		}

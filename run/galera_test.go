@@ -145,3 +145,34 @@ func TestGaleraRefusesMyISAM(t *testing.T) {
 		}
 	}
 }
+
+// TestGaleraFenceAcrossNodes: GET_LOCK is local to a node, so a second
+// prepl on another node of the cluster takes "the" channel lock while the
+// first still holds it on its own node, and claims the channel: it raises
+// the epoch, a write that the cluster replicates. The first, on its next
+// position write, reads the raised epoch on its own node (or has its
+// transaction aborted by the raise's applier, which then retries and
+// reads it): it stops, fenced (exit 3). The second applies the rest;
+// every node ends equal to the source, every transaction applied once.
+func TestGaleraFenceAcrossNodes(t *testing.T) {
+	const n = 2000
+	src := startWorkload(t, n)
+	c := sandbox.MustStartCluster(t, 3, sandbox.Defaults())
+	db1 := sandbox.MustOpen(t, c.Nodes[0], "")
+	first := startHelper(t, helperArgs{Source: src.URL(), Target: c.Nodes[0].URL(), Standby: true, Workers: galeraWorkers})
+	until(t, first, "the first prepl to apply 200 transactions", func() bool { return applied(db1) >= 200 })
+	before := epoch(db1)
+	second := startHelper(t, helperArgs{Source: src.URL(), Target: c.Nodes[1].URL(), Standby: true, Workers: galeraWorkers})
+	if code := first.wait(t, "the first prepl"); code != 3 {
+		t.Fatalf("the first prepl exited %d once another claimed the channel on another node, want 3 (fenced)\n%s", code, first.out)
+	}
+	if code := second.wait(t, "the second prepl"); code != 0 {
+		t.Fatalf("the second prepl exited %d\n%s", code, second.out)
+	}
+	if after := epoch(db1); after <= before {
+		t.Errorf("the epoch on node 1 is %d, was %d: the second claim did not raise it", after, before)
+	}
+	for _, node := range c.Nodes {
+		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
+	}
+}
