@@ -106,7 +106,7 @@ func (c *Cluster) Kill(i int) { c.Nodes[i].Kill() }
 // --wsrep-recover, as galera_recovery does), joins the running nodes with
 // it (an incremental transfer when their gcache still holds what it
 // missed, a full one otherwise) and waits until it is Synced in a cluster
-// of size nodes... every node that is running.
+// of every node that is running.
 func (c *Cluster) Restart(ctx context.Context, i int) error {
 	s := c.Nodes[i]
 	pos, err := s.recoverPosition(ctx)

@@ -245,7 +245,8 @@ func (s *Server) logTail() string {
 // Stop shuts the server down cleanly (SIGTERM, then SIGKILL after 60s).
 func (s *Server) Stop() { s.stop(syscall.SIGTERM) }
 
-// Close stops the server and removes its directory.
+// Close stops the server and removes its directory, unless
+// PREPL_SANDBOX_KEEP is set (to read a failed test's logs).
 func (s *Server) Close() {
 	s.Kill()
 	if os.Getenv("PREPL_SANDBOX_KEEP") == "" {
