@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -128,4 +129,21 @@ func (t *Target) UnitLimits() (rows, bytes int) {
 		bytes = int(min(s/2, 1<<40))
 	}
 	return rows, bytes
+}
+
+// nodeReady fails while the Galera node c is connected to is out of the
+// cluster's primary component (wsrep_ready OFF: a partition, a node
+// joining): it would refuse every statement with 1047. A worker that
+// reconnects after a 1047 so waits, within its reconnect timeout, for the
+// node to come back, instead of spending its retries in a few
+// milliseconds.
+func nodeReady(ctx context.Context, c *sql.Conn) error {
+	var k, v string
+	if err := c.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'wsrep_ready'").Scan(&k, &v); err != nil {
+		return err
+	}
+	if !strings.EqualFold(v, "ON") {
+		return errors.New("the Galera node is not ready (wsrep_ready is OFF: it is out of the cluster's primary component)")
+	}
+	return nil
 }

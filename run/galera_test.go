@@ -177,3 +177,39 @@ func TestGaleraFenceAcrossNodes(t *testing.T) {
 		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
 	}
 }
+
+// TestGaleraNodePartitioned: the node prepl writes to is cut off from the
+// other two (gmcast.isolate) mid-run, for a few seconds: it leaves the
+// primary component and answers 1047 (not prepared) to every statement,
+// then rejoins. prepl rides through (a node out of the cluster is retried
+// like a lost connection) and every node ends equal to the source.
+func TestGaleraNodePartitioned(t *testing.T) {
+	const n = 2000
+	src := startWorkload(t, n)
+	c := sandbox.MustStartCluster(t, 3, sandbox.Defaults())
+	db := sandbox.MustOpen(t, c.Nodes[0], "")
+	p := startHelper(t, helperArgs{Source: src.URL(), Target: c.Nodes[0].URL(), Workers: galeraWorkers})
+	until(t, p, "prepl to apply 300 transactions", func() bool { return applied(db) >= 300 })
+	at := applied(db)
+	sandbox.MustExec(t, db, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'")
+	until(t, p, "node 1 to leave the primary component", func() bool {
+		var k, v string
+		db.QueryRow("SHOW STATUS LIKE 'wsrep_cluster_status'").Scan(&k, &v)
+		return v == "non-Primary"
+	})
+	time.Sleep(3 * time.Second)
+	sandbox.MustExec(t, db, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
+	if err := c.WaitSynced(context.Background(), 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("partitioned at %d applied", at)
+	if code := p.wait(t, "prepl"); code != 0 {
+		t.Fatalf("prepl exited %d after its node was partitioned and came back\n%s", code, p.out)
+	}
+	if at >= n {
+		t.Fatalf("prepl applied all %d transactions before the partition: make the workload bigger", n)
+	}
+	for _, node := range c.Nodes {
+		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
+	}
+}
