@@ -30,6 +30,7 @@ func TestGaleraReplicate(t *testing.T) {
 	if code := p.wait(t, "prepl into node 1"); code != 0 {
 		t.Fatalf("prepl exited %d\n%s", code, p.out)
 	}
+	sandbox.MustSyncWait(t, c)
 	for i, node := range c.Nodes {
 		t.Logf("node %d", i+1)
 		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
@@ -81,6 +82,7 @@ func TestGaleraNodeKilled(t *testing.T) {
 		t.Fatalf("the last prepl exited %d\n%s", code, p.out)
 	}
 	t.Logf("%d kills, each node killed and rejoined, in %s", galeraKills, time.Since(start).Round(time.Second))
+	sandbox.MustSyncWait(t, c)
 	for i, node := range c.Nodes {
 		t.Logf("node %d", i+1)
 		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
@@ -108,6 +110,7 @@ func TestGaleraWriteSetLimits(t *testing.T) {
 	if !strings.Contains(p.out.String(), "commit units sized to the target's write-set limits") || !strings.Contains(p.out.String(), "unit_rows=58") {
 		t.Errorf("prepl did not say it sized its units to wsrep_max_ws_rows=60:\n%s", p.out)
 	}
+	sandbox.MustSyncWait(t, c)
 	for _, node := range c.Nodes {
 		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
 	}
@@ -135,6 +138,7 @@ func TestGaleraRefusesMyISAM(t *testing.T) {
 			t.Errorf("prepl's refusal lacks %q:\n%s", want, out)
 		}
 	}
+	sandbox.MustSyncWait(t, c)
 	for i, node := range c.Nodes {
 		db := sandbox.MustOpen(t, node, "")
 		var xa, m, after int
@@ -173,6 +177,7 @@ func TestGaleraFenceAcrossNodes(t *testing.T) {
 	if after := epoch(db1); after <= before {
 		t.Errorf("the epoch on node 1 is %d, was %d: the second claim did not raise it", after, before)
 	}
+	sandbox.MustSyncWait(t, c)
 	for _, node := range c.Nodes {
 		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
 	}
@@ -209,6 +214,7 @@ func TestGaleraNodePartitioned(t *testing.T) {
 	if at >= n {
 		t.Fatalf("prepl applied all %d transactions before the partition: make the workload bigger", n)
 	}
+	sandbox.MustSyncWait(t, c)
 	for _, node := range c.Nodes {
 		checkEnd(t, src, node, sandbox.MustOpen(t, node, ""))
 	}

@@ -171,6 +171,22 @@ func (c *Cluster) waitSynced(ctx context.Context, s *Server, size int) error {
 	}
 }
 
+// SyncWait waits until node i has applied every write set the cluster
+// ordered before the call: a causal read (wsrep_sync_wait). Replicated
+// write sets are certified at once but applied on the other nodes a
+// moment later, so a test reads a node only after it.
+func (c *Cluster) SyncWait(ctx context.Context, i int) error {
+	db, err := c.Nodes[i].Open("")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "SET STATEMENT wsrep_sync_wait=1 FOR SELECT 1"); err != nil {
+		return fmt.Errorf("sandbox: galera node %d: wait for the cluster's write sets: %w", i+1, err)
+	}
+	return nil
+}
+
 // WsrepState returns a node's wsrep_local_state_comment (Synced, Donor/
 // Desynced, Joining, ...) and wsrep_cluster_size; "" and 0 when it does
 // not answer.

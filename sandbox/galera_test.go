@@ -13,6 +13,9 @@ func TestGaleraCluster(t *testing.T) {
 	db0 := MustOpen(t, c.Nodes[0], "")
 	MustExec(t, db0, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)", "INSERT INTO d.t VALUES (1)")
 	for i := range c.Nodes {
+		if err := c.SyncWait(context.Background(), i); err != nil {
+			t.Fatal(err)
+		}
 		var n int
 		if err := MustOpen(t, c.Nodes[i], "").QueryRow("SELECT COUNT(*) FROM d.t").Scan(&n); err != nil || n != 1 {
 			t.Fatalf("node %d: %d rows (%v), want 1", i+1, n, err)

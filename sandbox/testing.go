@@ -127,3 +127,17 @@ func MustStartCluster(tb testing.TB, n int, opts Options) *Cluster {
 	tb.Cleanup(c.Close)
 	return c
 }
+
+// MustSyncWait waits until every running node of c has applied what the
+// cluster committed (Cluster.SyncWait).
+func MustSyncWait(tb testing.TB, c *Cluster) {
+	tb.Helper()
+	for i, s := range c.Nodes {
+		if !s.Running() {
+			continue
+		}
+		if err := c.SyncWait(context.Background(), i); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
