@@ -15,14 +15,17 @@ man:
 	$(GO) run -ldflags "-X main.version=$(VERSION)" ./cmd/prepl man > docs/prepl.1
 
 # deps installs what a fresh Debian machine lacks: the MariaDB and
-# PostgreSQL servers the tests and the demo start sandboxes of, MariaDB's
-# test suite (the corpus), and sysbench for workloads.
+# PostgreSQL servers the tests and the demo start sandboxes of, the Galera
+# provider and rsync (for its state transfers) of the cluster tests,
+# MariaDB's test suite (the corpus), and sysbench for workloads.
 deps: deps-server
 	@command -v sysbench >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq sysbench; }
 
 deps-server:
 	@command -v mariadbd >/dev/null || test -x /usr/sbin/mariadbd || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mariadb-server; }
 	@ls /usr/share/mysql/mysql-test/mysql-test-run.pl >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mariadb-test; }
+	@test -e /usr/lib/galera/libgalera_smm.so || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq galera-4; }
+	@command -v rsync >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq rsync; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql; }
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,8 +56,9 @@ func newEngine(tgt Target, res Resume, cfg Config) (*engine, error) {
 	if tgt.KeepsGTIDs() && !appliesEach(tgt) {
 		unitTxns = 1 // one target transaction per source transaction
 	}
+	unitBytes, unitRows := unitLimits(tgt, cfg)
 	s, err := sequencer.New(sequencer.Config{Mode: cfg.Mode, Workers: cfg.Workers, Retries: cfg.Retries,
-		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: cfg.UnitBytes, Catalog: tgt.Tables(),
+		WindowBytes: cfg.WindowBytes, UnitTxns: unitTxns, UnitBytes: unitBytes, UnitRows: unitRows, Catalog: tgt.Tables(),
 		Adapt: !cfg.FixedWorkers, WaitsVisible: cfg.Workers > 1, HeadStallAfter: headStallFallback},
 		sequencer.Origin{Floor: position.Floor{GTIDPos: res.Position.GTIDPos, File: res.Position.File, Pos: res.Position.Pos},
 			Slots: res.Slots})
@@ -465,4 +467,29 @@ func lag(oldest *txn.Txn, silent Silent, now time.Time) time.Duration {
 		d = max(d, silent.Silence())
 	}
 	return d
+}
+
+// unitLimits are the unit's bytes and rows: the configured bytes, capped
+// by the target's own limits (UnitLimiter), logged when they bind.
+func unitLimits(tgt Target, cfg Config) (bytes, rows int) {
+	bytes = cfg.UnitBytes
+	l, ok := tgt.(UnitLimiter)
+	if !ok {
+		return bytes, 0
+	}
+	r, b := l.UnitLimits()
+	if b > 0 {
+		if bytes <= 0 {
+			bytes = sequencer.DefaultUnitBytes(cmp.Or(cfg.WindowBytes, sequencer.DefaultWindowBytes))
+		}
+		if b < bytes {
+			bytes = b
+		} else {
+			b = 0 // does not bind
+		}
+	}
+	if r > 0 || b > 0 {
+		cfg.Log.Info("commit units sized to the target's write-set limits", "unit_rows", r, "unit_bytes", bytes)
+	}
+	return bytes, r
 }

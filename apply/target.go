@@ -10,6 +10,13 @@ import (
 	"github.com/prepl/prepl/txn"
 )
 
+// UnitLimiter is a Target whose transactions have limits of their own
+// (a Galera cluster's write-set limits): the engine keeps each commit unit
+// under rows source row changes and bytes (0: no limit of the target's).
+type UnitLimiter interface {
+	UnitLimits() (rows, bytes int)
+}
+
 // Target is where the engine applies transactions; package mysql
 // implements it for MySQL and MariaDB. Options that change how units are
 // written (keeping source GTIDs) are fixed when the target is opened.

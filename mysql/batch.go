@@ -325,6 +325,11 @@ func (t *Target) render(ctx context.Context, txs []*txn.Txn, p *compact.UnitPlan
 			p = &plan
 		}
 	}
+	for _, tx := range txs {
+		if err := t.refuseOnGalera(ctx, tx); err != nil {
+			return nil, err
+		}
+	}
 	nonTrans, mixed, err := t.nonTransactional(ctx, txs)
 	if err != nil {
 		return nil, err

@@ -346,6 +346,7 @@ func LoadTableDef(ctx context.Context, db *sql.DB, schema, name string) (*txn.Ta
 		return nil, fmt.Errorf("load %s.%s: %w", schema, name, err)
 	}
 	e := strings.ToLower(engine.String)
+	d.Engine = e
 	d.Transactional = e == "innodb" || e == "rocksdb" || e == "tokudb" || e == ""
 	d.SystemVersioned = tableType.String == "SYSTEM VERSIONED"
 

@@ -85,6 +85,12 @@ func (t *Target) conn(ctx context.Context) (*Conn, error) {
 		c.Close()
 		return nil, err
 	}
+	if t.Galera.On {
+		if err := nodeReady(ctx, c); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("connect to target %s: %w", t.Endpoint, err)
+		}
+	}
 	t.tagConn(ctx, c) // a standby taking over kills it (channel.go)
 	return w, nil
 }

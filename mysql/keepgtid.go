@@ -139,6 +139,9 @@ func (t *Target) renderEach(ctx context.Context, txs []*txn.Txn, p *compact.Unit
 // carrying its GTID, its row counts checked by the server when it goes
 // the plain way (SQL on transactional tables).
 func (t *Target) renderMember(ctx context.Context, tx *txn.Txn, p compact.UnitPlan) (*Batch, error) {
+	if err := t.refuseOnGalera(ctx, tx); err != nil {
+		return nil, err
+	}
 	txs := []*txn.Txn{tx}
 	nonTrans, mixed, err := t.nonTransactional(ctx, txs)
 	if err != nil {

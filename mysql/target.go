@@ -32,6 +32,7 @@ type Target struct {
 	Channel   string // names this stream's rows in the position table
 	Version   string
 	IsMariaDB bool
+	Galera    Galera // the target's cluster, read at Open (galera.go)
 	unlogged  bool
 	keepGTID  bool          // see KeepGTIDs
 	decodeXA  EventDecoder  // see XADecoder
@@ -106,6 +107,9 @@ func Open(ctx context.Context, e Endpoint, channel string, opts ...Option) (*Tar
 			return err
 		}
 		t.Charsets = cs
+		if t.Galera, err = readGalera(ctx, db); err != nil {
+			return err
+		}
 		if t.readOnly && !t.calibrating {
 			return nil
 		}
@@ -399,6 +403,21 @@ func Classify(err error) Class {
 			return Retry
 		case 1927, 2006, 2013, 1053: // connection killed, server gone, lost, shutdown
 			return Connection
+		case 1047, 1180:
+			// A Galera node out of the primary component (a partition,
+			// a node leaving, one still joining) answers every statement
+			// with 1047 "WSREP has not yet prepared node for application
+			// use", and a commit it could not replicate with 1180 "Got
+			// error 6 during COMMIT": the transaction rolled back, the
+			// node may come back, and a commit whose answer was lost is
+			// checked against the stored position like a lost
+			// connection's. A certification failure is 1213, above.
+			// 1047 from a server without wsrep is an unknown command;
+			// 1180 "wsrep_max_ws_rows exceeded" (or _size) repeats on
+			// every node: the unit is too big for the cluster.
+			if (me.Number == 1180 && !strings.Contains(me.Message, "wsrep_max_ws_")) || strings.Contains(me.Message, "WSREP") {
+				return Connection
+			}
 		}
 		return Fatal
 	}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -36,6 +37,9 @@ const helperEnv = "PREPL_RUN_TEST_REPLICATE"
 type helperArgs struct {
 	Source, Target, MetricsAddr string
 	Standby                     bool
+	// Workers (default 2), UnitTxns (default 1) and Reconnect (seconds,
+	// default 30) of the run.
+	Workers, UnitTxns, Reconnect int
 }
 
 func TestMain(m *testing.M) {
@@ -61,9 +65,10 @@ func helperReplicate(js string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	cfg := apply.Config{Mode: depend.Writeset, Workers: 2, UnitTxns: 1, Retries: sequencer.DefaultRetries, WindowBytes: 8 << 20,
-		ReconnectTimeout: 30 * time.Second, Log: log}
-	o := Options{Log: log, Config: cfg, Target: TargetOptions{URL: a.Target, Channel: DefaultChannel, Reconnect: 30 * time.Second},
+	workers, unit, reconnect := cmp.Or(a.Workers, 2), cmp.Or(a.UnitTxns, 1), time.Duration(cmp.Or(a.Reconnect, 30))*time.Second
+	cfg := apply.Config{Mode: depend.Writeset, Workers: workers, UnitTxns: unit, Retries: sequencer.DefaultRetries, WindowBytes: 8 << 20,
+		ReconnectTimeout: reconnect, Log: log}
+	o := Options{Log: log, Config: cfg, Target: TargetOptions{URL: a.Target, Channel: DefaultChannel, Reconnect: reconnect},
 		Source: src, StopAtEnd: true, Heartbeat: time.Second, SourceReconnect: 30 * time.Second,
 		Standby: a.Standby, TakeoverAfter: 2 * time.Second, Gate: GateOptions{CheckEvery: time.Second}, Watch: WatchOptions{MetricsAddr: a.MetricsAddr}}
 	_, err = Replicate(ctx, o)
@@ -161,10 +166,35 @@ func until(t *testing.T, p *proc, what string, cond func() bool) {
 // target, and an active prepl that has applied some of it; then a standby
 // waiting for it. It returns the target's pool and the two processes.
 func standbyPair(t *testing.T, n int, standbyMetrics string) (src, tgt *sandbox.Server, db *sql.DB, active, standby *proc) {
+	src = startWorkload(t, n)
+	to := sandbox.Defaults()
+	to.ServerID = 2 // commits fsync: the run lasts long enough to be cut
+	tgt = sandbox.MustStart(t, to)
+	db = sandbox.MustOpen(t, tgt, "")
+
+	active = startHelper(t, helperArgs{Source: src.URL(), Target: tgt.URL(), Standby: true})
+	until(t, active, "the active to apply 200 transactions", func() bool { return applied(db) >= 200 })
+	standby = startHelper(t, helperArgs{Source: src.URL(), Target: tgt.URL(), Standby: true, MetricsAddr: standbyMetrics})
+	until(t, standby, "the standby to wait", func() bool {
+		var id sql.NullInt64
+		db.QueryRow("SELECT IS_USED_LOCK(?)", mysql.StandbyLockName(DefaultChannel)).Scan(&id)
+		return id.Valid
+	})
+	if got := applied(db); got >= int64(n) {
+		t.Fatalf("the active applied all %d transactions before the standby waited: make the workload bigger", got)
+	}
+	return src, tgt, db, active, standby
+}
+
+// startWorkload starts a source with n transactions in its binlog, each
+// inserting a row of w.log and adding one to a counter of w.hot (three
+// hot rows): a transaction applied twice shows in the counters.
+func startWorkload(t *testing.T, n int) *sandbox.Server {
+	t.Helper()
 	o := sandbox.Defaults()
 	o.Binlog = true
 	o.SyncBinlog, o.FlushLogAtTrxCommit = 0, 2
-	src = sandbox.MustStart(t, o)
+	src := sandbox.MustStart(t, o)
 	sdb := sandbox.MustOpen(t, src, "")
 	sandbox.MustExec(t, sdb, "CREATE DATABASE w", "CREATE TABLE w.log (id INT PRIMARY KEY, v INT)",
 		"CREATE TABLE w.hot (id INT PRIMARY KEY, n BIGINT)", "INSERT INTO w.hot VALUES (1, 0), (2, 0), (3, 0)")
@@ -183,23 +213,7 @@ func standbyPair(t *testing.T, n int, standbyMetrics string) (src, tgt *sandbox.
 			t.Fatal(err)
 		}
 	}
-	to := sandbox.Defaults()
-	to.ServerID = 2 // commits fsync: the run lasts long enough to be cut
-	tgt = sandbox.MustStart(t, to)
-	db = sandbox.MustOpen(t, tgt, "")
-
-	active = startHelper(t, helperArgs{Source: src.URL(), Target: tgt.URL(), Standby: true})
-	until(t, active, "the active to apply 200 transactions", func() bool { return applied(db) >= 200 })
-	standby = startHelper(t, helperArgs{Source: src.URL(), Target: tgt.URL(), Standby: true, MetricsAddr: standbyMetrics})
-	until(t, standby, "the standby to wait", func() bool {
-		var id sql.NullInt64
-		db.QueryRow("SELECT IS_USED_LOCK(?)", mysql.StandbyLockName(DefaultChannel)).Scan(&id)
-		return id.Valid
-	})
-	if got := applied(db); got >= int64(n) {
-		t.Fatalf("the active applied all %d transactions before the standby waited: make the workload bigger", got)
-	}
-	return src, tgt, db, active, standby
+	return src
 }
 
 // applied is the transactions the target's channel has applied, over all

@@ -65,6 +65,7 @@ type Server struct {
 	Port   int
 	Socket string
 	opts   Options
+	galera *galeraNode // nil when the server is no Galera node
 	process
 }
 
@@ -99,7 +100,9 @@ func (s *Server) DSN(db string) string {
 func (s *Server) Open(db string) (*sql.DB, error) { return sql.Open("mysql", s.DSN(db)) }
 
 // Start creates and starts an instance.
-func Start(ctx context.Context, opts Options) (*Server, error) {
+func Start(ctx context.Context, opts Options) (*Server, error) { return start(ctx, opts, nil) }
+
+func start(ctx context.Context, opts Options, g *galeraNode) (*Server, error) {
 	if _, err := exec.LookPath(mariadbd()); err != nil {
 		return nil, ErrNoServer
 	}
@@ -110,7 +113,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	s := &Server{Dir: dir, Socket: filepath.Join(dir, "mysql.sock"), opts: opts}
+	s := &Server{Dir: dir, Socket: filepath.Join(dir, "mysql.sock"), opts: opts, galera: g}
 	src := opts.FromDataDir
 	if src == "" {
 		if src, err = template(ctx); err != nil {
@@ -193,11 +196,21 @@ func (s *Server) args() []string {
 	if o.FlushLogAtTrxCommit >= 0 {
 		a = append(a, "--innodb-flush-log-at-trx-commit="+strconv.Itoa(o.FlushLogAtTrxCommit))
 	}
+	if s.galera != nil {
+		a = append(a, s.galeraArgs()...)
+	}
 	return append(a, o.Flags...)
 }
 
 func (s *Server) launch(ctx context.Context) error {
 	cmd := exec.Command(mariadbd(), s.args()...)
+	if s.galera != nil {
+		bin, err := s.binDir()
+		if err != nil {
+			return err
+		}
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return s.start(ctx, "mariadbd", cmd, func(ctx context.Context) error {
 		db, err := s.Open("")
@@ -212,19 +225,33 @@ func (s *Server) launch(ctx context.Context) error {
 func (s *Server) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(s.Dir, "error.log"))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 8 {
-		lines = lines[len(lines)-8:]
+	if len(lines) <= 8 {
+		return strings.Join(lines, "\n")
 	}
-	return strings.Join(lines, "\n")
+	// The errors before the tail: a Galera node's last lines are its
+	// shutdown, and the cause (a failed state transfer) came before.
+	var errs []string
+	for _, l := range lines[:len(lines)-8] {
+		if strings.Contains(l, "[ERROR]") || strings.HasPrefix(l, "rsync") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) > 8 {
+		errs = errs[:8]
+	}
+	return strings.Join(append(errs, lines[len(lines)-8:]...), "\n")
 }
 
 // Stop shuts the server down cleanly (SIGTERM, then SIGKILL after 60s).
 func (s *Server) Stop() { s.stop(syscall.SIGTERM) }
 
-// Close stops the server and removes its directory.
+// Close stops the server and removes its directory, unless
+// PREPL_SANDBOX_KEEP is set (to read a failed test's logs).
 func (s *Server) Close() {
 	s.Kill()
-	os.RemoveAll(s.Dir)
+	if os.Getenv("PREPL_SANDBOX_KEEP") == "" {
+		os.RemoveAll(s.Dir)
+	}
 }
 
 // CopyDataDir copies the (stopped) server's data directory to dst, to be

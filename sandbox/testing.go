@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -110,4 +111,33 @@ func SameGTIDs(a, b string) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+// MustStartCluster starts an n-node Galera cluster for a test and closes
+// it when the test ends; it skips the test when Galera is not installed.
+func MustStartCluster(tb testing.TB, n int, opts Options) *Cluster {
+	tb.Helper()
+	c, err := StartCluster(context.Background(), n, opts)
+	if errors.Is(err, ErrNoGalera) {
+		tb.Skip(err)
+	}
+	if err != nil {
+		tb.Fatalf("start galera cluster: %v", err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// MustSyncWait waits until every running node of c has applied what the
+// cluster committed (Cluster.SyncWait).
+func MustSyncWait(tb testing.TB, c *Cluster) {
+	tb.Helper()
+	for i, s := range c.Nodes {
+		if !s.Running() {
+			continue
+		}
+		if err := c.SyncWait(context.Background(), i); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }

@@ -124,6 +124,7 @@ func (sc *script) do(line string) (out []string) {
 		cfg.UnitTxns, _ = strconv.Atoi(args["unit"])
 		cfg.WindowBytes, _ = strconv.Atoi(args["window"])
 		cfg.UnitBytes, _ = strconv.Atoi(args["unitbytes"])
+		cfg.UnitRows, _ = strconv.Atoi(args["unitrows"])
 		cfg.Retries, _ = strconv.Atoi(args["retries"])
 		_, cfg.Adapt = args["adapt"]
 		_, cfg.WaitsVisible = args["visible"]

@@ -46,6 +46,10 @@ type Config struct {
 	// UnitTxns and UnitBytes bound a commit unit (1: one target
 	// transaction per source transaction).
 	UnitTxns, UnitBytes int
+	// UnitRows bounds a commit unit's source row changes (0: no bound):
+	// a Galera cluster refuses a write set of more rows than
+	// wsrep_max_ws_rows. A transaction of more rows runs alone.
+	UnitRows int
 	// SealQuiet: a unit being formed is sealed when a worker waits for
 	// work and no transaction is waiting to be fed for this long (a live
 	// stream's pause, not a reader a step behind). UnitMaxWait bounds how
@@ -252,7 +256,7 @@ func New(cfg Config, st Origin) (*Sequencer, error) {
 		return nil, err
 	}
 	s := &Sequencer{cfg: cfg, tracker: depend.New(cfg.Mode, cfg.Catalog), reading: true,
-		f:    former{mode: cfg.Mode, maxTxns: cfg.UnitTxns, maxBytes: cfg.UnitBytes},
+		f:    former{mode: cfg.Mode, maxTxns: cfg.UnitTxns, maxBytes: cfg.UnitBytes, maxRows: cfg.UnitRows},
 		gtid: g, slotGTID: map[string]*position.Set{}, slotApplied: map[string]uint64{},
 		slotLast: map[string]position.Checkpoint{}, floor: st.Floor,
 		units: map[uint64]*Unit{}, orderQ: map[string][]uint64{}, held: make([]*Unit, cfg.Workers),

@@ -66,15 +66,18 @@ type batch struct {
 }
 
 // former builds units from the transactions read, in order. A unit grows
-// while the workers are busy, up to maxTxns transactions and maxBytes; it
+// while the workers are busy, up to maxTxns transactions, maxBytes and
+// maxRows row changes (when not 0); it
 // is sealed when it is full, when the next transaction cannot join it, or
 // when a worker would otherwise wait for work.
 type former struct {
 	mode              depend.Mode
 	maxTxns, maxBytes int
+	maxRows           int // 0: no bound
 
 	cur    batch
 	bytes  int
+	rows   int
 	first  *txn.Txn // first applied member
 	lastAp *txn.Txn // last applied member
 	sealed bool
@@ -112,13 +115,16 @@ func (f *former) add(tx *txn.Txn, skip bool, now time.Time) {
 	f.cur.txs = append(f.cur.txs, tx)
 	f.cur.skip = append(f.cur.skip, skip)
 	f.bytes += tx.Size
+	if f.maxRows > 0 {
+		f.rows += tx.Rows()
+	}
 	if !skip {
 		if f.first == nil {
 			f.first = tx
 		}
 		f.lastAp = tx
 	}
-	if len(f.cur.txs) >= f.maxTxns || f.bytes >= f.maxBytes {
+	if len(f.cur.txs) >= f.maxTxns || f.bytes >= f.maxBytes || f.maxRows > 0 && f.rows >= f.maxRows {
 		f.sealed = true
 	}
 }
@@ -127,7 +133,7 @@ func (f *former) joins(tx *txn.Txn, skip bool) bool {
 	switch {
 	case len(f.cur.txs) == 0:
 		return true
-	case f.bytes+tx.Size > f.maxBytes:
+	case f.bytes+tx.Size > f.maxBytes, f.maxRows > 0 && f.rows+tx.Rows() > f.maxRows:
 		return false
 	case skip || f.first == nil:
 		return true
@@ -149,7 +155,7 @@ func (f *former) ready() bool { return f.sealed && len(f.cur.txs) > 0 }
 // at now.
 func (f *former) take(now time.Time) batch {
 	b := f.cur
-	f.cur, f.bytes, f.first, f.lastAp, f.sealed, f.checked, f.waitOn = batch{}, 0, nil, nil, false, 0, 0
+	f.cur, f.bytes, f.rows, f.first, f.lastAp, f.sealed, f.checked, f.waitOn = batch{}, 0, 0, nil, nil, false, 0, 0
 	if c := f.carry; c != nil {
 		f.carry = nil
 		f.add(c, f.carrySkip, now)
@@ -159,5 +165,5 @@ func (f *former) take(now time.Time) batch {
 
 // drop forgets everything not yet taken (a graceful stop).
 func (f *former) drop() {
-	f.cur, f.bytes, f.first, f.lastAp, f.sealed, f.carry, f.checked, f.waitOn = batch{}, 0, nil, nil, false, nil, 0, 0
+	f.cur, f.bytes, f.rows, f.first, f.lastAp, f.sealed, f.carry, f.checked, f.waitOn = batch{}, 0, 0, nil, nil, false, nil, 0, 0
 }

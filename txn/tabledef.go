@@ -30,7 +30,8 @@ type TableDef struct {
 	// not carry. Foreign keys without one (RESTRICT, NO ACTION) are not
 	// here: they only check what the source already checked.
 	Cascades      []CascadeRef
-	Transactional bool // engine supports transactions (InnoDB)
+	Transactional bool   // engine supports transactions (InnoDB)
+	Engine        string // the target's storage engine, lower case ("" when unknown)
 	HasTriggers   bool
 	// SystemVersioned: MariaDB's WITH SYSTEM VERSIONING. Its hidden
 	// row_start and row_end columns are in the binlog's row images, after
