@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
-	"github.com/prepl/prepl/binlog/relay"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/relay"
 	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/prefetch"

@@ -67,7 +67,7 @@ type Log struct {
 
 	mu      sync.Mutex
 	segs    []segment
-	end     txn.Position // the source position of the end of the last durable transaction
+	end     txn.Position  // the source position of the end of the last durable transaction
 	endGTID *position.Set // and the GTID position there (empty: unknown)
 	flavor  txn.Flavor
 	changed chan struct{} // closed (and replaced) when segs, end or done change
@@ -76,7 +76,7 @@ type Log struct {
 	full    bool  // Fill waits at MaxSize or MaxAge
 	applied func() txn.Position
 
-	reset   int // the sequence number of the first file after Reset
+	reset int // the sequence number of the first file after Reset
 
 	// Fill's own.
 	f          *os.File

@@ -27,7 +27,7 @@ type Reader struct {
 	f     *os.File
 	er    *eventReader
 	ev    *events
-	limit int64 // durable bytes of the file as last looked at
+	limit int64  // durable bytes of the file as last looked at
 	n     uint64 // transactions returned: their Seq
 	err   error
 }
