@@ -212,6 +212,9 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 	if w.o.channel != nil {
 		x.SkipRequested = w.o.channel.skipped.Load()
 	}
+	if w.o.relay != nil {
+		x.Relay = relayStatus(w.o.relay)
+	}
 	if w.o.end == nil {
 		return x
 	}
@@ -231,6 +234,16 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 		x.BehindBytes = 0 // what is left are events outside transactions (rotations, checkpoints)
 	}
 	return x
+}
+
+// relayStatus is the relay log's state for status and metrics.
+func relayStatus(l *relay.Log) *metrics.Relay {
+	st := l.Stats()
+	r := &metrics.Relay{Dir: l.Dir(), Bytes: st.Bytes, Files: st.Files, Full: st.Full}
+	if !st.Oldest.IsZero() {
+		r.OldestSeconds = time.Since(st.Oldest).Seconds()
+	}
+	return r
 }
 
 // readPosition is where reading stands (sourceend.ReadPosition).

@@ -482,6 +482,9 @@ type Stats struct {
 	Full   bool // Fill waits at MaxSize or MaxAge
 }
 
+// Dir is the log's directory.
+func (l *Log) Dir() string { return l.opt.Dir }
+
 // Stats returns the log's state. It may be called from any goroutine.
 func (l *Log) Stats() Stats {
 	l.mu.Lock()

@@ -2,36 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prepl/prepl/sandbox"
 )
-
-// lockedBuffer is a process's output, read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRelayLogResumesAfterSourcePurge: replicate --relay-dir reads ahead
 // of a stalled applier (a table of the target locked) into relay files;
@@ -69,27 +51,37 @@ func TestRelayLogResumesAfterSourcePurge(t *testing.T) {
 	}
 	applied := appliedOn(t, tgt, "default")
 	before := applied()
-	out := &lockedBuffer{}
-	cmd := exec.Command(preplBinary(t), args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for !strings.Contains(out.String(), "relay log: holds everything") {
+	run := startPrepl(t, args...)
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(run.output(), "relay log: holds everything") {
 		select {
-		case err := <-exited:
-			t.Fatalf("prepl ended before its relay log held everything: %v\n%s", err, out)
-		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("the relay log did not get everything in 2 minutes\n%s", out)
+		case <-run.exited:
+			t.Fatalf("prepl ended before its relay log held everything: %v\n%s", run.err, run.output())
 		case <-time.After(20 * time.Millisecond):
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the relay log did not get everything in 2 minutes\n%s", run.output())
+		}
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	<-exited
+	// Status and metrics show the relay log while the applier stalls.
+	var st struct {
+		Relay *struct {
+			Dir   string `json:"dir"`
+			Bytes int64  `json:"bytes"`
+			Files int    `json:"files"`
+		} `json:"relay"`
+	}
+	waitFor(t, "the relay log in /status", func() bool { // once the engine has published its first figures
+		return json.Unmarshal([]byte(httpGet(t, "http://"+run.addr+"/status")), &st) == nil && st.Relay != nil
+	})
+	if st.Relay.Dir != dir || st.Relay.Files < 2 || st.Relay.Bytes < 10000 {
+		t.Errorf("/status relay = %+v; want the relay log of %s, several files", st.Relay, dir)
+	}
+	if m := httpGet(t, "http://"+run.addr+"/metrics"); !strings.Contains(m, "prepl_relay_bytes ") || !strings.Contains(m, "prepl_relay_oldest_file_age_seconds ") {
+		t.Errorf("/metrics lacks the relay log's gauges")
+	}
+	run.cmd.Process.Signal(syscall.SIGKILL)
+	<-run.exited
 	if _, err := lock.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
 		t.Fatal(err)
 	}
