@@ -130,6 +130,14 @@ func TestRelayLogResumesAfterSourcePurge(t *testing.T) {
 	} else {
 		t.Log("mariadb-binlog not installed: the relay file is not read by it")
 	}
+	// prepl's own file reader reads them: analyze counts their transactions.
+	var txns uint64
+	for _, f := range analyzeJSON(t, relays...).Files {
+		txns += f.Transactions
+	}
+	if txns < 299 {
+		t.Errorf("prepl analyze of the relay files counts %d transactions, want the 299 and more read while the applier stalled", txns)
+	}
 	// A crash cut the last file inside an event: the first 40 bytes of
 	// one after the last complete transaction.
 	lastRelay := relays[len(relays)-1]
