@@ -84,6 +84,9 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 	if r.res.Found && o.StartGTID != "" {
 		log.Warn("--start-gtid ignored: the target has a stored position (prepl reset --start-gtid starts over)", "channel", channel)
 	}
+	r.res.StartAfter(sc.StartGTID)
+	// The relay log may move the stream's start to its own end: after
+	// StartAfter, which says what the target holds.
 	var rl *relay.Log
 	applied := txn.Position{File: r.res.Position.File, Offset: r.res.Position.Pos}
 	if o.Relay.Dir != "" {
@@ -91,7 +94,6 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	r.res.StartAfter(sc.StartGTID)
 	rd, err := stream.Open(ctx, sc)
 	if err != nil {
 		return Summary{}, fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
