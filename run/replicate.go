@@ -146,7 +146,7 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 // applied (found: the target stores one), the stream starts at its end;
 // otherwise it is emptied and the stream starts as without it.
 func openRelay(ro relay.Options, found bool, applied txn.Position, appliedGTID string, sc *stream.Config, log *slog.Logger) (*relay.Log, error) {
-	ro.Log, ro.ServerID, ro.Limits = log, sc.ServerID, sc.Limits
+	ro.Log, ro.ServerID, ro.Limits, ro.Skip = log, sc.ServerID, sc.Limits, sc.Skip
 	if ro.ServerID == 0 {
 		ro.ServerID = 0x7072706c
 	}

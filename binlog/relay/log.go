@@ -45,7 +45,10 @@ type Options struct {
 	// ServerID is prepl's own, in its format descriptions.
 	ServerID uint32
 	Limits   binlog.Limits
-	Log      *slog.Logger
+	// Skip is the stream's (stream.Config.Skip), for the transactions read
+	// back.
+	Skip func(gtid string, start txn.Position) bool
+	Log  *slog.Logger
 }
 
 // segment is one relay file: its sequence number, where it starts in the

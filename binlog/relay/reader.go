@@ -197,7 +197,7 @@ func (r *Reader) open(sg segment) error {
 	r.er = newEventReader(f, sg.from)
 	if r.ev == nil {
 		flavor := r.Flavor()
-		dec := binlog.NewDecoder(r.l.opt.Limits, nil)
+		dec := binlog.NewDecoder(r.l.opt.Limits, r.l.opt.Skip)
 		dec.SetFlavor(flavor)
 		r.ev = &events{dec: dec, flavor: flavor}
 	}
