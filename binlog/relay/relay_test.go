@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/binlog"
 	"github.com/prepl/prepl/txn"
@@ -212,5 +213,30 @@ func TestDamagedEventNamesFileAndOffset(t *testing.T) {
 	var fe *binlog.FormatError
 	if err == nil || !strings.Contains(err.Error(), filepath.Base(p)) || !strings.Contains(err.Error(), "offset") || !errors.As(err, &fe) && !strings.Contains(err.Error(), "checksum") {
 		t.Fatalf("err = %v; want a damaged event naming %s and its offset", err, p)
+	}
+}
+
+func TestOverBound(t *testing.T) {
+	old, now := time.Now().Add(-2*time.Hour), time.Now()
+	two := []segment{{seq: 1, size: 600, first: old}, {seq: 2, size: 500, first: now}}
+	for _, c := range []struct {
+		name    string
+		segs    []segment
+		maxSize int64
+		maxAge  time.Duration
+		want    bool
+	}{
+		{"no bounds", two, 0, 0, false},
+		{"under the size", two, 2000, 0, false},
+		{"at the size", two, 1100, 0, true},
+		{"one file never waits", two[1:], 100, 0, false}, // the applier reads the file being written: waiting would stall both
+		{"younger than the age", two, 0, 3 * time.Hour, false},
+		{"older than the age", two, 0, time.Hour, true},
+		{"age unknown", []segment{{seq: 1}, {seq: 2}}, 0, time.Hour, false},
+	} {
+		l := &Log{opt: Options{MaxSize: c.maxSize, MaxAge: c.maxAge}, segs: c.segs}
+		if got := l.overBound(); got != c.want {
+			t.Errorf("%s: overBound = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
