@@ -52,6 +52,11 @@ a lost target connection too (--reconnect-timeout). SIGINT or SIGTERM stops
 reading, finishes what is in flight, stores the position and exits 0; a
 second signal exits at once (the position stays consistent).
 
+With --relay-dir, what is read from the source is kept in relay files first
+and applied from them: reading goes on while applying is paused, throttled or
+stopped (up to --relay-max-size), and a restart resumes from them even after
+the source purged its binlogs (docs/relay.md).
+
 One prepl applies a channel at a time: it holds the channel's lock on the
 target. With --standby a second one waits beside it and takes over within
 --takeover-after of the active's death, hang or loss of the target, fencing
@@ -65,6 +70,8 @@ Examples:
   prepl replicate --source mysql://repl@db1:3306 --target postgres://postgres@pg:5432/app   # after prepl copy
   prepl replicate --config /etc/prepl/prepl.toml --metrics-addr 127.0.0.1:9104 \
       --include 'shop.*' --exclude 'shop.tmp_*' --rewrite-schema shop=shop_replica
+  prepl replicate --source mysql://repl@db1:3306 --target mysql://prepl@127.0.0.1:3306 \
+      --relay-dir /var/lib/prepl/relay --relay-max-size 20GiB --delay 1h
 
 Flags:
 `)
