@@ -93,6 +93,7 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 		if rl, err = openRelay(o.Relay, r.res.Found, applied, sc.StartGTID, &sc, log); err != nil {
 			return Summary{}, err
 		}
+		defer rl.Close()
 	}
 	rd, err := stream.Open(ctx, sc)
 	if err != nil {
@@ -154,6 +155,14 @@ func openRelay(ro relay.Options, found bool, applied txn.Position, appliedGTID s
 	if err != nil {
 		return nil, err
 	}
+	if err := resumeRelay(rl, ro, found, applied, appliedGTID, sc, log); err != nil {
+		rl.Close()
+		return nil, err
+	}
+	return rl, nil
+}
+
+func resumeRelay(rl *relay.Log, ro relay.Options, found bool, applied txn.Position, appliedGTID string, sc *stream.Config, log *slog.Logger) error {
 	sc.KeepRaw = true
 	if found && rl.Holds(applied) {
 		end, gtid := rl.End()
@@ -166,14 +175,14 @@ func openRelay(ro relay.Options, found bool, applied txn.Position, appliedGTID s
 		if gtid == "" {
 			sc.StartFile, sc.StartPos = end.File, end.Offset
 		}
-		return rl, nil
+		return nil
 	}
 	if st := rl.Stats(); st.Files > 0 {
 		end, _ := rl.End()
 		log.Warn("the relay log does not hold the position to resume from: emptied, reading from the source",
 			"relay_dir", ro.Dir, "applied", applied.String(), "relay_end", end.String())
 	}
-	return rl, rl.Reset(appliedGTID)
+	return rl.Reset(appliedGTID)
 }
 
 // sourceAnswerTimeout bounds the checks of the source at start.

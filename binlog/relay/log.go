@@ -21,7 +21,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -79,7 +81,8 @@ type Log struct {
 	full    bool  // Fill waits at MaxSize or MaxAge
 	applied func() txn.Position
 
-	reset int // the sequence number of the first file after Reset
+	reset int      // the sequence number of the first file after Reset
+	lock  *os.File // holds the directory's lock
 
 	// Fill's own.
 	f          *os.File
@@ -102,6 +105,17 @@ func Open(opt Options) (*Log, error) {
 	if err := os.MkdirAll(opt.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("relay log: %w", err)
 	}
+	lock, err := lockDir(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	l.lock = lock
+	ok := false
+	defer func() {
+		if !ok {
+			lock.Close()
+		}
+	}()
 	seqs, err := listFiles(opt.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("relay log: %w", err)
@@ -155,7 +169,36 @@ func Open(opt Options) (*Log, error) {
 		return nil, err
 	}
 	l.pendGTID = l.endGTID.Clone()
+	ok = true
 	return l, nil
+}
+
+// lockDir takes dir's lock (an flock of DIR/relay.lock, which a dead
+// process lets go of): a relay log has one writer and one reader.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "relay.lock"), os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("relay log: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("relay log %s is in use by another prepl: give each prepl a --relay-dir of its own", dir)
+		}
+		return nil, fmt.Errorf("relay log: lock %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// Close lets the directory go, once Fill has returned and the Reader is
+// done with.
+func (l *Log) Close() error {
+	if l.lock == nil {
+		return nil
+	}
+	err := l.lock.Close()
+	l.lock = nil
+	return err
 }
 
 // fdeVersion is the server version in a format description event.
