@@ -160,3 +160,29 @@ func TestRelayLogResumesAfterSourcePurge(t *testing.T) {
 	}
 	sameRows(t, src, tgt)
 }
+
+// TestRelayLogKillNine: prepl with --relay-dir killed with SIGKILL while
+// it reads and applies (at two points), then run again to the source's
+// end: the target equals the source. The relay's tail the kill cut is
+// repaired; what the relay does not hold durably is read from the source.
+func TestRelayLogKillNine(t *testing.T) {
+	src := source(t, nil)
+	sdb := sandbox.MustOpen(t, src, "")
+	sandbox.MustExec(t, sdb, "CREATE DATABASE k", "CREATE TABLE k.t (id INT PRIMARY KEY, v VARCHAR(200), n INT)")
+	stmts := make([]string, 0, 3000)
+	for i := 1; i <= 3000; i++ {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO k.t VALUES (%d, REPEAT('k', %d), %d)", i, i%180, i))
+	}
+	sandbox.MustExec(t, sdb, stmts...)
+	tgt := targetServer(t)
+	args := []string{"replicate", "--source", src.URL(), "--target", tgt.URL(), "--stop-at-end", "--progress", "0",
+		"--relay-dir", t.TempDir(), "--relay-file-size", "64KiB", "--workers", "2"}
+	applied := appliedOn(t, tgt, "default")
+	for _, at := range []int64{20, 1500} {
+		if killAt(t, preplBinary(t), args, applied, at) {
+			t.Logf("prepl finished before %d transactions were applied", at)
+		}
+	}
+	mustPrepl(t, args...)
+	sameRows(t, src, tgt)
+}
