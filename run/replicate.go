@@ -182,7 +182,7 @@ func resumeRelay(rl *relay.Log, ro relay.Options, found bool, applied txn.Positi
 		log.Warn("the relay log does not hold the position to resume from: emptied, reading from the source",
 			"relay_dir", ro.Dir, "applied", applied.String(), "relay_end", end.String())
 	}
-	return rl.Reset(appliedGTID)
+	return rl.Reset(appliedGTID, applied)
 }
 
 // sourceAnswerTimeout bounds the checks of the source at start.

@@ -83,6 +83,11 @@ type Log struct {
 
 	reset int      // the sequence number of the first file after Reset
 	lock  *os.File // holds the directory's lock
+	// resetAt is the position applied at Reset: the first file starts
+	// there rather than at its first transaction, so that the log holds
+	// the position applied when a rotate of the source's binlog lies
+	// between the two.
+	resetAt txn.Position
 
 	// Fill's own.
 	f          *os.File
@@ -233,8 +238,9 @@ func (l *Log) End() (txn.Position, string) {
 }
 
 // Reset deletes every relay file: the log starts again empty, at the
-// stream's start, whose GTID position is gtid ("": unknown).
-func (l *Log) Reset(gtid string) error {
+// stream's start, whose GTID position is gtid ("": unknown), after the
+// position applied (zero: none).
+func (l *Log) Reset(gtid string, applied txn.Position) error {
 	g, err := position.ParseSet(gtid)
 	if err != nil {
 		return fmt.Errorf("relay log: %w", err)
@@ -251,7 +257,7 @@ func (l *Log) Reset(gtid string) error {
 		next = l.segs[n-1].seq + 1 // names are not reused, for a reader of the directory
 	}
 	l.segs = nil
-	l.reset = next
+	l.reset, l.resetAt = next, applied
 	l.end = txn.Position{}
 	l.endGTID, l.pendGTID = g, g.Clone()
 	return rewriteIndex(l.opt.Dir, nil)
@@ -378,6 +384,9 @@ func (l *Log) startFile(at txn.Position) error {
 	l.mu.Unlock()
 	if seq == 0 {
 		seq = 1
+	}
+	if seq == l.reset && l.resetAt.File != "" && position.Compare(l.resetAt, at) < 0 {
+		at = l.resetAt
 	}
 	if l.f != nil {
 		l.f.Close()
