@@ -129,10 +129,11 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 				log.Warn("relay log: reading from the source ended", "err", err.Error())
 			}
 		}()
+		after := applied
 		if !r.res.Found {
-			applied = txn.Position{}
+			after = txn.Position{}
 		}
-		from = rl.Reader(applied, rd.Silence)
+		from = rl.Reader(after, rd.Silence)
 	}
 	sum, err := r.apply(ctx, from, wo, nil)
 	if sum.Ran && o.StopAtEnd && err == nil && untilUnreached() {
