@@ -83,11 +83,14 @@ func TestParseIndex(t *testing.T) {
 	}
 }
 
+// testBinlog is the binlog of testdata the relay files are made of.
+var testBinlog = "crc32.000001"
+
 // testEvents are the events of a MariaDB binlog with checksums: its
 // format description, and the rest.
 func testEvents(t *testing.T) (fde []byte, rest [][]byte) {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/binlog/crc32.000001")
+	b, err := os.ReadFile("../testdata/binlog/" + testBinlog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +118,7 @@ func testEvents(t *testing.T) (fde []byte, rest [][]byte) {
 func writeRelay(t *testing.T, dir string) (string, []int64, int64) {
 	t.Helper()
 	fde, rest := testEvents(t)
-	b := head(fde, 99, pos("crc32.000001", 4))
+	b := head(fde, 99, pos(testBinlog, 4))
 	shift := int64(len(b)) - int64(4+len(fde))
 	var ends []int64
 	for _, ev := range rest {
@@ -151,8 +154,19 @@ func readAll(t *testing.T, l *Log) ([]*txn.Txn, error) {
 }
 
 // TestTornTailTruncated: a relay file cut anywhere keeps, after Open,
-// exactly its complete transactions, and reads them back.
+// exactly its complete transactions, and reads them back; its source's
+// events with checksums or without.
 func TestTornTailTruncated(t *testing.T) {
+	for _, f := range []string{"crc32.000001", "nochecksum.000001"} {
+		t.Run(f, func(t *testing.T) {
+			testBinlog = f
+			defer func() { testBinlog = "crc32.000001" }()
+			tornTail(t)
+		})
+	}
+}
+
+func tornTail(t *testing.T) {
 	dir := t.TempDir()
 	p, ends, shift := writeRelay(t, dir)
 	full, _ := os.ReadFile(p)
