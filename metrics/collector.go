@@ -52,6 +52,10 @@ var (
 	descStandby    = desc("standby", "1 while this process waits as a standby for the channel's active prepl to go (--standby), 0 once it is the active.")
 	descActSince   = desc("active_since_timestamp_seconds", "When this process became the channel's active (Unix, the target's clock); absent while a standby.")
 	descEpoch      = desc("channel_epoch", "The channel's epoch this process claimed; a position write under another epoch is refused (fenced).")
+	descRelayBytes = desc("relay_bytes", "Bytes of the relay log's files (replicate --relay-dir).")
+	descRelayFiles = desc("relay_files", "Files of the relay log (replicate --relay-dir).")
+	descRelayAge   = desc("relay_oldest_file_age_seconds", "Age of the oldest relay file held, whose transactions are not all applied (replicate --relay-dir).")
+	descRelayFull  = desc("relay_full", "1 while reading from the source waits for the applier at --relay-max-size or --relay-max-age.")
 	descYields     = desc("yields_total", "Units rolled back or interrupted for an earlier one, by cause (lock-wait: an earlier unit waits for its lock; lock-wait-unseen: the next to commit waits, holder not named; head-stall: lock waits cannot be seen and the next to commit ran long).", "cause")
 )
 
@@ -59,7 +63,7 @@ var allDescs = []*prometheus.Desc{descInfo, descWorkers, descCaughtUp, descAppli
 	descBytes, descLag, descBehind, descInFlight, descQueue, descWindow, descReadPos, descAppliedPos, descReadFile,
 	descAppFile, descAppliedTS, descBusy, descUnits, descRetries, descSerialized, descReconnects, descErrors,
 	descCompacted, descFallbacks, descRowEvents, descSkipReq, descPaused, descPausedSec, descThrottled, descThrotSec, descConcur, descYields,
-	descStandby, descActSince, descEpoch}
+	descStandby, descActSince, descEpoch, descRelayBytes, descRelayFiles, descRelayAge, descRelayFull}
 
 // collector reads the latest snapshot on every scrape.
 type collector struct{ m *Monitor }
@@ -89,6 +93,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(x.SourceReconnects), "source")
 	if x.BehindBytes >= 0 {
 		ch <- prometheus.MustNewConstMetric(descBehind, prometheus.GaugeValue, float64(x.BehindBytes))
+	}
+	if r := x.Relay; r != nil {
+		ch <- prometheus.MustNewConstMetric(descRelayBytes, prometheus.GaugeValue, float64(r.Bytes))
+		ch <- prometheus.MustNewConstMetric(descRelayFiles, prometheus.GaugeValue, float64(r.Files))
+		ch <- prometheus.MustNewConstMetric(descRelayAge, prometheus.GaugeValue, r.OldestSeconds)
+		ch <- prometheus.MustNewConstMetric(descRelayFull, prometheus.GaugeValue, b2f(r.Full))
 	}
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)

@@ -51,6 +51,20 @@ type Extra struct {
 	Gate apply.GateState
 	// SkipRequested counts transactions left out as prepl skip asked.
 	SkipRequested uint64
+	// Relay is replicate's relay log (--relay-dir); nil without one.
+	Relay *Relay
+}
+
+// Relay is the state of a relay log: its files' bytes and count, the age
+// of the oldest file it holds (its transactions not all applied), and
+// whether reading from the source waits at --relay-max-size or
+// --relay-max-age.
+type Relay struct {
+	Dir           string  `json:"dir"`
+	Bytes         int64   `json:"bytes"`
+	Files         int     `json:"files"`
+	OldestSeconds float64 `json:"oldest_file_age_seconds"`
+	Full          bool    `json:"full"`
 }
 
 // Role is the process's part on its channel (docs/standby.md).

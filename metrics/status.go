@@ -62,6 +62,8 @@ type Status struct {
 	PausedSeconds    float64            `json:"paused_seconds"`
 	Throttled        map[string]string  `json:"throttled"`
 	ThrottledSeconds map[string]float64 `json:"throttled_seconds"`
+	// Relay is replicate's relay log (--relay-dir).
+	Relay *Relay `json:"relay,omitempty"`
 }
 
 // Position is a point in the source's binlog.
@@ -102,7 +104,8 @@ func (m *Monitor) Status() Status {
 	st := Status{Info: m.info, State: x.State, StartedAt: m.started.UTC(), CaughtUp: x.CaughtUp,
 		SourceEnd: x.SourceEnd, Rates: m.Rates(), Paused: x.Gate.Paused, PausedSeconds: x.Gate.PausedFor.Seconds(),
 		Throttled: map[string]string{}, ThrottledSeconds: map[string]float64{},
-		Reconnects: map[string]uint64{"source": x.SourceReconnects}, Serialized: map[string]uint64{}, Errors: map[string]uint64{}}
+		Reconnects: map[string]uint64{"source": x.SourceReconnects}, Serialized: map[string]uint64{}, Errors: map[string]uint64{},
+		Relay: x.Relay}
 	for r, why := range x.Gate.Throttled {
 		st.Throttled[r] = why
 	}

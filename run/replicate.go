@@ -3,10 +3,13 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog/relay"
 	"github.com/prepl/prepl/binlog/stream"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/mysql"
@@ -82,6 +85,16 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 		log.Warn("--start-gtid ignored: the target has a stored position (prepl reset --start-gtid starts over)", "channel", channel)
 	}
 	r.res.StartAfter(sc.StartGTID)
+	// The relay log may move the stream's start to its own end: after
+	// StartAfter, which says what the target holds.
+	var rl *relay.Log
+	applied := txn.Position{File: r.res.Position.File, Offset: r.res.Position.Pos}
+	if o.Relay.Dir != "" {
+		if rl, err = openRelay(o.Relay, r.res.Found, applied, sc.StartGTID, &sc, log); err != nil {
+			return Summary{}, err
+		}
+		defer rl.Close()
+	}
 	rd, err := stream.Open(ctx, sc)
 	if err != nil {
 		return Summary{}, fmt.Errorf("source %s: %w", src, mysql.ExplainTLSError(src, err))
@@ -89,14 +102,88 @@ func Replicate(ctx context.Context, o Options) (Summary, error) {
 	defer rd.Close()
 	wo := watchOptions{info: metrics.Info{Command: "replicate", Source: src.String(), Target: r.tgt.String()},
 		end: poller, bar: o.StopAtEnd, sourceReconnects: rd.Reconnects,
-		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode)}}
-	sum, err := r.apply(ctx, rd, wo, nil)
+		security: []any{"source_tls", mysql.DescribeTLS(rd.Cipher(), src.TLS.Mode)}, relay: rl}
+	var from apply.Source = rd
+	if rl != nil {
+		live := new(apply.Live)
+		r.cfg.Live = live
+		rl.SetApplied(func() txn.Position {
+			if st, ok := live.Stats(); ok && st.Last.File != "" {
+				return txn.Position{File: st.Last.File, Offset: st.Last.Pos}
+			}
+			return applied
+		})
+		fctx, stopFill := context.WithCancel(ctx)
+		filled := make(chan error, 1)
+		go func() {
+			err := rl.Fill(fctx, rd)
+			if err == io.EOF {
+				st := rl.Stats()
+				log.Info("relay log: holds everything the source had at the start (--stop-at-end)", "relay_files", st.Files, "relay_bytes", st.Bytes)
+			}
+			filled <- err
+		}()
+		defer func() {
+			stopFill()
+			if err := <-filled; err != nil && err != io.EOF && !isCanceled(err) {
+				log.Warn("relay log: reading from the source ended", "err", err.Error())
+			}
+		}()
+		after := applied
+		if !r.res.Found {
+			after = txn.Position{}
+		}
+		from = rl.Reader(after, rd.Silence)
+	}
+	sum, err := r.apply(ctx, from, wo, nil)
 	if sum.Ran && o.StopAtEnd && err == nil && untilUnreached() {
 		// As replay's unreached stop: everything the source had was applied.
 		sum.Warnings = append(sum.Warnings, "the source's binlog ended (--stop-at-end) before --until-gtid "+o.UntilGTID+
 			" was reached: everything in it was applied")
 	}
 	return sum, err
+}
+
+// openRelay opens the relay log of ro.Dir. When it holds the position
+// applied (found: the target stores one), the stream starts at its end;
+// otherwise it is emptied and the stream starts as without it.
+func openRelay(ro relay.Options, found bool, applied txn.Position, appliedGTID string, sc *stream.Config, log *slog.Logger) (*relay.Log, error) {
+	ro.Log, ro.ServerID, ro.Limits, ro.Skip = log, sc.ServerID, sc.Limits, sc.Skip
+	if ro.ServerID == 0 {
+		ro.ServerID = 0x7072706c
+	}
+	rl, err := relay.Open(ro)
+	if err != nil {
+		return nil, err
+	}
+	if err := resumeRelay(rl, ro, found, applied, appliedGTID, sc, log); err != nil {
+		rl.Close()
+		return nil, err
+	}
+	return rl, nil
+}
+
+func resumeRelay(rl *relay.Log, ro relay.Options, found bool, applied txn.Position, appliedGTID string, sc *stream.Config, log *slog.Logger) error {
+	sc.KeepRaw = true
+	if found && rl.Holds(applied) {
+		end, gtid := rl.End()
+		st := rl.Stats()
+		log.Info("resuming from the relay log: the source is read again from its end", "relay_dir", ro.Dir,
+			"applied", applied.String(), "relay_end", end.String(), "relay_end_gtid", gtid, "relay_files", st.Files, "relay_bytes", st.Bytes)
+		// By GTID when known: a source that purged the binlog of the log's
+		// end serves it from the next binlog's GTID list.
+		sc.StartGTID, sc.StartFile, sc.StartPos = gtid, "", 0
+		if gtid == "" {
+			sc.StartFile, sc.StartPos = end.File, end.Offset
+		}
+		return nil
+	}
+	if st := rl.Stats(); st.Files > 0 {
+		end, _ := rl.End()
+		log.Warn("the relay log does not hold the position to resume from: emptied, reading from the source",
+			"relay_dir", ro.Dir, "applied", applied.String(), "relay_end", end.String())
+	}
+	return rl.Reset(appliedGTID, applied)
 }
 
 // sourceAnswerTimeout bounds the checks of the source at start.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prepl/prepl/apply"
 	"github.com/prepl/prepl/binlog"
+	"github.com/prepl/prepl/binlog/relay"
 	"github.com/prepl/prepl/filter"
 	"github.com/prepl/prepl/mysql"
 	"github.com/prepl/prepl/prefetch"
@@ -55,6 +56,9 @@ type Options struct {
 	ServerID        uint32
 	Heartbeat       time.Duration
 	SourceReconnect time.Duration
+	// Relay, when its Dir is set, keeps what is read from the source in
+	// relay files before it is applied (package binlog/relay).
+	Relay relay.Options
 }
 
 // Summary is how a run ended.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prepl/prepl/apply"
+	"github.com/prepl/prepl/binlog/relay"
 	"github.com/prepl/prepl/depend"
 	"github.com/prepl/prepl/metrics"
 	"github.com/prepl/prepl/position"
@@ -39,6 +40,8 @@ type watchOptions struct {
 	gate *gateRun
 	// channel counts the transactions prepl skip asked to leave out.
 	channel *channelRun
+	// relay is replicate's relay log (nil: none).
+	relay *relay.Log
 }
 
 // watch runs beside the engine and reads its apply.Live snapshots: it
@@ -101,10 +104,13 @@ type WatchOptions struct {
 	ProgressBar bool
 }
 
-// startWatch starts the watch of a run that uses cfg: it sets cfg.Live,
-// binds --metrics-addr and logs the start line.
+// startWatch starts the watch of a run that uses cfg: it sets cfg.Live
+// (unless the run set it, to read it itself), binds --metrics-addr and
+// logs the start line.
 func startWatch(ctx context.Context, log *slog.Logger, cfg *apply.Config, f WatchOptions, channel string, o watchOptions) (*watch, error) {
-	cfg.Live = new(apply.Live)
+	if cfg.Live == nil {
+		cfg.Live = new(apply.Live)
+	}
 	cfg.ProgressEvery = 0 // the watch logs progress lines, with lag and rate over a window
 	o.info.Version, o.info.Channel = f.Version, channel
 	o.info.Mode, o.info.Workers = string(cfg.Mode), cfg.Workers
@@ -206,6 +212,9 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 	if w.o.channel != nil {
 		x.SkipRequested = w.o.channel.skipped.Load()
 	}
+	if w.o.relay != nil {
+		x.Relay = relayStatus(w.o.relay)
+	}
 	if w.o.end == nil {
 		return x
 	}
@@ -225,6 +234,16 @@ func (w *watch) extra(s apply.Stats) metrics.Extra {
 		x.BehindBytes = 0 // what is left are events outside transactions (rotations, checkpoints)
 	}
 	return x
+}
+
+// relayStatus is the relay log's state for status and metrics.
+func relayStatus(l *relay.Log) *metrics.Relay {
+	st := l.Stats()
+	r := &metrics.Relay{Dir: l.Dir(), Bytes: st.Bytes, Files: st.Files, Full: st.Full}
+	if !st.Oldest.IsZero() {
+		r.OldestSeconds = time.Since(st.Oldest).Seconds()
+	}
+	return r
 }
 
 // readPosition is where reading stands (sourceend.ReadPosition).

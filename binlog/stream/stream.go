@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -77,6 +78,9 @@ type Config struct {
 	// GTID or start position) that cannot be read whole: one larger than
 	// Limits.MaxTxn is then dropped as it is read instead of refused.
 	Skip func(gtid string, start txn.Position) bool
+	// KeepRaw keeps a copy of every event received but heartbeats, as the
+	// source sent it, for TakeRaw (a relay log writes them to its files).
+	KeepRaw bool
 }
 
 // Reader reads transactions over the replication protocol.
@@ -137,6 +141,10 @@ type Reader struct {
 	// source may run past: the end of the reconnect budget.
 	link     atomic.Pointer[link]
 	giveUpAt atomic.Int64
+
+	// raw holds the events received since the last transaction returned
+	// (KeepRaw).
+	raw [][]byte
 }
 
 var _ binlog.Reader = (*Reader)(nil)
@@ -509,6 +517,9 @@ func (s *Reader) Next(ctx context.Context) (*txn.Txn, error) {
 			s.heartbeat(hb, ev.Header)
 			continue
 		}
+		if s.cfg.KeepRaw {
+			s.raw = append(s.raw, bytes.Clone(raw))
+		}
 		t, err := s.dec.Add(ev, len(raw))
 		if err != nil {
 			s.err = err
@@ -524,6 +535,17 @@ func (s *Reader) Next(ctx context.Context) (*txn.Txn, error) {
 			return t, nil
 		}
 	}
+}
+
+// TakeRaw returns the events received (with KeepRaw) since the previous
+// call, heartbeats left out: after Next returned a transaction, its
+// events and those before it (rotates, format descriptions) as the
+// source sent them, checksums included. Events of a transaction read
+// again after a reconnect are those of the new connection only.
+func (s *Reader) TakeRaw() [][]byte {
+	r := s.raw
+	s.raw = nil
+	return r
 }
 
 // closeOnDone makes ctx's end close the replication connection, once
@@ -735,6 +757,7 @@ func (s *Reader) reconnect(ctx context.Context, cause error) error {
 // when none was).
 func (s *Reader) rewind() {
 	s.dec.Abandon()
+	s.raw = nil
 	if s.pos.File == "" {
 		return
 	}

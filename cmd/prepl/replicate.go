@@ -32,6 +32,12 @@ func runReplicate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	serverID := fs.Uint("server-id", 0, "server_id prepl presents to the source (default: derived, unique per channel)")
 	heartbeat := fs.Duration("heartbeat", time.Second, "heartbeat period asked of the source; a silent network is noticed after a few of them")
 	sourceReconnect := fs.Duration("source-reconnect-timeout", 5*time.Minute, "after a network error, reconnect to the source with backoff for this long before giving up\n(0: give up at once)")
+	relayDir := fs.String("relay-dir", "", "keep what is read from the source in relay files in this directory before applying it\n"+
+		"(relay.000001...: binlog files mariadb-binlog and prepl replay read): reading never waits for applying, and a\n"+
+		"stopped prepl resumes from them after the source purged its binlogs. Files wholly applied are deleted (docs/relay.md)")
+	relayMaxSize := fs.String("relay-max-size", "10GiB", "with --relay-dir, the relay files' total size at which reading from the source waits for the applier")
+	relayMaxAge := fs.Duration("relay-max-age", 0, "with --relay-dir, the age of the oldest relay file held at which reading from the source waits\nfor the applier (0: no bound)")
+	relayFileSize := fs.String("relay-file-size", "64MiB", "with --relay-dir, start a new relay file past this size")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: prepl replicate --source URL --target URL [flags]
 
@@ -46,6 +52,11 @@ a lost target connection too (--reconnect-timeout). SIGINT or SIGTERM stops
 reading, finishes what is in flight, stores the position and exits 0; a
 second signal exits at once (the position stays consistent).
 
+With --relay-dir, what is read from the source is kept in relay files first
+and applied from them: reading goes on while applying is paused, throttled or
+stopped (up to --relay-max-size), and a restart resumes from them even after
+the source purged its binlogs (docs/relay.md).
+
 One prepl applies a channel at a time: it holds the channel's lock on the
 target. With --standby a second one waits beside it and takes over within
 --takeover-after of the active's death, hang or loss of the target, fencing
@@ -59,6 +70,8 @@ Examples:
   prepl replicate --source mysql://repl@db1:3306 --target postgres://postgres@pg:5432/app   # after prepl copy
   prepl replicate --config /etc/prepl/prepl.toml --metrics-addr 127.0.0.1:9104 \
       --include 'shop.*' --exclude 'shop.tmp_*' --rewrite-schema shop=shop_replica
+  prepl replicate --source mysql://repl@db1:3306 --target mysql://prepl@127.0.0.1:3306 \
+      --relay-dir /var/lib/prepl/relay --relay-max-size 20GiB --delay 1h
 
 Flags:
 `)
@@ -93,6 +106,20 @@ Flags:
 	}
 	o.Source, o.StartGTID, o.UntilGTID, o.SkipGTIDs, o.StopAtEnd = src, *startGTID, *untilGTID, skipGTIDs, *stopAtEnd
 	o.ServerID, o.Heartbeat, o.SourceReconnect = uint32(*serverID), *heartbeat, *sourceReconnect
+	if *relayDir != "" {
+		maxSize, err := parseBytes(*relayMaxSize)
+		if err != nil {
+			return fmt.Errorf("%w: --relay-max-size: %v", errUsage, err)
+		}
+		fileSize, err := parseBytes(*relayFileSize)
+		if err != nil || fileSize < 4096 {
+			return fmt.Errorf("%w: --relay-file-size: want a size of 4KiB or more", errUsage)
+		}
+		if *relayMaxAge < 0 {
+			return fmt.Errorf("%w: --relay-max-age must not be negative", errUsage)
+		}
+		o.Relay.Dir, o.Relay.MaxSize, o.Relay.MaxAge, o.Relay.FileSize = *relayDir, int64(maxSize), *relayMaxAge, int64(fileSize)
+	}
 	sum, err := prun.Replicate(ctx, o)
 	report(o, stdout, sum, false)
 	return err

@@ -60,6 +60,13 @@ func printLive(ctx context.Context, w io.Writer, addr string) *metrics.Status {
 		}
 		fmt.Fprintln(w)
 	}
+	if r := st.Relay; r != nil {
+		full := ""
+		if r.Full {
+			full = "; full: reading from the source waits for the applier (--relay-max-size, --relay-max-age)"
+		}
+		fmt.Fprintf(w, "  relay:   %s, %d files, %s, oldest file %.0fs old%s\n", r.Dir, r.Files, pbar.Bytes(r.Bytes), r.OldestSeconds, full)
+	}
 	fmt.Fprintf(w, "  rates:   %.0f txn/s, %.0f rows/s, %s/s (last %s); %.0f txn/s over the run\n",
 		st.Rates.Transactions, st.Rates.Rows, pbar.Bytes(int64(st.Rates.Bytes)), metrics.RateWindow, st.Rates.RunTransactions)
 	fmt.Fprintf(w, "  counts:  %d applied, %d skipped, %d read, %d rows, %d retries, reconnects %s\n",
