@@ -217,7 +217,7 @@ func readHead(path string) (fde []byte, start txn.Position, from, end int64, err
 type events struct {
 	dec    *binlog.Decoder
 	flavor txn.Flavor
-	next   uint32
+	pos    binlog.LogPos
 }
 
 // add decodes and assembles raw, and returns the transaction it ends.
@@ -226,17 +226,7 @@ func (e *events) add(raw []byte) (*txn.Txn, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := ev.Header
-	switch {
-	case h.LogPos > 0:
-		e.next = h.LogPos
-	case e.flavor == txn.MariaDB && h.Flags&replication.LOG_EVENT_ARTIFICIAL_F == 0:
-		h.LogPos = e.next + h.EventSize
-		e.next = h.LogPos
-	}
-	if r, ok := ev.Event.(*replication.RotateEvent); ok {
-		e.next = uint32(r.Position)
-	}
+	e.pos.Fill(ev, e.flavor)
 	return e.dec.Add(ev, len(raw))
 }
 

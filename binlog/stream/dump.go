@@ -39,11 +39,8 @@ type dumpConn struct {
 	seq    uint8 // sequence number of the next packet
 	max    int64 // largest event accepted (--max-event-size)
 	flavor txn.Flavor
-	// next is where the next event starts, for a MariaDB event sent with
-	// LogPos 0 (MariaDB 11.4+ does for some): its end is next plus its
-	// size.
-	next uint32
-	bufs binlog.EventBuffers
+	next   binlog.LogPos // where the next event starts
+	bufs   binlog.EventBuffers
 }
 
 // dumpStart is where a dump starts: a file and offset, or, byGTID, after
@@ -129,8 +126,8 @@ func (d *dumpConn) start(cfg *Config, start dumpStart, kill uint32) error {
 	}
 	switch {
 	case !start.byGTID:
-		d.next = max(start.pos, 4)
-		return d.command(dumpCommand(d.flavor, cfg.ServerID, start.file, d.next))
+		d.next.Next = max(start.pos, 4)
+		return d.command(dumpCommand(d.flavor, cfg.ServerID, start.file, d.next.Next))
 	case d.flavor == txn.MariaDB:
 		if _, err := c.Execute("SET @slave_connect_state=" + quote(start.gtid)); err != nil {
 			return fmt.Errorf("set @slave_connect_state: %w", err)
@@ -327,22 +324,9 @@ func startsTxn(typ replication.EventType) bool {
 	return false
 }
 
-// fillLogPos gives a MariaDB event sent with LogPos 0 its end position,
-// as go-mysql's FillZeroLogPos does, and follows where the next event
-// starts.
-func (d *dumpConn) fillLogPos(ev *replication.BinlogEvent) {
-	h := ev.Header
-	switch {
-	case h.LogPos > 0:
-		d.next = h.LogPos
-	case d.flavor == txn.MariaDB && h.Flags&replication.LOG_EVENT_ARTIFICIAL_F == 0:
-		h.LogPos = d.next + h.EventSize
-		d.next = h.LogPos
-	}
-	if r, ok := ev.Event.(*replication.RotateEvent); ok {
-		d.next = uint32(r.Position)
-	}
-}
+// fillLogPos gives a MariaDB event sent with LogPos 0 its end position
+// and follows where the next event starts (binlog.LogPos).
+func (d *dumpConn) fillLogPos(ev *replication.BinlogEvent) { d.next.Fill(ev, d.flavor) }
 
 // close closes the connection.
 func (d *dumpConn) close() { d.c.Close() }

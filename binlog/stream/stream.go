@@ -581,7 +581,7 @@ func (s *Reader) decode(raw []byte) (*replication.BinlogEvent, error) {
 func (s *Reader) damage(raw []byte, err error) error {
 	var off uint32
 	if s.dump != nil {
-		off = s.dump.next // the end of the event before
+		off = s.dump.next.Next // the end of the event before
 	}
 	if h := (replication.EventHeader{}); h.Decode(raw) == nil && binlog.EventStart(&h) > 0 {
 		off = binlog.EventStart(&h)
