@@ -470,14 +470,10 @@ func lag(oldest *txn.Txn, silent Silent, now time.Time) time.Duration {
 }
 
 // unitLimits are the unit's bytes and rows: the configured bytes, capped
-// by the target's own limits (UnitLimiter), logged when they bind.
+// by the target's own limits (Target.UnitLimits), logged when they bind.
 func unitLimits(tgt Target, cfg Config) (bytes, rows int) {
 	bytes = cfg.UnitBytes
-	l, ok := tgt.(UnitLimiter)
-	if !ok {
-		return bytes, 0
-	}
-	r, b := l.UnitLimits()
+	r, b := tgt.UnitLimits()
 	if b > 0 {
 		if bytes <= 0 {
 			bytes = sequencer.DefaultUnitBytes(cmp.Or(cfg.WindowBytes, sequencer.DefaultWindowBytes))

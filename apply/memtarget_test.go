@@ -349,6 +349,8 @@ func (t *memTarget) Kill(ctx context.Context, id uint64) error {
 
 func (t *memTarget) KeepsGTIDs() bool { return t.keepGTIDs }
 
+func (t *memTarget) UnitLimits() (rows, bytes int) { return 0, 0 }
+
 // MaybeApplied is "": memTarget's tables are all transactional.
 func (t *memTarget) MaybeApplied(context.Context) (string, error) { return "", nil }
 

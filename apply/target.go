@@ -10,13 +10,6 @@ import (
 	"github.com/prepl/prepl/txn"
 )
 
-// UnitLimiter is a Target whose transactions have limits of their own
-// (a Galera cluster's write-set limits): the engine keeps each commit unit
-// under rows source row changes and bytes (0: no limit of the target's).
-type UnitLimiter interface {
-	UnitLimits() (rows, bytes int)
-}
-
 // Target is where the engine applies transactions; package mysql
 // implements it for MySQL and MariaDB. Options that change how units are
 // written (keeping source GTIDs) are fixed when the target is opened.
@@ -59,6 +52,11 @@ type Target interface {
 	// KeepsGTIDs reports whether each unit is written as one target
 	// transaction carrying its source GTID: units then hold one member.
 	KeepsGTIDs() bool
+	// UnitLimits are the target's own limits on a transaction (a Galera
+	// cluster's write-set limits): the engine keeps each commit unit
+	// under rows source row changes and bytes; 0, 0 for a target with
+	// none (a single server).
+	UnitLimits() (rows, bytes int)
 	// String names the target in messages.
 	String() string
 }

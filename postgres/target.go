@@ -213,6 +213,9 @@ func (t *Target) Security(ctx context.Context) string {
 // KeepsGTIDs is false: PostgreSQL has no GTIDs.
 func (t *Target) KeepsGTIDs() bool { return false }
 
+// UnitLimits: PostgreSQL puts no limit of its own on a transaction.
+func (t *Target) UnitLimits() (rows, bytes int) { return 0, 0 }
+
 // Tables is the catalog of the source's definitions.
 func (t *Target) Tables() txn.Catalog { return t.Catalog }
 
