@@ -7,13 +7,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prepl/prepl/sandbox"
 )
 
 // TestVerifyOnlineUnderLoad: prepl verify --online runs while prepl
 // replicate applies a steady load of updates (4 sessions, random rows of
-// 2,000) and inserts into the target: it reports the one row damaged on
+// 2,000, a write a millisecond each) and inserts into the target: it reports the one row damaged on
 // the target behind prepl's back, and no row that only lagged. Plain
 // verify in the same state is run too, for the record (it may report the
 // lag as differences: that is what --online is for).
@@ -49,6 +50,7 @@ func TestVerifyOnlineUnderLoad(t *testing.T) {
 					return
 				}
 				writes.Add(1)
+				time.Sleep(time.Millisecond) // a steady load, not all the CPU make test has
 			}
 		}()
 	}
