@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prepl/prepl/internal/srcpos"
 	"github.com/prepl/prepl/position"
 	"github.com/prepl/prepl/snapshot"
-	"github.com/prepl/prepl/sourceend"
 	"github.com/prepl/prepl/store"
 )
 
@@ -22,6 +22,8 @@ type Online struct {
 	Channel string
 	// Wait is how long WaitApplied waits for the target (0: a minute).
 	Wait time.Duration
+
+	mariadb *bool // the source's flavor, asked once
 }
 
 var _ snapshot.Settler = (*Online)(nil)
@@ -29,7 +31,14 @@ var _ snapshot.Settler = (*Online)(nil)
 // SourcePosition reads the source's gtid_binlog_pos (MariaDB) or
 // gtid_executed (MySQL).
 func (o *Online) SourcePosition(ctx context.Context) (string, error) {
-	return sourceend.GTIDPosition(ctx, o.Source)
+	if o.mariadb == nil {
+		m, err := srcpos.IsMariaDB(ctx, o.Source)
+		if err != nil {
+			return "", err
+		}
+		o.mariadb = &m
+	}
+	return srcpos.GTIDs(ctx, o.Source, *o.mariadb)
 }
 
 // WaitApplied polls the channel's stored positions until they cover pos.

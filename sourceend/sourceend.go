@@ -178,16 +178,6 @@ func querySourceEnd(ctx context.Context, db *sql.DB) (end metrics.SourceEnd, siz
 	return end, sizes, order, mariadb, rows.Err()
 }
 
-// GTIDPosition reads the GTIDs the source has written: MariaDB's
-// gtid_binlog_pos, MySQL's gtid_executed.
-func GTIDPosition(ctx context.Context, db *sql.DB) (string, error) {
-	mariadb, err := srcpos.IsMariaDB(ctx, db)
-	if err != nil {
-		return "", err
-	}
-	return srcpos.GTIDs(ctx, db, mariadb)
-}
-
 // End is the end the last successful poll saw (with the last poll's
 // error, if it failed).
 func (p *Poller) End() (metrics.SourceEnd, bool) {
